@@ -1,0 +1,53 @@
+"""`make bench`: scheduling throughput of the scheduler_perf workloads; never part of `make test`."""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from rich.console import Console
+from rich.table import Table
+
+from bench.workloads import WORKLOADS, Workload
+from kubesched.runtime.cluster import Cluster
+
+
+def run(w: Workload) -> tuple[int, float, int]:
+    cluster = Cluster()
+    for obj in w.nodes():
+        cluster.create(obj)
+    for obj in w.initial():
+        cluster.create(obj)
+    cluster.run()
+    before = sum(1 for h in cluster.pods.values() if h.obj["spec"].get("nodeName"))
+    measured = w.measured()
+    start = time.perf_counter()
+    for obj in measured:
+        cluster.create(obj)
+    cluster.run()
+    elapsed = time.perf_counter() - start
+    scheduled = sum(1 for h in cluster.pods.values() if h.obj["spec"].get("nodeName")) - before
+    return scheduled, elapsed, len(measured)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    parser.add_argument("names", nargs="*", help="workloads to run (default: all)")
+    args = parser.parse_args()
+    console = Console()
+    table = Table(title="scheduler_perf workloads")
+    for col in ("workload", "measured pods", "scheduled", "seconds", "pods/s", "k8s CI threshold", "peak RSS"):
+        table.add_column(col, justify="right" if col != "workload" else "left")
+    for w in WORKLOADS:
+        if args.names and w.name not in args.names:
+            continue
+        scheduled, elapsed, total = run(w)
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+        table.add_row(w.name, str(total), str(scheduled), f"{elapsed:.1f}", f"{scheduled / elapsed:.0f}",
+                      str(w.threshold or "-"), f"{rss} MiB")
+        console.print(table)
+
+
+if __name__ == "__main__":
+    main()

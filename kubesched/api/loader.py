@@ -1,0 +1,208 @@
+"""Read Kubernetes objects from files and directories, remembering where each came from.
+
+Every problem (missing file, YAML syntax error, a document that is not an object) is collected and
+raised together as one InputError, so nothing is half-loaded and the user sees all of them at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from kubesched.api.errors import InputError, Problem
+
+EXTENSIONS = (".yaml", ".yml", ".json")
+
+_Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is many times faster
+
+
+class _Loader(_Base):  # type: ignore[misc, valid-type]
+    """SafeLoader that yields Kubernetes' JSON form, as sigs.k8s.io/yaml does.
+
+    Timestamps stay strings (metav1.Time is a string in JSON) and mapping keys are always strings
+    (`1: x` and `true: x` become "1" and "true").
+    """
+
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in _Base.yaml_implicit_resolvers.items()
+    }
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "null" if key is None else str(key)
+
+
+def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
+    data: dict[str, Any] = {}
+    yield data  # yield first so recursive (anchored) structures resolve, as PyYAML's own does
+    loader.flatten_mapping(node)  # expand `<<` merge keys
+    for key_node, value_node in node.value:
+        # Convert each key before it meets the dict: `1` and `true` are equal in Python but not in JSON.
+        key = loader.construct_object(key_node)
+        if isinstance(key, (list, dict)):
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
+        data[key if isinstance(key, str) else _json_key(key)] = loader.construct_object(value_node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+
+
+@dataclass
+class LoadedObject:
+    """One object with its origin: `doc` is 1-based in `source`; `item` is its index in a List."""
+
+    obj: dict[str, Any]
+    source: str
+    doc: int
+    item: int | None = None
+
+    @property
+    def path_prefix(self) -> str:
+        """Field-path prefix locating the object inside its document ("items[3]" for List items)."""
+        return "" if self.item is None else f"items[{self.item}]"
+
+    @property
+    def where(self) -> str:
+        """Human-readable origin, e.g. "pods.yaml doc 2" or "all.yaml doc 1 items[3]"."""
+        base = f"{self.source} doc {self.doc}"
+        return f"{base} {self.path_prefix}" if self.item is not None else base
+
+    def problem(self, path: str, message: str) -> Problem:
+        """A Problem at `path` (relative to this object)."""
+        prefix = self.path_prefix
+        full = f"{prefix}.{path}" if prefix and path else prefix or path
+        return Problem(self.source, self.doc, full, message)
+
+
+def type_name(value: Any) -> str:
+    """The YAML/JSON name of a value's type, for "expected a list, got string" messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "mapping"
+    return type(value).__name__
+
+
+def load_paths(paths: list[str]) -> list[LoadedObject]:
+    """Load every object from `paths` (files, or directories searched recursively), in order."""
+    problems: list[Problem] = []
+    objects: list[LoadedObject] = []
+    for path in paths:
+        if os.path.isdir(path):
+            files = _directory_files(path)
+            if not files:
+                problems.append(Problem(path, None, "", "no .yaml, .yml or .json files in this directory"))
+            for name in files:
+                _load_file(name, objects, problems)
+        else:
+            _load_file(path, objects, problems)
+    if problems:
+        raise InputError(problems)
+    return objects
+
+
+def _directory_files(directory: str) -> list[str]:
+    found = []
+    for root, _dirs, files in os.walk(directory):
+        for name in files:
+            if name.endswith(EXTENSIONS):
+                found.append(os.path.relpath(os.path.join(root, name), directory))
+    # Sort on path components so "a/b.yaml" and "a-b.yaml" order the same on every platform.
+    return [os.path.join(directory, rel) for rel in sorted(found, key=lambda p: p.split(os.sep))]
+
+
+def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) -> None:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        problems.append(Problem(path, None, "", "no such file or directory"))
+        return
+    except OSError as e:
+        problems.append(Problem(path, None, "", f"cannot read: {e.strerror or e}"))
+        return
+    if path.endswith(".json"):
+        docs = _json_documents(path, data, problems)
+    else:
+        docs = _yaml_documents(path, data, problems)
+    for doc, value in docs:
+        _add_document(path, doc, value, objects, problems)
+
+
+def _json_documents(path: str, data: bytes, problems: list[Problem]) -> list[tuple[int, Any]]:
+    try:
+        return [(1, json.loads(data))]
+    except UnicodeDecodeError:
+        problems.append(Problem(path, None, "", "not UTF-8 text"))
+    except json.JSONDecodeError as e:
+        problems.append(Problem(path, 1, "", f"JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}"))
+    return []
+
+
+def _yaml_documents(path: str, data: bytes, problems: list[Problem]) -> list[tuple[int, Any]]:
+    docs: list[tuple[int, Any]] = []
+    try:
+        for value in yaml.load_all(data, Loader=_Loader):
+            docs.append((len(docs) + 1, value))
+    except yaml.YAMLError as e:
+        problems.append(Problem(path, len(docs) + 1, "", _yaml_message(e)))
+    return docs
+
+
+def _yaml_message(e: yaml.YAMLError) -> str:
+    """One line: what is wrong and where, e.g. "YAML syntax error at line 4, column 7: ..."."""
+    if isinstance(e, yaml.reader.ReaderError):
+        return f"not valid text at byte {e.position}: {e.reason}"
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    what = getattr(e, "problem", None) or str(e).splitlines()[0]
+    if mark is None:
+        return f"YAML syntax error: {what}"
+    return f"YAML syntax error at line {mark.line + 1}, column {mark.column + 1}: {what}"
+
+
+def _add_document(path: str, doc: int, value: Any, objects: list[LoadedObject], problems: list[Problem]) -> None:
+    if value is None:  # an empty document ("---" with nothing after it) still counts for numbering
+        return
+    if not isinstance(value, dict):
+        problems.append(Problem(path, doc, "", f"expected a mapping (a Kubernetes object), got {type_name(value)}"))
+        return
+    kind = value.get("kind")
+    if not (isinstance(kind, str) and kind.endswith("List")):
+        objects.append(LoadedObject(value, path, doc))
+        return
+    items = value.get("items")
+    if items is None:  # `items: []` serialises as null or is left out when the list is empty
+        return
+    if not isinstance(items, list):
+        problems.append(Problem(path, doc, "items", f"expected a list, got {type_name(items)}"))
+        return
+    # A typed list (PodList) may omit kind/apiVersion on its items, as the API server's responses do.
+    item_kind = kind[: -len("List")]
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            problems.append(Problem(path, doc, f"items[{i}]", f"expected a mapping, got {type_name(item)}"))
+            continue
+        if item_kind and "kind" not in item:
+            item["kind"] = item_kind
+            if "apiVersion" not in item and "apiVersion" in value:
+                item["apiVersion"] = value["apiVersion"]
+        objects.append(LoadedObject(item, path, doc, i))

@@ -1,0 +1,188 @@
+"""Pod resource requests as the kube-scheduler (v1.35) computes them.
+
+Why these formulas (component-helpers/resource.PodRequests and scheduler NodeInfo accounting):
+
+* Regular containers run together, so their requests add up. Init containers run one at a time,
+  so only the largest matters, except sidecars (init containers with ``restartPolicy: Always``)
+  which keep running: they add to the regular total, and every later init container runs
+  alongside the sidecars started before it. The pod needs
+  ``max(sum(regular) + sum(sidecars), max_i(init_i + sidecars declared before i))`` per resource.
+* ``spec.resources.requests`` (PodLevelResources, beta and on by default since 1.34) replaces the
+  container aggregate for cpu, memory and hugepages-*; ``spec.overhead`` (RuntimeClass) is then
+  added on top.
+* Scoring must not let pods that request nothing pile onto one node, so the non-zero variant
+  counts a container with no cpu / memory request as 100m / 200Mi (an explicit 0 stays 0).
+
+Specs are read as the API server would have stored them: a container limit without a request
+counts as the request, pod-level requests are defaulted from pod-level limits, and every quantity
+is rounded up to milli precision before summing. Amounts are summed in integer millis, then
+converted once (cpu stays in millicores, everything else rounds up to whole units), exactly like
+summing ``resource.Quantity`` values and calling ``MilliValue``/``Value`` on the total.
+
+In-place resize (status.containerStatuses[].allocatedResources) is not modelled: only the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.api.quantity import _millis, _millis_to_units
+
+__all__ = [
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "effective_container_requests",
+    "incoming_pod_non_zero_requests",
+    "is_pod_level_resource",
+    "pod_non_zero_requests",
+    "pod_requests",
+]
+
+DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest, bytes
+
+_Millis = dict[str, int]
+_NON_ZERO_DEFAULTS: _Millis = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST * 1000}
+_OVERCOMMITTABLE_POD_LEVEL = ("cpu", "memory")
+
+
+def is_pod_level_resource(name: str) -> bool:
+    """Whether ``spec.resources`` may set ``name`` (cpu, memory, hugepages-*)."""
+    return name in _OVERCOMMITTABLE_POD_LEVEL or name.startswith("hugepages-")
+
+
+def effective_container_requests(container: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A container's requests after API defaulting: a limit without a request becomes the request."""
+    resources = container.get("resources") or {}
+    requests = resources.get("requests") or {}
+    limits = resources.get("limits")
+    return {**limits, **requests} if limits else requests
+
+
+def _to_millis(resource_list: Mapping[str, Any]) -> _Millis:
+    return {name: _millis(raw) for name, raw in resource_list.items()}
+
+
+def _add(into: _Millis, other: Mapping[str, int]) -> None:
+    for name, amount in other.items():
+        into[name] = into.get(name, 0) + amount
+
+
+def _max_into(into: _Millis, other: Mapping[str, int]) -> None:
+    for name, amount in other.items():
+        if name not in into or amount > into[name]:
+            into[name] = amount
+
+
+def _container_millis(container: Mapping[str, Any], non_missing: Mapping[str, int] | None) -> _Millis:
+    amounts = _to_millis(effective_container_requests(container))
+    if non_missing:
+        for name, default in non_missing.items():
+            amounts.setdefault(name, default)
+    return amounts
+
+
+def _aggregate_container_requests(spec: Mapping[str, Any], non_missing: Mapping[str, int] | None) -> _Millis:
+    """AggregateContainerRequests: the sidecar-aware max/sum over all containers, in millis."""
+    total: _Millis = {}
+    for container in spec.get("containers") or ():
+        _add(total, _container_millis(container, non_missing))
+    sidecars: _Millis = {}
+    init_peak: _Millis = {}
+    for container in spec.get("initContainers") or ():
+        amounts = _container_millis(container, non_missing)
+        if container.get("restartPolicy") == "Always":
+            _add(total, amounts)
+            _add(sidecars, amounts)
+            _max_into(init_peak, sidecars)
+        else:
+            _add(amounts, sidecars)
+            _max_into(init_peak, amounts)
+    _max_into(total, init_peak)
+    return total
+
+
+def _pod_level_millis(spec: Mapping[str, Any]) -> _Millis | None:
+    """``spec.resources.requests`` in millis after defaulting, or None when ``spec.resources`` is unset.
+
+    Mirrors defaultPodRequests: when pod-level limits exist, a missing cpu/memory request defaults
+    to the containers' aggregate request for it, and any other missing supported request to the
+    pod-level limit.
+    """
+    resources = spec.get("resources")
+    if resources is None:
+        return None
+    requests = _to_millis(resources.get("requests") or {})
+    limits = resources.get("limits")
+    if limits:
+        for name, amount in _aggregate_container_requests(spec, None).items():
+            if name in _OVERCOMMITTABLE_POD_LEVEL:
+                requests.setdefault(name, amount)
+        for name, raw in limits.items():
+            if name not in requests and is_pod_level_resource(name):
+                requests[name] = _millis(raw)
+    return requests
+
+
+def _pod_requests_millis(
+    spec: Mapping[str, Any], pod_level: _Millis | None, non_missing: Mapping[str, int] | None
+) -> _Millis:
+    """PodRequests in millis, keeping zero-valued keys (the non-zero logic tests key presence)."""
+    requests = _aggregate_container_requests(spec, non_missing)
+    if pod_level:
+        for name, amount in pod_level.items():
+            if is_pod_level_resource(name):
+                requests[name] = amount
+    overhead = spec.get("overhead")
+    if overhead:
+        _add(requests, _to_millis(overhead))
+    return requests
+
+
+def _level_requests_if_set(spec: Mapping[str, Any]) -> _Millis | None:
+    """Pod-level requests when IsPodLevelRequestsSet holds (some supported resource requested)."""
+    pod_level = _pod_level_millis(spec)
+    if pod_level and any(is_pod_level_resource(name) for name in pod_level):
+        return pod_level
+    return None
+
+
+def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
+    """The pod's effective requests: cpu in millicores, others per ``resource_amount``; zeros omitted."""
+    result: dict[str, int] = {}
+    for name, millis in _pod_requests_millis(spec, _level_requests_if_set(spec), None).items():
+        amount = millis if name == "cpu" else _millis_to_units(millis)
+        if amount:
+            result[name] = amount
+    return result
+
+
+def _cpu_memory(requests: _Millis) -> tuple[int, int]:
+    return requests.get("cpu", 0), _millis_to_units(requests.get("memory", 0))
+
+
+def pod_non_zero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
+    """(millicores, bytes) a placed pod adds to ``NodeInfo.NonZeroRequested``.
+
+    Containers missing a cpu/memory request count as 100m/200Mi, init containers and sidecars
+    included, and overhead is added. With pod-level requests set, a default only applies to a
+    resource that neither the pod level, any container nor the overhead mentions.
+    """
+    pod_level = _level_requests_if_set(spec)
+    if pod_level is None:
+        return _cpu_memory(_pod_requests_millis(spec, None, _NON_ZERO_DEFAULTS))
+    requests = _pod_requests_millis(spec, pod_level, None)
+    non_missing = {name: d for name, d in _NON_ZERO_DEFAULTS.items() if name not in requests}
+    if non_missing:
+        requests = _pod_requests_millis(spec, pod_level, non_missing)
+    return _cpu_memory(requests)
+
+
+def incoming_pod_non_zero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
+    """(millicores, bytes) the resource scorers use for the pod being scheduled.
+
+    resourceAllocationScorer applies the 100m/200Mi defaults to every container unconditionally;
+    this differs from :func:`pod_non_zero_requests` only for pods with pod-level requests.
+    """
+    return _cpu_memory(_pod_requests_millis(spec, _level_requests_if_set(spec), _NON_ZERO_DEFAULTS))

@@ -1,0 +1,1002 @@
+"""The API server's create-time checks on every input object, plus the shape of our Scenario kind.
+
+Bad input must never reach the simulation: every problem is collected (one line each, naming file,
+document and field path, worded like the API server's own messages) and raised as one InputError.
+Semantic rules the API server applies in admission (priority ceilings, `system-` names) live elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+from kubesched.api.duration import DurationError, parse_duration
+from kubesched.api.errors import InputError, Problem
+from kubesched.api.loader import LoadedObject, type_name
+from kubesched.api.objects import namespaced
+from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
+
+API_VERSIONS: dict[str, tuple[str, ...]] = {
+    "Namespace": ("v1",),
+    "Node": ("v1",),
+    "Pod": ("v1",),
+    "PriorityClass": ("scheduling.k8s.io/v1",),
+    "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
+    "RuntimeClass": ("node.k8s.io/v1",),
+    "ReplicaSet": ("apps/v1",),
+    "Deployment": ("apps/v1",),
+    "DaemonSet": ("apps/v1",),
+    "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3"),
+    "KubeletConfiguration": ("kubelet.config.k8s.io/v1beta1",),
+    "DeschedulerPolicy": ("descheduler/v1alpha2",),
+    "Scenario": ("kubesched.io/v1alpha1",),
+}
+# Kinds that are cluster objects (have metadata, can be created, deleted and patched by events).
+OBJECT_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
+                "ReplicaSet", "Deployment", "DaemonSet")
+
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
+EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
+# What an `expect` entry about a pod or a node may check.
+POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event")
+NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints")
+# Container resources without a domain prefix must be one of these (or hugepages-<size>).
+STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_PERCENT = re.compile(r"[0-9]+%")
+
+_DNS_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                  "and must start and end with an alphanumeric character")
+_DNS_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                      "'-' or '.', and must start and end with an alphanumeric character")
+_QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
+                       "and must start and end with an alphanumeric character")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
+                    "'-', '_' or '.', and must start and end with an alphanumeric character")
+_PORT_RANGE_MSG = "must be between 1 and 65535, inclusive"
+_NONNEGATIVE_MSG = "must be greater than or equal to 0"
+_POSITIVE_MSG = "must be greater than zero"
+
+# A scenario's timeline as far as object identity goes: (at, event index, created object or removed key).
+_Timeline = list[tuple[float, int, dict[str, Any] | tuple[str, str, str]]]
+
+_EXPECTED = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer"}
+
+
+# --- name and label rules (k8s.io/apimachinery/pkg/util/validation) ---------------------------------
+
+def dns_label_errors(value: str) -> list[str]:
+    """Why `value` is not an RFC 1123 label (namespace names, container names), if it is not."""
+    errs = ["must be no more than 63 characters"] if len(value) > 63 else []
+    return errs + ([] if _DNS_LABEL.fullmatch(value) else [_DNS_LABEL_MSG])
+
+
+def dns_subdomain_errors(value: str) -> list[str]:
+    """Why `value` is not an RFC 1123 subdomain (most object names), if it is not."""
+    errs = ["must be no more than 253 characters"] if len(value) > 253 else []
+    return errs + ([] if _DNS_SUBDOMAIN.fullmatch(value) else [_DNS_SUBDOMAIN_MSG])
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """Why `value` is not a qualified name (label and taint keys: optional DNS prefix, '/', name)."""
+    parts = value.split("/")
+    if len(parts) > 2:
+        return ["a qualified name " + _QUALIFIED_NAME_MSG + " with an optional DNS subdomain prefix and '/'"]
+    errs = []
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += ["prefix part " + m for m in dns_subdomain_errors(prefix)]
+    name = parts[-1]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QUALIFIED_NAME.fullmatch(name):
+        errs.append("name part " + _QUALIFIED_NAME_MSG)
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    """Why `value` is not a label value, if it is not."""
+    errs = ["must be no more than 63 characters"] if len(value) > 63 else []
+    return errs + ([] if _LABEL_VALUE.fullmatch(value) else [_LABEL_VALUE_MSG])
+
+
+# --- problem collection -------------------------------------------------------------------------------
+
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _show(value: Any) -> str:
+    """A value as the API server prints it in "Invalid value: ..." (JSON, strings quoted)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _is(value: Any, typ: type) -> bool:
+    return isinstance(value, typ) and not (typ is int and isinstance(value, bool))
+
+
+class _Ctx:
+    """Collects problems for one loaded object; paths are relative to the object's document."""
+
+    def __init__(self, lo: LoadedObject, problems: list[Problem]) -> None:
+        self.lo = lo
+        self.problems = problems
+        self.timeline: _Timeline = []  # filled by Scenario checks
+
+    def err(self, path: str, message: str) -> None:
+        self.problems.append(self.lo.problem(path, message))
+
+    def required(self, path: str, detail: str = "") -> None:
+        self.err(path, f"Required value: {detail}" if detail else "Required value")
+
+    def invalid(self, path: str, value: Any, detail: str) -> None:
+        self.err(path, f"Invalid value: {_show(value)}: {detail}")
+
+    def unsupported(self, path: str, value: Any, supported: tuple[str, ...]) -> None:
+        values = ", ".join(f'"{s}"' for s in sorted(supported))
+        self.err(path, f"Unsupported value: {_show(value)}: supported values: {values}")
+
+    def typed(self, value: Any, path: str, typ: type, int_bits: int = 64) -> Any:
+        """`value` if it is of `typ` (None when absent or wrong, reporting the latter)."""
+        if value is None:
+            return None
+        if not _is(value, typ):
+            self.err(path, f"expected {_EXPECTED[typ]}, got {type_name(value)}")
+            return None
+        if typ is int and not -(2 ** (int_bits - 1)) <= value < 2 ** (int_bits - 1):
+            self.err(path, f"expected a {int_bits}-bit integer, got {value}")
+            return None
+        return value
+
+    def get(self, obj: dict[str, Any], key: str, path: str, typ: type, int_bits: int = 64) -> Any:
+        """obj[key] checked to be of `typ`; None when absent, null or of the wrong type."""
+        return self.typed(obj.get(key), _at(path, key), typ, int_bits)
+
+    def need(self, obj: dict[str, Any], key: str, path: str, typ: type, int_bits: int = 64) -> Any:
+        """Like get(), but a missing (or null) field is a problem too."""
+        if obj.get(key) is None:
+            self.required(_at(path, key))
+            return None
+        return self.get(obj, key, path, typ, int_bits)
+
+    def enum(self, obj: dict[str, Any], key: str, path: str, allowed: tuple[str, ...]) -> str | None:
+        value = self.get(obj, key, path, str)
+        if value is not None and value not in allowed:
+            self.unsupported(_at(path, key), value, allowed)
+            return None
+        return value
+
+    def names(self, value: str, path: str, rule: Callable[[str], list[str]]) -> None:
+        for msg in rule(value):
+            self.invalid(path, value, msg)
+
+    def duration(self, obj: dict[str, Any], key: str, path: str) -> float | None:
+        """A non-negative duration field, in seconds."""
+        if obj.get(key) is None:
+            return None
+        try:
+            seconds = parse_duration(obj[key])
+        except DurationError as e:
+            self.err(_at(path, key), str(e))
+            return None
+        if seconds < 0:
+            self.invalid(_at(path, key), obj[key], _NONNEGATIVE_MSG)
+            return None
+        return seconds
+
+
+# --- shared pieces ------------------------------------------------------------------------------------
+
+def _string_map(c: _Ctx, value: Any, path: str) -> dict[str, str]:
+    """A map of strings to strings (annotations, and the shape of labels and node selectors)."""
+    mapping = c.typed(value, path, dict) or {}
+    good = {}
+    for k, v in mapping.items():
+        if c.typed(v, _at(path, k), str) is not None or v is None:
+            good[k] = v if v is not None else ""
+    return good
+
+
+def _labels(c: _Ctx, value: Any, path: str) -> dict[str, str]:
+    """Labels or a node selector: qualified-name keys, label values (errors on the map, as upstream)."""
+    labels = _string_map(c, value, path)
+    for k, v in labels.items():
+        c.names(k, path, qualified_name_errors)
+        c.names(v, path, label_value_errors)
+    return labels
+
+
+def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
+    meta_path = _at(path, "metadata")
+    if obj.get("metadata") is None:
+        c.required(_at(meta_path, "name"))
+        return
+    meta = c.get(obj, "metadata", path, dict)
+    if meta is None:
+        return
+    name = c.need(meta, "name", meta_path, str)
+    if name is not None:
+        c.names(name, _at(meta_path, "name"), dns_label_errors if kind == "Namespace" else dns_subdomain_errors)
+    if namespaced(kind):
+        namespace = c.get(meta, "namespace", meta_path, str)
+        if namespace:
+            c.names(namespace, _at(meta_path, "namespace"), dns_label_errors)
+    _labels(c, meta.get("labels"), _at(meta_path, "labels"))
+    _string_map(c, meta.get("annotations"), _at(meta_path, "annotations"))
+    for i, owner in enumerate(c.get(meta, "ownerReferences", meta_path, list) or []):
+        owner_path = f"{meta_path}.ownerReferences[{i}]"
+        if c.typed(owner, owner_path, dict) is not None:
+            for key in ("apiVersion", "kind", "name", "uid"):
+                c.need(owner, key, owner_path, str)
+            c.get(owner, "controller", owner_path, bool)
+
+
+def _quantity(c: _Ctx, value: Any, path: str) -> Fraction | None:
+    try:
+        amount = parse_quantity(value)
+    except QuantityError as e:
+        c.err(path, str(e))
+        return None
+    if amount < 0:
+        c.invalid(path, str(value), _NONNEGATIVE_MSG)
+        return None
+    return amount
+
+
+def _resource_list(c: _Ctx, value: Any, path: str, container: bool = False) -> dict[str, tuple[Any, Fraction]]:
+    """Resource name -> (as written, amount); `container` applies the container resource-name rule."""
+    good = {}
+    for name, raw in (c.typed(value, path, dict) or {}).items():
+        item_path = _at(path, name)
+        if container and "/" not in name and name not in STANDARD_CONTAINER_RESOURCES \
+                and not name.startswith("hugepages-"):
+            c.invalid(item_path, name, "must be a standard resource for containers")
+            continue
+        if raw is None:
+            c.required(item_path)
+            continue
+        amount = _quantity(c, raw, item_path)
+        if amount is not None:
+            good[name] = (raw, amount)
+    return good
+
+
+def _resources(c: _Ctx, value: Any, path: str) -> None:
+    res = c.typed(value, path, dict)
+    if res is None:
+        return
+    requests = _resource_list(c, res.get("requests"), _at(path, "requests"), container=True)
+    limits = _resource_list(c, res.get("limits"), _at(path, "limits"), container=True)
+    for name, (raw, amount) in requests.items():
+        if name in limits and amount > limits[name][1]:
+            c.invalid(_at(path, "requests"), str(raw), f"must be less than or equal to {name} limit of {limits[name][0]}")
+
+
+# What the selector compilers index into; checked first so they only ever see well-typed input.
+_REQUIREMENT_SHAPE = [{"key": str, "operator": str, "values": [str]}]
+_LABEL_SELECTOR_SHAPE = {"matchLabels": {"*": str}, "matchExpressions": _REQUIREMENT_SHAPE}
+_NODE_TERM_SHAPE = {"matchExpressions": _REQUIREMENT_SHAPE, "matchFields": _REQUIREMENT_SHAPE}
+
+
+def _well_shaped(c: _Ctx, value: Any, path: str, shape: Any) -> bool:
+    before = len(c.problems)
+    _shape(c, value, path, shape)
+    return len(c.problems) == before
+
+
+def _label_selector(c: _Ctx, value: Any, path: str) -> LabelSelector | None:
+    if value is None or not _well_shaped(c, value, path, _LABEL_SELECTOR_SHAPE):
+        return None
+    try:
+        return LabelSelector.compile(value)
+    except SelectorError as e:
+        c.err(_at(path, e.path), e.message)
+        return None
+
+
+def _node_selector(c: _Ctx, value: Any, path: str) -> None:
+    if value is None or not _well_shaped(c, value, path, {"nodeSelectorTerms": [_NODE_TERM_SHAPE]}):
+        return
+    if not value.get("nodeSelectorTerms"):
+        c.required(_at(path, "nodeSelectorTerms"), "must have at least one node selector term")
+        return
+    try:
+        NodeSelector.compile(value)
+    except SelectorError as e:
+        c.err(_at(path, e.path), e.message)
+
+
+def _node_selector_term(c: _Ctx, value: Any, path: str) -> None:
+    """One term (a preferred affinity's `preference`), checked as a selector holding only it."""
+    if value is None or not _well_shaped(c, value, path, _NODE_TERM_SHAPE):
+        return
+    try:
+        NodeSelector.compile({"nodeSelectorTerms": [value]})
+    except SelectorError as e:
+        c.err(_at(path, e.path.removeprefix("nodeSelectorTerms[0]").lstrip(".")), e.message)
+
+
+def _int_or_percent(c: _Ctx, value: Any, path: str) -> None:
+    """minAvailable/maxUnavailable/maxSurge: a count >= 0 or "N%" (at most 100%)."""
+    if _is(value, int):
+        if value < 0:
+            c.invalid(path, value, _NONNEGATIVE_MSG)
+    elif isinstance(value, str):
+        if not _PERCENT.fullmatch(value):
+            c.invalid(path, value, "a valid percent string must be a numeric string followed by an ending '%' "
+                                   "(e.g. '1%',  or '93%')")
+        elif int(value[:-1]) > 100:
+            c.invalid(path, value, "must not be greater than 100%")
+    elif value is not None:
+        c.err(path, f"expected an integer or a percent string, got {type_name(value)}")
+
+
+def _taints(c: _Ctx, value: Any, path: str) -> None:
+    seen: set[tuple[str, str]] = set()
+    for i, taint in enumerate(c.typed(value, path, list) or []):
+        taint_path = f"{path}[{i}]"
+        if c.typed(taint, taint_path, dict) is None:
+            continue
+        key = c.get(taint, "key", taint_path, str)
+        if not key:
+            if key is not None or taint.get("key") is None:
+                c.required(_at(taint_path, "key"))
+        else:
+            c.names(key, _at(taint_path, "key"), qualified_name_errors)
+        taint_value = c.get(taint, "value", taint_path, str)
+        if taint_value:
+            c.names(taint_value, _at(taint_path, "value"), label_value_errors)
+        effect = c.get(taint, "effect", taint_path, str)
+        if not effect:
+            if effect is not None or taint.get("effect") is None:
+                c.required(_at(taint_path, "effect"))
+        elif effect not in TAINT_EFFECTS:
+            c.unsupported(_at(taint_path, "effect"), effect, TAINT_EFFECTS)
+        c.get(taint, "timeAdded", taint_path, str)
+        if key and effect:
+            if (key, effect) in seen:
+                c.err(taint_path, f'Duplicate value: "{key}:{effect}": taints must be unique by key and effect pair')
+            seen.add((key, effect))
+
+
+def _tolerations(c: _Ctx, value: Any, path: str) -> None:
+    for i, tol in enumerate(c.typed(value, path, list) or []):
+        tol_path = f"{path}[{i}]"
+        if c.typed(tol, tol_path, dict) is None:
+            continue
+        key = c.get(tol, "key", tol_path, str) or ""
+        operator = c.get(tol, "operator", tol_path, str) or ""
+        tol_value = c.get(tol, "value", tol_path, str) or ""
+        effect = c.get(tol, "effect", tol_path, str) or ""
+        seconds = c.get(tol, "tolerationSeconds", tol_path, int)
+        if key:
+            c.names(key, _at(tol_path, "key"), qualified_name_errors)
+        elif operator != "Exists":
+            c.invalid(_at(tol_path, "operator"), operator,
+                      'operator must be Exists when `key` is empty, which means "match all values and all keys"')
+        if seconds is not None and effect != "NoExecute":
+            c.invalid(_at(tol_path, "effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+        if operator in ("Equal", ""):
+            c.names(tol_value, _at(tol_path, "value"), label_value_errors)
+        elif operator == "Exists":
+            if tol_value:
+                c.invalid(_at(tol_path, "value"), tol_value, "value must be empty when `operator` is 'Exists'")
+        else:
+            c.unsupported(_at(tol_path, "operator"), operator, ("Equal", "Exists"))
+        if effect and effect not in TAINT_EFFECTS:
+            c.unsupported(_at(tol_path, "effect"), effect, TAINT_EFFECTS)
+
+
+def _weight(c: _Ctx, term: dict[str, Any], path: str) -> None:
+    weight = c.get(term, "weight", path, int, 32)
+    if weight is None and term.get("weight") is None:
+        weight = 0  # an absent int32 is 0 on the API server
+    if weight is not None and not 1 <= weight <= 100:
+        c.invalid(_at(path, "weight"), weight, "must be in the range 1-100")
+
+
+def _pod_affinity_term(c: _Ctx, term: Any, path: str) -> None:
+    if c.typed(term, path, dict) is None:
+        return
+    _label_selector(c, term.get("labelSelector"), _at(path, "labelSelector"))
+    _label_selector(c, term.get("namespaceSelector"), _at(path, "namespaceSelector"))
+    for j, ns in enumerate(c.get(term, "namespaces", path, list) or []):
+        if c.typed(ns, f"{path}.namespaces[{j}]", str) is not None:
+            c.names(ns, f"{path}.namespaces[{j}]", dns_label_errors)
+    for field in ("matchLabelKeys", "mismatchLabelKeys"):
+        keys = c.get(term, field, path, list) or []
+        if keys and term.get("labelSelector") is None:
+            c.err(_at(path, field), "Forbidden: must not be specified when labelSelector is not set")
+        for j, key in enumerate(keys):
+            if c.typed(key, f"{path}.{field}[{j}]", str) is not None:
+                c.names(key, f"{path}.{field}[{j}]", qualified_name_errors)
+    topology_key = c.get(term, "topologyKey", path, str)
+    if not topology_key:
+        if topology_key is not None or term.get("topologyKey") is None:
+            c.required(_at(path, "topologyKey"), "can not be empty")
+    else:
+        c.names(topology_key, _at(path, "topologyKey"), qualified_name_errors)
+
+
+def _affinity(c: _Ctx, value: Any, path: str) -> None:
+    affinity = c.typed(value, path, dict)
+    if affinity is None:
+        return
+    node_path = _at(path, "nodeAffinity")
+    node = c.get(affinity, "nodeAffinity", path, dict)
+    if node is not None:
+        required_path = _at(node_path, "requiredDuringSchedulingIgnoredDuringExecution")
+        _node_selector(c, node.get("requiredDuringSchedulingIgnoredDuringExecution"), required_path)
+        preferred_path = _at(node_path, "preferredDuringSchedulingIgnoredDuringExecution")
+        for i, term in enumerate(c.get(node, "preferredDuringSchedulingIgnoredDuringExecution", node_path, list) or []):
+            term_path = f"{preferred_path}[{i}]"
+            if c.typed(term, term_path, dict) is None:
+                continue
+            _weight(c, term, term_path)
+            if term.get("preference") is None:
+                c.required(_at(term_path, "preference"))
+            _node_selector_term(c, term.get("preference"), _at(term_path, "preference"))
+    for kind in ("podAffinity", "podAntiAffinity"):
+        kind_path = _at(path, kind)
+        pod = c.get(affinity, kind, path, dict)
+        if pod is None:
+            continue
+        required = "requiredDuringSchedulingIgnoredDuringExecution"
+        for i, term in enumerate(c.get(pod, required, kind_path, list) or []):
+            _pod_affinity_term(c, term, f"{kind_path}.{required}[{i}]")
+        preferred = "preferredDuringSchedulingIgnoredDuringExecution"
+        for i, term in enumerate(c.get(pod, preferred, kind_path, list) or []):
+            term_path = f"{kind_path}.{preferred}[{i}]"
+            if c.typed(term, term_path, dict) is None:
+                continue
+            _weight(c, term, term_path)
+            if term.get("podAffinityTerm") is None:
+                c.required(_at(term_path, "podAffinityTerm"))
+            else:
+                _pod_affinity_term(c, term["podAffinityTerm"], _at(term_path, "podAffinityTerm"))
+
+
+def _spread_constraints(c: _Ctx, value: Any, path: str) -> None:
+    seen: set[tuple[str, str]] = set()
+    for i, tsc in enumerate(c.typed(value, path, list) or []):
+        tsc_path = f"{path}[{i}]"
+        if c.typed(tsc, tsc_path, dict) is None:
+            continue
+        max_skew = c.get(tsc, "maxSkew", tsc_path, int, 32)
+        if max_skew is None and tsc.get("maxSkew") is None:
+            max_skew = 0  # absent is 0 on the API server, which rejects it
+        if max_skew is not None and max_skew <= 0:
+            c.invalid(_at(tsc_path, "maxSkew"), max_skew, _POSITIVE_MSG)
+        topology_key = c.get(tsc, "topologyKey", tsc_path, str)
+        if not topology_key and (topology_key is not None or tsc.get("topologyKey") is None):
+            c.required(_at(tsc_path, "topologyKey"), "can not be empty")
+        action = c.get(tsc, "whenUnsatisfiable", tsc_path, str)
+        if action is None and tsc.get("whenUnsatisfiable") is None:
+            action = ""
+        if action is not None and action not in ("DoNotSchedule", "ScheduleAnyway"):
+            c.unsupported(_at(tsc_path, "whenUnsatisfiable"), action, ("DoNotSchedule", "ScheduleAnyway"))
+        if topology_key and action:
+            if (topology_key, action) in seen:
+                c.err(_at(tsc_path, "{topologyKey, whenUnsatisfiable}"),
+                      f'Duplicate value: "{{{topology_key}, {action}}}"')
+            seen.add((topology_key, action))
+        min_domains = c.get(tsc, "minDomains", tsc_path, int, 32)
+        if min_domains is not None:
+            if min_domains <= 0:
+                c.invalid(_at(tsc_path, "minDomains"), min_domains, _POSITIVE_MSG)
+            if action is not None and action != "DoNotSchedule":
+                c.invalid(_at(tsc_path, "minDomains"), min_domains,
+                          f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}")
+        c.enum(tsc, "nodeAffinityPolicy", tsc_path, ("Honor", "Ignore"))
+        c.enum(tsc, "nodeTaintsPolicy", tsc_path, ("Honor", "Ignore"))
+        keys = c.get(tsc, "matchLabelKeys", tsc_path, list) or []
+        if keys and tsc.get("labelSelector") is None:
+            c.err(_at(tsc_path, "matchLabelKeys"), "Forbidden: must not be specified when labelSelector is not set")
+        for j, key in enumerate(keys):
+            if c.typed(key, f"{tsc_path}.matchLabelKeys[{j}]", str) is not None:
+                c.names(key, f"{tsc_path}.matchLabelKeys[{j}]", qualified_name_errors)
+        _label_selector(c, tsc.get("labelSelector"), _at(tsc_path, "labelSelector"))
+
+
+def _ports(c: _Ctx, value: Any, path: str, host_ports: set[str]) -> None:
+    for i, port in enumerate(c.typed(value, path, list) or []):
+        port_path = f"{path}[{i}]"
+        if c.typed(port, port_path, dict) is None:
+            continue
+        container_port = c.get(port, "containerPort", port_path, int, 32)
+        if container_port is None and port.get("containerPort") is None:
+            c.required(_at(port_path, "containerPort"))
+        elif container_port is not None and not 1 <= container_port <= 65535:
+            c.invalid(_at(port_path, "containerPort"), container_port, _PORT_RANGE_MSG)
+        host_port = c.get(port, "hostPort", port_path, int, 32)
+        if host_port and not 1 <= host_port <= 65535:
+            c.invalid(_at(port_path, "hostPort"), host_port, _PORT_RANGE_MSG)
+        protocol = c.enum(port, "protocol", port_path, ("TCP", "UDP", "SCTP"))
+        host_ip = c.get(port, "hostIP", port_path, str) or ""
+        c.get(port, "name", port_path, str)
+        if host_port and 1 <= host_port <= 65535:
+            # Two containers of one pod cannot bind the same host port (the NodePorts plugin relies on it).
+            ident = f"{protocol or 'TCP'}/{host_ip}/{host_port}"
+            if ident in host_ports:
+                c.err(_at(port_path, "hostPort"), f"Duplicate value: {_show(ident)}")
+            host_ports.add(ident)
+
+
+def _containers(c: _Ctx, spec: dict[str, Any], key: str, path: str, names: set[str]) -> None:
+    host_ports: set[str] = set()
+    list_path = _at(path, key)
+    for i, ctr in enumerate(c.get(spec, key, path, list) or []):
+        ctr_path = f"{list_path}[{i}]"
+        if c.typed(ctr, ctr_path, dict) is None:
+            continue
+        name = c.get(ctr, "name", ctr_path, str)
+        if not name:
+            if name is not None or ctr.get("name") is None:
+                c.required(_at(ctr_path, "name"))
+        elif name in names:
+            c.err(_at(ctr_path, "name"), f"Duplicate value: {_show(name)}")
+        else:
+            c.names(name, _at(ctr_path, "name"), dns_label_errors)
+            names.add(name)
+        c.get(ctr, "image", ctr_path, str)
+        c.get(ctr, "restartPolicy", ctr_path, str)
+        _resources(c, ctr.get("resources"), _at(ctr_path, "resources"))
+        _ports(c, ctr.get("ports"), _at(ctr_path, "ports"), host_ports)
+
+
+def _pod_spec(c: _Ctx, value: Any, path: str, template: bool = False) -> None:
+    """A PodSpec, in a Pod or (template=True) in a workload's pod template."""
+    if value is None:
+        c.required(path)
+        return
+    spec = c.typed(value, path, dict)
+    if spec is None:
+        return
+    if not spec.get("containers") and (spec.get("containers") is None or isinstance(spec["containers"], list)):
+        c.required(_at(path, "containers"))
+    names: set[str] = set()
+    _containers(c, spec, "containers", path, names)
+    _containers(c, spec, "initContainers", path, names)
+    _resources(c, spec.get("resources"), _at(path, "resources"))
+    _resource_list(c, spec.get("overhead"), _at(path, "overhead"), container=True)
+    c.get(spec, "priority", path, int, 32)
+    c.enum(spec, "preemptionPolicy", path, PREEMPTION_POLICIES)
+    for key in ("priorityClassName", "nodeName", "runtimeClassName"):
+        name = c.get(spec, key, path, str)
+        if name:
+            c.names(name, _at(path, key), dns_subdomain_errors)
+    c.get(spec, "schedulerName", path, str)
+    c.get(spec, "hostNetwork", path, bool)
+    restart_policy = c.enum(spec, "restartPolicy", path, ("Always", "OnFailure", "Never"))
+    if template and restart_policy not in (None, "Always"):
+        c.unsupported(_at(path, "restartPolicy"), restart_policy, ("Always",))
+    grace = c.get(spec, "terminationGracePeriodSeconds", path, int)
+    if grace is not None and grace < 0:
+        c.invalid(_at(path, "terminationGracePeriodSeconds"), grace, _NONNEGATIVE_MSG)
+    _labels(c, spec.get("nodeSelector"), _at(path, "nodeSelector"))
+    _tolerations(c, spec.get("tolerations"), _at(path, "tolerations"))
+    _affinity(c, spec.get("affinity"), _at(path, "affinity"))
+    _spread_constraints(c, spec.get("topologySpreadConstraints"), _at(path, "topologySpreadConstraints"))
+    gates_path = _at(path, "schedulingGates")
+    gates: set[str] = set()
+    for i, gate in enumerate(c.get(spec, "schedulingGates", path, list) or []):
+        if c.typed(gate, f"{gates_path}[{i}]", dict) is None:
+            continue
+        name = c.need(gate, "name", f"{gates_path}[{i}]", str)
+        if name is not None:
+            c.names(name, f"{gates_path}[{i}].name", qualified_name_errors)
+            if name in gates:
+                c.err(f"{gates_path}[{i}]", f"Duplicate value: {_show(name)}")
+            gates.add(name)
+    if gates and spec.get("nodeName"):
+        c.err(_at(path, "nodeName"), "Forbidden: cannot be set until all schedulingGates have been cleared")
+
+
+# --- kinds --------------------------------------------------------------------------------------------
+
+def _pod(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    _pod_spec(c, obj.get("spec"), _at(path, "spec"))
+    status = c.get(obj, "status", path, dict)
+    if status is not None:
+        c.enum(status, "phase", _at(path, "status"), POD_PHASES)
+        c.get(status, "nominatedNodeName", _at(path, "status"), str)
+
+
+def _node(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict)
+    if spec is not None:
+        c.get(spec, "unschedulable", spec_path, bool)
+        _taints(c, spec.get("taints"), _at(spec_path, "taints"))
+    status = c.get(obj, "status", path, dict)
+    if status is not None:
+        for key in ("capacity", "allocatable"):
+            _resource_list(c, status.get(key), _at(_at(path, "status"), key))
+
+
+def _priority_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    c.need(obj, "value", path, int, 32)
+    c.get(obj, "globalDefault", path, bool)
+    c.get(obj, "description", path, str)
+    c.enum(obj, "preemptionPolicy", path, PREEMPTION_POLICIES)
+
+
+def _pdb(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict)
+    if spec is None:
+        return
+    if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
+        c.err(spec_path, "minAvailable and maxUnavailable cannot be both set")
+    for key in ("minAvailable", "maxUnavailable"):
+        _int_or_percent(c, spec.get(key), _at(spec_path, key))
+    _label_selector(c, spec.get("selector"), _at(spec_path, "selector"))
+    c.enum(spec, "unhealthyPodEvictionPolicy", spec_path, ("AlwaysAllow", "IfHealthyBudget"))
+
+
+def _runtime_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    handler = c.need(obj, "handler", path, str)
+    if handler is not None:
+        c.names(handler, _at(path, "handler"), dns_label_errors)
+    overhead = c.get(obj, "overhead", path, dict)
+    if overhead is not None:
+        _resource_list(c, overhead.get("podFixed"), _at(path, "overhead.podFixed"), container=True)
+    scheduling_path = _at(path, "scheduling")
+    scheduling = c.get(obj, "scheduling", path, dict)
+    if scheduling is not None:
+        _labels(c, scheduling.get("nodeSelector"), _at(scheduling_path, "nodeSelector"))
+        _tolerations(c, scheduling.get("tolerations"), _at(scheduling_path, "tolerations"))
+
+
+def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
+    """ReplicaSet, Deployment or DaemonSet: a selector that matches a pod template."""
+    spec_path = _at(path, "spec")
+    if obj.get("spec") is None:
+        c.required(spec_path)
+        return
+    spec = c.get(obj, "spec", path, dict)
+    if spec is None:
+        return
+    if kind != "DaemonSet":
+        replicas = c.get(spec, "replicas", spec_path, int, 32)
+        if replicas is not None and replicas < 0:
+            c.invalid(_at(spec_path, "replicas"), replicas, _NONNEGATIVE_MSG)
+    selector = None
+    selector_path = _at(spec_path, "selector")
+    if spec.get("selector") is None:
+        c.required(selector_path)
+    elif c.typed(spec["selector"], selector_path, dict) is not None:
+        if not spec["selector"].get("matchLabels") and not spec["selector"].get("matchExpressions"):
+            what = "daemonset" if kind == "DaemonSet" else "deployment"  # the API server says so for ReplicaSets too
+            c.invalid(selector_path, spec["selector"], f"empty selector is invalid for {what}")
+        else:
+            selector = _label_selector(c, spec["selector"], selector_path)
+    template_path = _at(spec_path, "template")
+    if spec.get("template") is None:
+        c.required(template_path)
+        return
+    template = c.typed(spec["template"], template_path, dict)
+    if template is None:
+        return
+    meta_path = _at(template_path, "metadata")
+    meta = c.get(template, "metadata", template_path, dict) or {}
+    labels = _labels(c, meta.get("labels"), _at(meta_path, "labels"))
+    if selector is not None and not selector.matches(labels):
+        c.invalid(_at(meta_path, "labels"), labels, "`selector` does not match template `labels`")
+    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=True)
+    strategy_key = "updateStrategy" if kind == "DaemonSet" else "strategy"
+    strategy = c.get(spec, strategy_key, spec_path, dict)
+    if strategy is not None:
+        strategy_path = _at(spec_path, strategy_key)
+        allowed = ("RollingUpdate", "OnDelete") if kind == "DaemonSet" else ("RollingUpdate", "Recreate")
+        if kind != "ReplicaSet":
+            c.enum(strategy, "type", strategy_path, allowed)
+            rolling = c.get(strategy, "rollingUpdate", strategy_path, dict) or {}
+            for key in ("maxSurge", "maxUnavailable"):
+                _int_or_percent(c, rolling.get(key), f"{strategy_path}.rollingUpdate.{key}")
+
+
+# Light shape checks for component configurations: field -> type, nested schema, or [schema] for a list.
+_Schema = dict[str, Any]
+_PLUGIN_SET = {"enabled": [dict], "disabled": [dict]}
+_SCHEDULER_CONFIG: _Schema = {
+    "profiles": [{"schedulerName": str, "percentageOfNodesToScore": int,
+                  "plugins": {"*": _PLUGIN_SET}, "pluginConfig": [{"name": str, "args": dict}]}],
+    "extenders": [dict], "leaderElection": dict, "clientConnection": dict,
+    "parallelism": int, "percentageOfNodesToScore": int,
+    "podInitialBackoffSeconds": int, "podMaxBackoffSeconds": int,
+}
+_KUBELET_CONFIG: _Schema = {
+    "evictionHard": {"*": str}, "evictionSoft": {"*": str}, "evictionSoftGracePeriod": {"*": str},
+    "evictionMinimumReclaim": {"*": str}, "systemReserved": {"*": str}, "kubeReserved": {"*": str},
+    "featureGates": {"*": bool}, "maxPods": int, "evictionMaxPodGracePeriod": int,
+}
+_DESCHEDULER_POLICY: _Schema = {
+    "profiles": [{"name": str, "pluginConfig": [{"name": str, "args": dict}],
+                  "plugins": {"*": {"enabled": [str], "disabled": [str]}}}],
+    "nodeSelector": str, "maxNoOfPodsToEvictPerNode": int, "maxNoOfPodsToEvictPerNamespace": int,
+    "maxNoOfPodsToEvictTotal": int,
+}
+
+
+def _shape(c: _Ctx, value: Any, path: str, schema: Any) -> None:
+    if value is None:
+        return
+    if isinstance(schema, list):
+        item_type = list if isinstance(schema[0], list) else dict if isinstance(schema[0], dict) else schema[0]
+        for i, item in enumerate(c.typed(value, path, list) or []):
+            if item is None:  # a null list item is as wrong as any other type there
+                c.err(f"{path}[{i}]", f"expected {_EXPECTED[item_type]}, got null")
+            _shape(c, item, f"{path}[{i}]", schema[0])
+    elif isinstance(schema, dict):
+        mapping = c.typed(value, path, dict) or {}
+        for key, item in mapping.items():
+            sub = schema.get(key, schema.get("*"))
+            if sub is not None:
+                _shape(c, item, _at(path, key), sub)
+    else:
+        c.typed(value, path, schema)
+
+
+# --- Scenario -----------------------------------------------------------------------------------------
+
+def _object_ref(c: _Ctx, value: Any, path: str, kind_needed: bool) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of a delete/evict/patch target; evict targets are Pods."""
+    ref = c.typed(value, path, dict)
+    if ref is None:
+        return None
+    kind = "Pod"
+    if kind_needed:
+        kind = c.need(ref, "kind", path, str)
+        if kind is not None and kind not in OBJECT_KINDS:
+            c.unsupported(_at(path, "kind"), kind, OBJECT_KINDS)
+            kind = None
+    name = c.need(ref, "name", path, str)
+    namespace = c.get(ref, "namespace", path, str) or "default"
+    if kind is None or name is None:
+        return None
+    return kind, namespace if namespaced(kind) else "", name
+
+
+def _subject(c: _Ctx, value: Any, path: str, parts: int) -> None:
+    """An expect subject: "namespace/name" for pods, a bare name for nodes."""
+    text = c.typed(value, path, str)
+    if text is None:
+        return
+    pieces = text.split("/")
+    if len(pieces) != parts or not all(pieces):
+        c.invalid(path, text, 'must be "namespace/name"' if parts == 2 else "must be a node name")
+
+
+def _message_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
+    c.get(entry, "message", path, str)
+    c.get(entry, "messageContains", path, str)
+    if entry.get("message") is not None and entry.get("messageContains") is not None:
+        c.err(path, "Invalid value: specify message or messageContains, not both")
+
+
+def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
+    subjects = [key for key in ("pod", "node", "rejected") if key in entry]
+    if len(subjects) != 1:
+        c.err(path, "Required value: exactly one of pod, node or rejected" if not subjects
+              else f"Invalid value: exactly one of pod, node or rejected, not {' and '.join(subjects)}")
+        return
+    subject = subjects[0]
+    allowed = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains")}[subject]
+    for key in entry:
+        if key not in (subject, "at", *allowed):
+            c.err(_at(path, key), f'unknown field "{key}" for a {subject} expectation')
+    c.duration(entry, "at", path)
+    if subject == "rejected":
+        text = c.typed(entry["rejected"], _at(path, "rejected"), str)
+        pieces = text.split("/") if text is not None else []
+        if text is not None and (len(pieces) not in (2, 3) or not all(pieces)):
+            c.invalid(_at(path, "rejected"), text, 'must be "Kind/namespace/name" or "Kind/name"')
+        elif pieces and pieces[0] not in OBJECT_KINDS:
+            c.unsupported(_at(path, "rejected"), pieces[0], OBJECT_KINDS)
+        _message_check(c, entry, path)
+        return
+    if not any(key in entry for key in allowed):
+        c.required(path, f"at least one of {', '.join(allowed)}")
+    if subject == "node":
+        _subject(c, entry["node"], _at(path, "node"), 1)
+        for key in ("requested", "allocatable"):
+            _resource_list(c, entry.get(key), _at(path, key))
+        c.get(entry, "unschedulable", path, bool)
+        _taints(c, entry.get("taints"), _at(path, "taints"))
+        return
+    _subject(c, entry["pod"], _at(path, "pod"), 2)
+    for key in ("nodeName", "nominatedNodeName", "reason"):
+        c.get(entry, key, path, str)
+    c.enum(entry, "phase", path, POD_PHASES)
+    c.get(entry, "deleted", path, bool)
+    c.get(entry, "priority", path, int, 32)
+    event = c.get(entry, "event", path, dict)
+    if event is not None:
+        event_path = _at(path, "event")
+        for key in event:
+            if key not in ("reason", "message", "messageContains"):
+                c.err(_at(event_path, key), f'unknown field "{key}" for an event expectation')
+        if not event:
+            c.required(event_path, "at least one of reason, message, messageContains")
+        c.get(event, "reason", event_path, str)
+        _message_check(c, event, event_path)
+
+
+def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
+    path = f"spec.events[{index}]"
+    at = c.duration(event, "at", path)
+    if event.get("at") is None:
+        c.required(_at(path, "at"))
+    actions = [key for key in EVENT_ACTIONS if key in event]
+    for key in event:
+        if key not in ("at", *EVENT_ACTIONS):
+            c.err(_at(path, key), f'unknown field "{key}" (an event has `at` and one of {", ".join(EVENT_ACTIONS)})')
+    if len(actions) != 1:
+        c.err(path, f"Required value: one of {', '.join(EVENT_ACTIONS)}" if not actions
+              else f"Invalid value: exactly one action per event, not {' and '.join(actions)}")
+        return
+    action = actions[0]
+    action_path = _at(path, action)
+    payload = event[action]
+    if action == "create":
+        if c.typed(payload, action_path, dict) is not None and _object(c, payload, action_path, OBJECT_KINDS) \
+                and at is not None and object_key(payload)[2]:
+            c.timeline.append((at, index, payload))
+        return
+    if action in ("delete", "evict", "patch"):
+        ref = _object_ref(c, payload, action_path, kind_needed=action != "evict")
+        if action == "patch" and isinstance(payload, dict):
+            c.need(payload, "patch", action_path, dict)
+        if action != "patch" and ref is not None and at is not None:
+            c.timeline.append((at, index, ref))
+        return
+    if c.typed(payload, action_path, dict) is None:
+        return
+    if action == "drain":
+        c.need(payload, "node", action_path, str)
+        return
+    # usage: what a pod's containers actually use, per resource (drives kubelet eviction).
+    c.need(payload, "name", action_path, str)
+    c.get(payload, "namespace", action_path, str)
+    c.get(payload, "container", action_path, str)
+    amounts = {k: v for k, v in payload.items() if k not in ("name", "namespace", "container")}
+    if not amounts:
+        c.required(action_path, "at least one resource amount (e.g. memory: 1Gi)")
+    _resource_list(c, amounts, action_path)
+
+
+def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:
+    """Check a Scenario's shape (always a top-level document, so paths start at its root).
+
+    Its timeline of creations and removals is replayed afterwards by validate() to find duplicates.
+    """
+    meta = c.get(obj, "metadata", "", dict)
+    if meta is not None:
+        c.get(meta, "name", "metadata", str)
+    if obj.get("spec") is None:
+        c.required("spec")
+        return
+    spec = c.get(obj, "spec", "", dict)
+    if spec is None:
+        return
+    for key in spec:
+        if key not in ("seed", "until", "events", "expect"):
+            c.err(_at("spec", key), f'unknown field "{key}"')
+    c.get(spec, "seed", "spec", int)
+    c.duration(spec, "until", "spec")
+    for i, event in enumerate(c.get(spec, "events", "spec", list) or []):
+        if c.typed(event, f"spec.events[{i}]", dict) is not None:
+            _event(c, event, i)
+    for i, entry in enumerate(c.get(spec, "expect", "spec", list) or []):
+        if c.typed(entry, f"spec.expect[{i}]", dict) is not None:
+            _expect(c, entry, f"spec.expect[{i}]")
+
+
+# --- entry point --------------------------------------------------------------------------------------
+
+_KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
+    "Pod": _pod,
+    "Node": _node,
+    "PriorityClass": _priority_class,
+    "PodDisruptionBudget": _pdb,
+    "RuntimeClass": _runtime_class,
+    "ReplicaSet": lambda c, obj, path: _workload(c, obj, path, "ReplicaSet"),
+    "Deployment": lambda c, obj, path: _workload(c, obj, path, "Deployment"),
+    "DaemonSet": lambda c, obj, path: _workload(c, obj, path, "DaemonSet"),
+    "Namespace": lambda c, obj, path: None,
+    "KubeSchedulerConfiguration": lambda c, obj, path: _shape(c, obj, path, _SCHEDULER_CONFIG),
+    "KubeletConfiguration": lambda c, obj, path: _shape(c, obj, path, _KUBELET_CONFIG),
+    "DeschedulerPolicy": lambda c, obj, path: _shape(c, obj, path, _DESCHEDULER_POLICY),
+    "Scenario": _scenario,
+}
+
+
+def _object(c: _Ctx, obj: dict[str, Any], path: str, kinds: tuple[str, ...]) -> bool:
+    """Check one object (top level, or inside a Scenario event at `path`); False if its kind is unusable."""
+    kind = c.need(obj, "kind", path, str)
+    api_version = c.need(obj, "apiVersion", path, str)
+    if kind is None:
+        return False
+    if kind not in kinds:
+        if kind in API_VERSIONS:
+            c.unsupported(_at(path, "kind"), kind, kinds)
+        else:
+            c.err(_at(path, "kind"), f'unknown kind "{kind}" (kubesched reads {", ".join(kinds)})')
+        return False
+    if api_version is not None and api_version not in API_VERSIONS[kind]:
+        expected = " or ".join(f'"{v}"' for v in API_VERSIONS[kind])
+        c.err(_at(path, "apiVersion"), f'no kind "{kind}" in version "{api_version}" (expected {expected})')
+    if kind in OBJECT_KINDS:
+        _metadata(c, obj, kind, path)
+    _KIND_CHECKS[kind](c, obj, path)
+    return True
+
+
+def object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
+    """(kind, namespace, name) identifying an object; namespaced kinds default to "default"."""
+    kind = obj.get("kind")
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+    namespace = meta.get("namespace") or "default" if kind in OBJECT_KINDS and namespaced(kind) else ""
+    return str(kind), str(namespace), name
+
+
+def _describe(key: tuple[str, str, str]) -> str:
+    kind, namespace, name = key
+    if not name:
+        return kind
+    return f'{kind} "{namespace}/{name}"' if namespace else f'{kind} "{name}"'
+
+
+def validate(objects: list[LoadedObject]) -> None:
+    """Check every object; raise InputError listing every problem found.
+
+    Problems come in input order, except duplicates created by Scenario events, which are found by
+    replaying each scenario's timeline after every plain object is known (so an object deleted or
+    evicted before it is created again is not a duplicate).
+    """
+    problems: list[Problem] = []
+    first: dict[tuple[str, str, str], str] = {}  # object -> where it was defined first
+    scenarios: list[_Ctx] = []
+
+    def define(c: _Ctx, obj: dict[str, Any], path: str, where: str) -> None:
+        key = object_key(obj)
+        if key in first:
+            c.err(_at(path, "metadata.name" if key[2] else "kind"),
+                  f"duplicate {_describe(key)} (first defined in {first[key]})")
+        else:
+            first[key] = where
+
+    for lo in objects:
+        c = _Ctx(lo, problems)
+        if _object(c, lo.obj, "", tuple(API_VERSIONS)):
+            if object_key(lo.obj)[2] or lo.obj["kind"] not in OBJECT_KINDS:  # nameless: reported already
+                define(c, lo.obj, "", lo.where)
+            if c.timeline:
+                scenarios.append(c)
+    for c in scenarios:
+        for _at_time, index, item in sorted(c.timeline, key=lambda t: t[:2]):
+            if isinstance(item, tuple):
+                first.pop(item, None)
+            else:
+                path = f"spec.events[{index}].create"
+                define(c, item, path, f"{c.lo.where} {path}")
+    if problems:
+        raise InputError(problems)

@@ -1,0 +1,165 @@
+"""Defaulting and admission, in the order the API server applies them to a create.
+
+Only the plugins whose effects the scheduling system can observe are here: Priority,
+DefaultTolerationSeconds and RuntimeClass, plus the defaulting that changes what the scheduler
+sees (requests copied from limits, the default scheduler name and grace period). Each rejects
+with the message the real plugin uses.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kubesched.api.objects import Obj
+from kubesched.apiserver.errors import Forbidden
+
+if TYPE_CHECKING:
+    from kubesched.store.base import Store
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
+    "system-node-critical": 2_000_001_000,
+    "system-cluster-critical": 2_000_000_000,
+}
+DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
+DEFAULT_TOLERATION_SECONDS = 300
+DEFAULT_TOLERATED_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+def system_priority_classes() -> list[Obj]:
+    """The classes the API server creates at start-up (scheduling/v1 bootstrap policy)."""
+    return [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            "globalDefault": False,
+            "preemptionPolicy": DEFAULT_PREEMPTION_POLICY,
+            "description": "Used for system critical pods that must not be moved from their current node.",
+        }
+        for name, value in SYSTEM_PRIORITY_CLASSES.items()
+    ]
+
+
+def default_pod(pod: Obj) -> None:
+    """Pod defaulting (pkg/apis/core/v1/defaults.go) that matters for scheduling."""
+    spec = pod.setdefault("spec", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("restartPolicy", "Always")
+    for group in ("initContainers", "containers"):
+        for c in spec.get(group) or ():
+            res = c.get("resources")
+            if res and res.get("limits"):
+                requests = res.setdefault("requests", {})
+                for name, limit in res["limits"].items():
+                    requests.setdefault(name, limit)
+            for port in c.get("ports") or ():
+                port.setdefault("protocol", "TCP")
+    pod.setdefault("status", {}).setdefault("phase", "Pending")
+
+
+def admit_priority_class(pc: Obj, store: Store) -> None:
+    name = pc["metadata"]["name"]
+    if name in SYSTEM_PRIORITY_CLASSES:
+        raise Forbidden(f'priorityclasses.scheduling.k8s.io "{name}" already exists')
+    if name.startswith("system-"):
+        raise Forbidden("priority class names with 'system-' prefix are reserved for system use only")
+    if pc.get("value", 0) > HIGHEST_USER_DEFINABLE_PRIORITY:
+        raise Forbidden(
+            f"maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+        )
+    pc.setdefault("preemptionPolicy", DEFAULT_PREEMPTION_POLICY)
+    if pc.get("globalDefault"):
+        for other in store.list("PriorityClass"):
+            if other.get("globalDefault") and other["metadata"]["name"] != name:
+                raise Forbidden(
+                    f"PriorityClass {other['metadata']['name']} is already marked as default. "
+                    "Only one default can exist"
+                )
+
+
+def _default_priority_class(store: Store) -> Obj | None:
+    for pc in store.list("PriorityClass"):
+        if pc.get("globalDefault"):
+            return pc
+    return None
+
+
+def admit_pod_priority(pod: Obj, store: Store) -> None:
+    """Resolve priorityClassName to spec.priority and spec.preemptionPolicy (plugin/pkg/admission/priority)."""
+    spec = pod["spec"]
+    class_name = spec.get("priorityClassName")
+    if class_name:
+        pc = store.get("PriorityClass", "", class_name)
+        if pc is None:
+            raise Forbidden(f"no PriorityClass with name {class_name} was found")
+    else:
+        pc = _default_priority_class(store)
+        if pc is not None:
+            spec["priorityClassName"] = pc["metadata"]["name"]
+    priority = pc.get("value", 0) if pc else 0
+    policy = (pc.get("preemptionPolicy") if pc else None) or DEFAULT_PREEMPTION_POLICY
+    if spec.get("priority") is not None and spec["priority"] != priority:
+        raise Forbidden(
+            f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; "
+            f"priority admission controller computed {priority} from the given PriorityClass name"
+        )
+    if spec.get("preemptionPolicy") is not None and spec["preemptionPolicy"] != policy:
+        raise Forbidden(
+            f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be provided in "
+            f"pod spec; priority admission controller computed {policy} from the given PriorityClass name"
+        )
+    spec["priority"] = priority
+    spec["preemptionPolicy"] = policy
+
+
+def _tolerates_no_execute(tolerations: list[Obj], key: str) -> bool:
+    for t in tolerations:
+        if t.get("effect") not in (None, "", "NoExecute"):
+            continue
+        if t.get("operator") == "Exists" and not t.get("key"):
+            return True
+        if t.get("key") == key:
+            return True
+    return False
+
+
+def admit_default_toleration_seconds(pod: Obj) -> None:
+    """Add 300 s not-ready/unreachable NoExecute tolerations unless the pod has its own."""
+    tolerations = pod["spec"].setdefault("tolerations", [])
+    for key in DEFAULT_TOLERATED_TAINTS:
+        if not _tolerates_no_execute(tolerations, key):
+            tolerations.append(
+                {
+                    "key": key,
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
+                }
+            )
+
+
+def admit_runtime_class(pod: Obj, store: Store) -> None:
+    """Set spec.overhead from the pod's RuntimeClass (plugin/pkg/admission/runtimeclass)."""
+    spec = pod["spec"]
+    rc_name = spec.get("runtimeClassName")
+    if not rc_name:
+        return
+    rc = store.get("RuntimeClass", "", rc_name)
+    if rc is None:
+        raise Forbidden(f'pod rejected: RuntimeClass "{rc_name}" not found')
+    overhead = (rc.get("overhead") or {}).get("podFixed")
+    if not overhead:
+        return
+    if spec.get("overhead") and spec["overhead"] != overhead:
+        raise Forbidden("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")
+    spec["overhead"] = dict(overhead)
+
+
+def admit_pod(pod: Obj, store: Store) -> None:
+    default_pod(pod)
+    admit_pod_priority(pod, store)
+    admit_default_toleration_seconds(pod)
+    admit_runtime_class(pod, store)

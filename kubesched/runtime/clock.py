@@ -1,0 +1,85 @@
+"""Clocks: the one place that knows whether time is virtual or real.
+
+Components only ever ask the clock for `now()` and schedule callbacks; in simulation the
+clock jumps from one due callback to the next, so an hour of cluster time costs only the work
+done in it. Callbacks due at the same instant run in the order they were scheduled, which is
+what makes a run reproducible.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(order=True)
+class Timer:
+    """A scheduled callback; `cancel()` makes it a no-op without touching the heap."""
+
+    when: float
+    seq: int
+    fn: Callable[[], None] = field(compare=False)
+    daemon: bool = field(default=False, compare=False)
+    cancelled: bool = field(default=False, compare=False)
+    owner: VirtualClock | None = field(default=None, compare=False, repr=False)
+
+    def cancel(self) -> None:
+        if not self.cancelled:
+            self.cancelled = True
+            if not self.daemon and self.owner is not None:
+                self.owner._live -= 1
+
+
+class VirtualClock:
+    """Discrete-event clock: time advances only when the next timer is due."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._heap: list[Timer] = []
+        self._seq = itertools.count()
+        self._live = 0  # pending non-daemon timers
+
+    def now(self) -> float:
+        return self._now
+
+    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False) -> Timer:
+        """Schedule `fn`; a daemon timer (periodic housekeeping) alone does not keep a run going."""
+        timer = Timer(max(when, self._now), next(self._seq), fn, daemon, owner=self)
+        heapq.heappush(self._heap, timer)
+        if not daemon:
+            self._live += 1
+        return timer
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
+        return self.call_at(self._now + delay, fn)
+
+    def call_soon(self, fn: Callable[[], None]) -> Timer:
+        return self.call_at(self._now, fn)
+
+    def next_time(self) -> float | None:
+        while self._heap and self._heap[0].cancelled:
+            heapq.heappop(self._heap)
+        return self._heap[0].when if self._heap else None
+
+    def run(self, until: float | None = None) -> None:
+        """Run due callbacks in (time, scheduling order) until `until`, or without it until only
+        daemon timers are left: then nothing more can happen that they would not just repeat."""
+        heap = self._heap
+        while heap:
+            if until is None and self._live == 0:
+                return
+            timer = heap[0]
+            if until is not None and timer.when > until and not timer.cancelled:
+                self._now = until
+                return
+            heapq.heappop(heap)
+            if timer.cancelled:
+                continue
+            if not timer.daemon:
+                self._live -= 1
+            self._now = timer.when
+            timer.fn()
+        if until is not None:
+            self._now = max(self._now, until)

@@ -1,0 +1,130 @@
+"""The Cluster: one store, one API server, and the components, on one clock.
+
+It also keeps what a run reports: every pod that ever existed with its fate, the Events the
+components recorded, and the objects the API refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kubesched.api.objects import DEFAULT_EPOCH, Obj, get_condition, ref
+from kubesched.apiserver.errors import APIError
+from kubesched.apiserver.server import APIServer
+from kubesched.kubelet.agent import Kubelets
+from kubesched.runtime.clock import VirtualClock
+from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.scheduler import Scheduler
+from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.memory import MemoryStore
+
+# DisruptionTarget condition reasons -> the removal reason results report.
+REMOVAL_REASONS = {
+    "PreemptionByScheduler": "Preempted",
+    "EvictionByEvictionAPI": "EvictionAPI",
+    "TerminationByKubelet": "Evicted",
+    "DeletionByTaintManager": "TaintManagerEviction",
+    "DeletionByPodGC": "NodeLost",
+}
+
+
+@dataclass
+class PodHistory:
+    """The last known state of a pod, kept after it is deleted."""
+
+    obj: Obj
+    deleted: bool = False
+    deleted_at: float | None = None
+    reason: str | None = None
+
+
+@dataclass
+class Rejection:
+    time: float
+    object: str
+    message: str
+    code: int = 403
+
+
+@dataclass
+class ClusterEvent:
+    time: float
+    type: str
+    reason: str
+    object: str
+    message: str
+
+
+@dataclass
+class Cluster:
+    seed: int = 0
+    scheduler_config: SchedulerConfig | None = None
+    explain: set[str] | None = None
+    epoch: datetime = DEFAULT_EPOCH
+    clock: VirtualClock = field(default_factory=VirtualClock)
+    pods: dict[str, PodHistory] = field(default_factory=dict)  # by uid, in creation order
+    events: list[ClusterEvent] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.store = MemoryStore()
+        self.api = APIServer(self.store, self.clock.now, self.seed, self.epoch)
+        self.store.watch(self._track_pod, {"Pod"})
+        self.store.watch(self._track_event, {"Event"})
+        self.scheduler = Scheduler(self.api, self.clock, self.scheduler_config, self.seed, self.explain)
+        self.kubelets = Kubelets(self.api, self.clock)
+        self.scheduler.start()
+        self.kubelets.start()
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    # ---- applying input -----------------------------------------------------------------------
+
+    def create(self, obj: Obj) -> Obj | None:
+        """Create through the API; a refusal is recorded as a result, not raised."""
+        try:
+            return self.api.create(obj)
+        except APIError as e:
+            self.rejected.append(Rejection(self.now(), ref(obj), e.message, e.code))
+            return None
+
+    def run(self, until: float | None = None) -> None:
+        self.clock.run(until)
+
+    # ---- tracking -----------------------------------------------------------------------------
+
+    def _track_pod(self, ev: WatchEvent) -> None:
+        uid = ev.obj["metadata"].get("uid", "")
+        if ev.type == ADDED or uid not in self.pods:
+            self.pods[uid] = PodHistory(ev.obj)
+        history = self.pods[uid]
+        history.obj = ev.obj
+        if ev.type == DELETED:
+            history.deleted = True
+            history.deleted_at = self.now()
+            cond = get_condition(ev.obj, "DisruptionTarget")
+            history.reason = REMOVAL_REASONS.get(cond.get("reason", ""), "Deleted") if cond else "Deleted"
+
+    def _track_event(self, ev: WatchEvent) -> None:
+        if ev.type != ADDED:
+            return
+        e = ev.obj
+        inv = e["involvedObject"]
+        name = f"{inv['kind']}/{inv['namespace']}/{inv['name']}" if inv.get("namespace") else \
+            f"{inv['kind']}/{inv['name']}"
+        self.events.append(ClusterEvent(self.now(), e["type"], e["reason"], name, e["message"]))
+
+    def pod(self, namespace: str, name: str) -> PodHistory | None:
+        """The latest pod with that name (a replacement with the same name wins over its predecessor)."""
+        found = None
+        for h in self.pods.values():
+            meta = h.obj["metadata"]
+            if meta.get("namespace") == namespace and meta["name"] == name:
+                found = h
+        return found
+
+    def describe(self) -> dict[str, Any]:
+        return {"time": self.now(), "pods": len(self.pods), "events": len(self.events)}

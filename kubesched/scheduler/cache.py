@@ -1,0 +1,196 @@
+"""Scheduler cache: NodeInfos plus a compact column store of their totals.
+
+Every node has a slot; the arrays below hold, per slot, what the hot filters and scorers need
+(allocatable, requested, non-zero requested, flags), kept up to date incrementally as pods
+and nodes change. Plugins read either the NodeInfo (one node) or the arrays (many at once);
+both always agree because both are updated by the same two methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from kubesched.api.objects import Obj
+from kubesched.scheduler.nodetree import NodeTree
+from kubesched.scheduler.types import CPU, EPHEMERAL, MEMORY, PODS, NodeInfo, PodInfo
+
+BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL, PODS)
+
+
+class NodeTable:
+    """Per-slot arrays; columns grow when a new (extended) resource name appears."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.columns: dict[str, int] = {name: i for i, name in enumerate(BASE_COLUMNS)}
+        self.alloc = np.zeros((capacity, len(BASE_COLUMNS)), dtype=np.int64)
+        self.req = np.zeros_like(self.alloc)
+        self.nonzero = np.zeros((capacity, 2), dtype=np.int64)
+        self.unschedulable = np.zeros(capacity, dtype=bool)
+        self.hard_taints = np.zeros(capacity, dtype=bool)  # any NoSchedule/NoExecute taint
+        self.prefer_taints = np.zeros(capacity, dtype=bool)  # any PreferNoSchedule taint
+        self.has_ports = np.zeros(capacity, dtype=bool)
+
+    def column(self, name: str) -> int:
+        col = self.columns.get(name)
+        if col is None:
+            col = self.columns[name] = len(self.columns)
+            pad = np.zeros((self.alloc.shape[0], 1), dtype=np.int64)
+            self.alloc = np.hstack([self.alloc, pad])
+            self.req = np.hstack([self.req, pad])
+        return col
+
+    def ensure(self, slot: int) -> None:
+        size = self.alloc.shape[0]
+        if slot < size:
+            return
+        new = max(size * 2, slot + 1)
+        for attr in ("alloc", "req", "nonzero", "unschedulable", "hard_taints", "prefer_taints", "has_ports"):
+            old = getattr(self, attr)
+            grown = np.zeros((new, *old.shape[1:]), dtype=old.dtype)
+            grown[:size] = old
+            setattr(self, attr, grown)
+
+    def set_node(self, ni: NodeInfo) -> None:
+        s = ni.slot
+        self.ensure(s)
+        self.alloc[s] = 0
+        for name, amount in ni.allocatable.items():
+            self.alloc[s, self.column(name)] = amount
+        self.unschedulable[s] = ni.unschedulable
+        self.hard_taints[s] = any(t.get("effect") in ("NoSchedule", "NoExecute") for t in ni.taints)
+        self.prefer_taints[s] = any(t.get("effect") == "PreferNoSchedule" for t in ni.taints)
+        self.set_usage(ni)
+
+    def set_usage(self, ni: NodeInfo) -> None:
+        s = ni.slot
+        self.req[s] = 0
+        for name, amount in ni.requested.items():
+            self.req[s, self.column(name)] = amount
+        self.req[s, self.columns[PODS]] = len(ni.pods)
+        self.nonzero[s, 0] = ni.nonzero_cpu
+        self.nonzero[s, 1] = ni.nonzero_memory
+        self.has_ports[s] = bool(ni.used_ports)
+
+    def clear(self, slot: int) -> None:
+        self.alloc[slot] = 0
+        self.req[slot] = 0
+        self.nonzero[slot] = 0
+        self.unschedulable[slot] = self.hard_taints[slot] = self.prefer_taints[slot] = False
+        self.has_ports[slot] = False
+
+
+class Cache:
+    """Nodes and the pods assigned to them, as the scheduler believes them to be."""
+
+    def __init__(self, normalize_image: Callable[[str], str]) -> None:
+        self.nodes: dict[str, NodeInfo] = {}
+        self.table = NodeTable()
+        self.tree = NodeTree()
+        self._normalize_image = normalize_image
+        self._free_slots: list[int] = []
+        self._next_slot = 0
+        self._pod_node: dict[str, str] = {}  # uid -> node name
+        self._orphans: dict[str, dict[str, PodInfo]] = {}  # pods on nodes not (yet) known
+        self._order: list[NodeInfo] | None = None
+        self._order_slots: np.ndarray | None = None
+        self.image_nodes: dict[str, int] = {}  # normalised image -> number of nodes having it
+        self.generation = 0  # bumped on every change; lets plugins cache per-snapshot data
+
+    # ---- nodes -------------------------------------------------------------------------------
+
+    def add_node(self, node: Obj) -> NodeInfo:
+        name = node["metadata"]["name"]
+        if name in self.nodes:
+            return self.update_node(node)
+        slot = self._free_slots.pop() if self._free_slots else self._next_slot
+        if slot == self._next_slot:
+            self._next_slot += 1
+        ni = NodeInfo.of(node, slot, self._normalize_image)
+        self.nodes[name] = ni
+        self.tree.add(node)
+        self._count_images(ni, 1)
+        for pod in self._orphans.pop(name, {}).values():
+            ni.add_pod(pod)
+        self.table.set_node(ni)
+        self._order = None
+        self.generation += 1
+        return ni
+
+    def update_node(self, node: Obj) -> NodeInfo:
+        name = node["metadata"]["name"]
+        old = self.nodes[name]
+        ni = NodeInfo.of(node, old.slot, self._normalize_image)
+        ni.pods, ni.requested, ni.used_ports = old.pods, old.requested, old.used_ports
+        ni.nonzero_cpu, ni.nonzero_memory = old.nonzero_cpu, old.nonzero_memory
+        self._count_images(old, -1)
+        self._count_images(ni, 1)
+        self.nodes[name] = ni
+        if self.tree.update(old.obj, node):
+            self._order = None
+        elif self._order is not None:
+            self._order = [self.nodes[n.name] for n in self._order]
+        self.table.set_node(ni)
+        self.generation += 1
+        return ni
+
+    def remove_node(self, name: str) -> None:
+        ni = self.nodes.pop(name, None)
+        if ni is None:
+            return
+        self.tree.remove(name)
+        self._count_images(ni, -1)
+        if ni.pods:  # pods still bound to a deleted node wait for it (or their own deletion)
+            self._orphans[name] = dict(ni.pods)
+        self.table.clear(ni.slot)
+        self._free_slots.append(ni.slot)
+        self._order = None
+        self.generation += 1
+
+    def _count_images(self, ni: NodeInfo, sign: int) -> None:
+        for image in ni.images:
+            self.image_nodes[image] = self.image_nodes.get(image, 0) + sign
+            if self.image_nodes[image] <= 0:
+                del self.image_nodes[image]
+
+    def ordered(self) -> tuple[list[NodeInfo], np.ndarray]:
+        """Nodes in scheduling iteration order, and their slots as an array."""
+        if self._order is None:
+            self._order = [self.nodes[n] for n in self.tree.ordered()]
+            self._order_slots = np.fromiter((n.slot for n in self._order), dtype=np.int64,
+                                            count=len(self._order))
+        assert self._order_slots is not None
+        return self._order, self._order_slots
+
+    # ---- pods --------------------------------------------------------------------------------
+
+    def node_of(self, uid: str) -> str | None:
+        return self._pod_node.get(uid)
+
+    def add_pod(self, pod: PodInfo, node_name: str) -> None:
+        """Account `pod` on `node_name` (bound, or assumed by this scheduler)."""
+        if pod.uid in self._pod_node:
+            self.remove_pod(pod.uid)
+        self._pod_node[pod.uid] = node_name
+        ni = self.nodes.get(node_name)
+        if ni is None:
+            self._orphans.setdefault(node_name, {})[pod.uid] = pod
+            return
+        ni.add_pod(pod)
+        self.table.set_usage(ni)
+        self.generation += 1
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        node_name = self._pod_node.pop(uid, None)
+        if node_name is None:
+            return None
+        ni = self.nodes.get(node_name)
+        if ni is None:
+            return self._orphans.get(node_name, {}).pop(uid, None)
+        pod = ni.pods.get(uid)
+        if pod is not None:
+            ni.add_pod(pod, -1)
+            self.table.set_usage(ni)
+            self.generation += 1
+        return pod

@@ -1,0 +1,333 @@
+"""The scheduling framework: extension points, plugin contracts, and running a profile.
+
+Each extension point is a base class; a plugin subclasses those it implements, which is also
+how configuration checks that a plugin is enabled only where it can run. Filter and Score
+plugins may add a vectorised path (`filter_many` / `score_many`) over the cache's arrays; the
+framework uses it when present and otherwise calls the per-node method, with identical results.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.cache import Cache, NodeTable
+
+MAX_NODE_SCORE = 100
+
+
+class CycleState(dict[str, Any]):
+    """Per-attempt scratch space shared by a profile's plugins; `skip_*` record Skip results."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+
+
+@dataclass
+class PreFilterResult:
+    """Restricts the nodes worth filtering (None = all nodes)."""
+
+    node_names: set[str] | None = None
+
+
+@dataclass
+class ClusterEvent:
+    """A change that may make a rejected pod schedulable: resource + action (framework/events.go)."""
+
+    resource: str  # Node, Pod, AssignedPod, ...
+    action: str  # Add, Update, Delete, or a specific update like UpdateNodeLabel
+    hint: Callable[[PodInfo, Any, Any], bool] | None = None  # QueueingHint: True = Queue
+
+
+class Handle:
+    """What plugins may reach: the cache (read only) and the cluster-wide helpers."""
+
+    def __init__(self, cache: Cache) -> None:
+        self.cache = cache
+
+
+class Plugin:
+    name: ClassVar[str] = ""
+
+    def __init__(self, handle: Handle, args: dict[str, Any] | None = None) -> None:
+        self.handle = handle
+        self.args = args or {}
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        """Events after which a pod this plugin rejected is worth retrying."""
+        return []
+
+
+class PreEnqueuePlugin(Plugin):
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        raise NotImplementedError
+
+
+class QueueSortPlugin(Plugin):
+    def less(self, a: Any, b: Any) -> bool:
+        raise NotImplementedError
+
+    def sort_key(self) -> Callable[[Any], Any]:
+        """A key for heaps; plugins written in terms of `less` get a comparison-based key."""
+        return functools.cmp_to_key(lambda a, b: -1 if self.less(a, b) else (1 if self.less(b, a) else 0))
+
+
+class PreFilterPlugin(Plugin):
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                   ) -> tuple[PreFilterResult | None, Status]:
+        raise NotImplementedError
+
+
+class FilterPlugin(Plugin):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        raise NotImplementedError
+
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                    table: NodeTable) -> np.ndarray | None:
+        """Optional fast path: an int64 code per node, 0 = passes, else `decode(code)` is its status."""
+        return None
+
+    def decode(self, state: CycleState, code: int) -> Status:
+        raise NotImplementedError
+
+
+class PostFilterPlugin(Plugin):
+    def post_filter(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> tuple[Any, Status]:
+        raise NotImplementedError
+
+
+class PreScorePlugin(Plugin):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        raise NotImplementedError
+
+
+class ScorePlugin(Plugin):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        raise NotImplementedError
+
+    def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                   table: NodeTable) -> np.ndarray | None:
+        """Optional fast path returning the raw scores of `nodes` as int64."""
+        return None
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        """NormalizeScore; the default is none (scores are already 0..100)."""
+        return scores
+
+
+class ReservePlugin(Plugin):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        raise NotImplementedError
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+class PermitPlugin(Plugin):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
+        """(status, timeout seconds); WAIT holds the pod until allowed, rejected or timed out."""
+        raise NotImplementedError
+
+
+class PreBindPlugin(Plugin):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        raise NotImplementedError
+
+
+class BindPlugin(Plugin):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """SKIP passes the pod to the next Bind plugin."""
+        raise NotImplementedError
+
+
+class PostBindPlugin(Plugin):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        raise NotImplementedError
+
+
+EXTENSION_POINTS: dict[str, type[Plugin]] = {
+    "preEnqueue": PreEnqueuePlugin,
+    "queueSort": QueueSortPlugin,
+    "preFilter": PreFilterPlugin,
+    "filter": FilterPlugin,
+    "postFilter": PostFilterPlugin,
+    "preScore": PreScorePlugin,
+    "score": ScorePlugin,
+    "reserve": ReservePlugin,
+    "permit": PermitPlugin,
+    "preBind": PreBindPlugin,
+    "bind": BindPlugin,
+    "postBind": PostBindPlugin,
+}
+
+
+def default_normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
+    """helper.DefaultNormalizeScore: scale to 0..100 by the maximum (integer division), optionally reversed."""
+    top = int(scores.max()) if len(scores) else 0
+    if top == 0:
+        return np.full_like(scores, MAX_NODE_SCORE) if reverse else scores
+    out = scores * MAX_NODE_SCORE // top
+    return MAX_NODE_SCORE - out if reverse else out
+
+
+@dataclass
+class FilterOutcome:
+    """Result of the filter phase over the nodes processed in iteration order."""
+
+    feasible: list[NodeInfo] = field(default_factory=list)
+    statuses: dict[str, Status] = field(default_factory=dict)  # failing node -> first failing status
+    processed: int = 0
+
+
+@dataclass
+class Profile:
+    """A configured framework instance (one per schedulerName)."""
+
+    scheduler_name: str
+    handle: Handle
+    plugins: dict[str, list[Plugin]]
+    score_weights: dict[str, int]
+    percentage_of_nodes_to_score: int | None = None
+
+    def at(self, point: str) -> list[Any]:
+        return self.plugins.get(point, [])
+
+    # ---- PreFilter / Filter ------------------------------------------------------------------
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                       ) -> tuple[PreFilterResult, Status, set[str]]:
+        """Returns the merged node restriction, the first rejecting status, and the rejecting plugins."""
+        result = PreFilterResult()
+        rejectors: set[str] = set()
+        for pl in self.at("preFilter"):
+            res, status = pl.pre_filter(state, pod, nodes)
+            if status.code == Code.SKIP:
+                state.skip_filter.add(pl.name)
+                continue
+            if not status.ok:
+                status.plugin = status.plugin or pl.name
+                rejectors.add(pl.name)
+                return result, status, rejectors
+            if res is not None and res.node_names is not None:
+                result.node_names = (res.node_names if result.node_names is None
+                                     else result.node_names & res.node_names)
+                if not result.node_names:
+                    rejectors.add(pl.name)
+                    msg = "node(s) didn't satisfy plugin(s) [" + pl.name + "] simultaneously"
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), pl.name), rejectors
+        return result, SUCCESS, rejectors
+
+    def filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """All filters on one node, stopping at the first failure (RunFilterPlugins)."""
+        for pl in self.at("filter"):
+            if pl.name in state.skip_filter:
+                continue
+            status = pl.filter(state, pod, node)
+            if not status.ok:
+                if not status.plugin:
+                    status = Status(status.code, status.reasons, pl.name)
+                return status
+        return SUCCESS
+
+    def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                      table: NodeTable, start: int, want: int,
+                      slow_nodes: Callable[[NodeInfo], Status] | None = None,
+                      slow: set[str] | None = None) -> FilterOutcome:
+        """Walk `nodes` from `start` round-robin until `want` feasible nodes are found.
+
+        Equivalent to checking nodes one by one in that order; done in vectorised chunks.
+        Nodes named in `slow` are checked by `slow_nodes` instead (e.g. with nominated pods).
+        """
+        out = FilterOutcome()
+        n = len(nodes)
+        filters = [pl for pl in self.at("filter") if pl.name not in state.skip_filter]
+        pos = 0
+        while pos < n and len(out.feasible) < want:
+            need = want - len(out.feasible)
+            size = min(n - pos, max(need + need // 4, 64))
+            idx = (start + pos + np.arange(size)) % n
+            chunk_nodes = [nodes[i] for i in idx]
+            chunk_slots = slots[idx]
+            fail: dict[int, Status] = {}
+            alive = np.ones(size, dtype=bool)  # still to be checked by the plugin loop below
+            passed_slow = np.zeros(size, dtype=bool)
+            if slow:
+                for j, ni in enumerate(chunk_nodes):
+                    if ni.name in slow:
+                        alive[j] = False
+                        assert slow_nodes is not None
+                        st = slow_nodes(ni)
+                        if st.ok:
+                            passed_slow[j] = True
+                        else:
+                            fail[j] = st
+            for pl in filters:
+                live = np.flatnonzero(alive)
+                if not len(live):
+                    break
+                codes = pl.filter_many(state, pod, [chunk_nodes[j] for j in live], chunk_slots[live], table)
+                if codes is None:
+                    for j in live:
+                        st = pl.filter(state, pod, chunk_nodes[j])
+                        if not st.ok:
+                            fail[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
+                            alive[j] = False
+                else:
+                    for k in np.flatnonzero(codes):
+                        j = live[k]
+                        fail[j] = pl.decode(state, int(codes[k]))
+                        alive[j] = False
+            ok_positions = np.flatnonzero(alive | passed_slow).tolist()
+            cut = size
+            if len(ok_positions) >= need:
+                cut = ok_positions[need - 1] + 1
+                ok_positions = ok_positions[:need]
+            out.feasible.extend(chunk_nodes[j] for j in ok_positions)
+            for j, st in fail.items():
+                if j < cut:
+                    out.statuses[chunk_nodes[j].name] = st
+            pos += cut
+        out.processed = pos
+        return out
+
+    # ---- PreScore / Score --------------------------------------------------------------------
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        for pl in self.at("preScore"):
+            status = pl.pre_score(state, pod, nodes)
+            if status.code == Code.SKIP:
+                state.skip_score.add(pl.name)
+            elif not status.ok:
+                return status
+        return SUCCESS
+
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                  table: NodeTable) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
+        """Total weighted score per node, and per plugin (raw, normalised, weight)."""
+        total = np.zeros(len(nodes), dtype=np.int64)
+        detail: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+        for pl in self.at("score"):
+            if pl.name in state.skip_score:
+                continue
+            raw = pl.score_many(state, pod, nodes, slots, table)
+            if raw is None:
+                raw = np.fromiter((pl.score(state, pod, ni) for ni in nodes), dtype=np.int64, count=len(nodes))
+            norm = pl.normalize(state, pod, raw)
+            if len(norm) and (norm.min() < 0 or norm.max() > MAX_NODE_SCORE):
+                raise ValueError(f"plugin {pl.name} returned a score outside 0..{MAX_NODE_SCORE}")
+            weight = self.score_weights.get(pl.name, 1)
+            total += norm * weight
+            detail[pl.name] = (raw, norm, weight)
+        return total, detail
+
+
+__all__ = ["SKIP", "SUCCESS", "Code", "Status", "PodInfo", "NodeInfo"]

@@ -1,0 +1,48 @@
+"""ImageLocality: prefer nodes that already hold the pod's images, weighted by how widespread they are."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.framework import MAX_NODE_SCORE, CycleState, ScorePlugin
+from kubesched.scheduler.types import NodeInfo, PodInfo
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    """Add the implicit `:latest` tag; registries and digests are left as written (as upstream does)."""
+    return name + ":latest" if name.rfind(":") <= name.rfind("/") else name
+
+
+class ImageLocality(ScorePlugin):
+    name = "ImageLocality"
+
+    def _images(self, pod: PodInfo) -> list[str]:
+        cached = pod.extra.get(self.name)
+        if cached is None:
+            cached = pod.extra[self.name] = [normalized_image_name(i) for i in pod.images]
+        return cached
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        cache = self.handle.cache
+        total_nodes = len(cache.nodes)
+        total = 0
+        for image in self._images(pod):
+            size = node.images.get(image)
+            if size is not None:
+                spread = float(cache.image_nodes.get(image, 0)) / float(total_nodes)
+                total += int(float(size) * spread)
+        containers = len(pod.obj["spec"].get("initContainers") or ()) + len(pod.obj["spec"].get("containers") or ())
+        max_threshold = MAX_CONTAINER_THRESHOLD * containers
+        total = min(max(total, MIN_THRESHOLD), max_threshold)
+        return MAX_NODE_SCORE * (total - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+    def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                   table: NodeTable) -> np.ndarray | None:
+        if not any(image in self.handle.cache.image_nodes for image in self._images(pod)):
+            return np.zeros(len(nodes), dtype=np.int64)  # no node has any of the images
+        return None

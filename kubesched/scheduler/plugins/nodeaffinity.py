@@ -1,0 +1,89 @@
+"""NodeAffinity: nodeSelector and required node affinity filter; preferred terms score."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kubesched.api.selectors import NodeSelector, PreferredSchedulingTerms
+from kubesched.scheduler.framework import (
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+    default_normalize,
+)
+from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
+
+REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+REASON_CONFLICT = "pod affinity terms conflict"
+
+
+class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    name = "NodeAffinity"
+    _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_POD,), "NodeAffinity")
+    _enforced = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_ENFORCED,), "NodeAffinity")
+
+    def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(handle, args)
+        added = self.args.get("addedAffinity") or {}
+        required = added.get("requiredDuringSchedulingIgnoredDuringExecution")
+        preferred = added.get("preferredDuringSchedulingIgnoredDuringExecution")
+        self.added_required = NodeSelector.compile(required) if required else None
+        self.added_preferred = PreferredSchedulingTerms.compile(preferred) if preferred else None
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                   ) -> tuple[PreFilterResult | None, Status]:
+        spec = pod.obj.get("spec", {})
+        required_terms = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")
+        if required_terms is None and self.added_required is None and spec.get("nodeSelector") is None:
+            return None, SKIP
+        if required_terms is None or self.added_required is not None:
+            return None, SUCCESS
+        # Terms that pin metadata.name narrow the nodes worth filtering (ORed terms, ANDed fields).
+        names: set[str] | None = None
+        for term in required_terms.get("nodeSelectorTerms") or ():
+            term_names: set[str] | None = None
+            for req in term.get("matchFields") or ():
+                if req.get("key") == "metadata.name" and req.get("operator") == "In":
+                    values = set(req.get("values") or ())
+                    term_names = values if term_names is None else term_names & values
+            if term_names is None:
+                return None, SUCCESS
+            names = term_names if names is None else names | term_names
+        if names is not None and not names:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_CONFLICT,), self.name)
+        return (PreFilterResult(names) if names else None), SUCCESS
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if self.added_required is not None and not self.added_required.matches(node.labels, node.name):
+            return self._enforced
+        if pod.required_affinity is not None and not pod.required_affinity.matches(node.labels, node.name):
+            return self._status
+        return SUCCESS
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        if pod.preferred_affinity is None and self.added_preferred is None:
+            return SKIP
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        total = 0
+        if pod.preferred_affinity is not None:
+            total += pod.preferred_affinity.score(node.labels, node.name)
+        if self.added_preferred is not None:
+            total += self.added_preferred.score(node.labels, node.name)
+        return total
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize(scores, reverse=False)
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeLabel"),
+                ClusterEvent("Pod", "UpdatePodSchedulingRequirement")]

@@ -1,0 +1,31 @@
+"""NodeName: a pod that names a node fits only that node."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.framework import ClusterEvent, CycleState, FilterPlugin
+from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
+
+REASON = "node(s) didn't match the requested node name"
+
+
+class NodeName(FilterPlugin):
+    name = "NodeName"
+    _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "NodeName")
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if pod.node_name and pod.node_name != node.name:
+            return self._status
+        return SUCCESS
+
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                    table: NodeTable) -> np.ndarray | None:
+        return None if pod.node_name else np.zeros(len(nodes), dtype=np.int64)
+
+    def decode(self, state: CycleState, code: int) -> Status:
+        return self._status
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Node", "Add")]

@@ -1,0 +1,55 @@
+"""NodePorts: a host port (protocol, IP) can be used by one pod per node; 0.0.0.0 clashes with every IP."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.framework import (
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+)
+from kubesched.scheduler.types import SKIP, SUCCESS, Code, HostPort, NodeInfo, PodInfo, Status
+
+REASON = "node(s) didn't have free ports for the requested pod ports"
+WILDCARD = "0.0.0.0"
+
+
+def conflicts(node: NodeInfo, want: HostPort) -> bool:
+    ips = node.used_ports.get((want.protocol, want.port))
+    if not ips:
+        return False
+    return want.ip == WILDCARD or WILDCARD in ips or want.ip in ips
+
+
+class NodePorts(PreFilterPlugin, FilterPlugin):
+    name = "NodePorts"
+    _status = Status(Code.UNSCHEDULABLE, (REASON,), "NodePorts")
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                   ) -> tuple[PreFilterResult | None, Status]:
+        return None, (SUCCESS if pod.host_ports else SKIP)
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if any(conflicts(node, hp) for hp in pod.host_ports):
+            return self._status
+        return SUCCESS
+
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                    table: NodeTable) -> np.ndarray:
+        codes = np.zeros(len(nodes), dtype=np.int64)
+        for k in np.flatnonzero(table.has_ports[slots]):
+            if any(conflicts(nodes[k], hp) for hp in pod.host_ports):
+                codes[k] = 1
+        return codes
+
+    def decode(self, state: CycleState, code: int) -> Status:
+        return self._status
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add")]

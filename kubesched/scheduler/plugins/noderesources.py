@@ -1,0 +1,246 @@
+"""NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Fit filters on requests against allocatable minus what is already requested, reporting every
+insufficient resource; both score with resourceAllocationScorer's integer arithmetic. Scoring
+counts a container without a cpu/memory request as 100m / 200Mi (the non-zero defaults) for
+the Fit strategies, while BalancedAllocation uses the real requests — as upstream does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.framework import (
+    MAX_NODE_SCORE,
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from kubesched.scheduler.types import (
+    CPU,
+    EPHEMERAL,
+    MEMORY,
+    PODS,
+    SKIP,
+    SUCCESS,
+    Code,
+    NodeInfo,
+    PodInfo,
+    Status,
+)
+
+FIT_STATE = "PreFilterNodeResourcesFit"
+BASE = (CPU, MEMORY, EPHEMERAL)
+TOO_MANY_PODS = "Too many pods"
+UNRESOLVABLE_BIT = 1 << 62
+
+
+def _is_scalar(name: str) -> bool:
+    return name not in (CPU, MEMORY, EPHEMERAL, PODS)
+
+
+def _default_resources(args: dict) -> list[tuple[str, int]]:
+    return [(r["name"], int(r.get("weight", 1))) for r in args.get("resources") or
+            ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
+
+
+class _FitState:
+    """The pod's filtered requests: base resources then its scalar resources, in a fixed order."""
+
+    def __init__(self, pod: PodInfo, ignored: set[str], ignored_groups: set[str]) -> None:
+        names = [n for n in BASE if pod.requests.get(n)]
+        names += sorted(n for n, v in pod.requests.items()
+                        if _is_scalar(n) and v and n not in ignored and n.split("/")[0] not in ignored_groups)
+        self.names = names
+        self.amounts = [pod.requests[n] for n in names]
+        self.statuses: dict[int, Status] = {}
+
+
+class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
+    name = "NodeResourcesFit"
+
+    def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(handle, args)
+        self.ignored = set(self.args.get("ignoredResources") or ())
+        self.ignored_groups = set(self.args.get("ignoredResourceGroups") or ())
+        strategy = self.args.get("scoringStrategy") or {}
+        self.strategy = strategy.get("type", "LeastAllocated")
+        self.resources = [(r["name"], int(r.get("weight", 1))) for r in strategy.get("resources") or
+                          ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
+
+    # ---- filter --------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+                   ) -> tuple[PreFilterResult | None, Status]:
+        state[FIT_STATE] = _FitState(pod, self.ignored, self.ignored_groups)
+        return None, SUCCESS
+
+    def _fit_code(self, s: _FitState, alloc: dict[str, int], req: dict[str, int], npods: int) -> int:
+        code = 0
+        if npods + 1 > alloc.get(PODS, 0):
+            code |= 1  # never unresolvable: pods may leave
+        for i, (name, amount) in enumerate(zip(s.names, s.amounts, strict=True)):
+            free = alloc.get(name, 0) - req.get(name, 0)
+            if amount > free:
+                code |= 2 << i
+                if amount > alloc.get(name, 0):
+                    code |= UNRESOLVABLE_BIT
+        return code
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        s = state[FIT_STATE]
+        code = self._fit_code(s, node.allocatable, node.requested, len(node.pods))
+        return SUCCESS if code == 0 else self.decode(state, code)
+
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                    table: NodeTable) -> np.ndarray:
+        s: _FitState = state[FIT_STATE]
+        pods_col = table.columns[PODS]
+        alloc, req = table.alloc[slots], table.req[slots]
+        codes = (req[:, pods_col] + 1 > alloc[:, pods_col]).astype(np.int64)
+        for i, (name, amount) in enumerate(zip(s.names, s.amounts, strict=True)):
+            col = table.columns.get(name)
+            a = alloc[:, col] if col is not None else np.zeros(len(slots), dtype=np.int64)
+            r = req[:, col] if col is not None else a
+            codes |= np.where(amount > a - r, 2 << i, 0)
+            codes |= np.where(amount > a, UNRESOLVABLE_BIT, 0)
+        return codes
+
+    def decode(self, state: CycleState, code: int) -> Status:
+        s: _FitState = state[FIT_STATE]
+        status = s.statuses.get(code)
+        if status is None:
+            reasons = [TOO_MANY_PODS] if code & 1 else []
+            reasons += [f"Insufficient {n}" for i, n in enumerate(s.names) if code & (2 << i)]
+            resolvable = not code & UNRESOLVABLE_BIT
+            status = s.statuses[code] = Status(
+                Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                tuple(reasons), self.name)
+        return status
+
+    # ---- score ---------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        return SUCCESS
+
+    def _pod_request(self, pod: PodInfo, name: str) -> int:
+        if name == CPU:
+            return pod.score_cpu
+        if name == MEMORY:
+            return pod.score_memory
+        return pod.requests.get(name, 0)
+
+    def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                   table: NodeTable) -> np.ndarray:
+        n = len(slots)
+        total = np.zeros(n, dtype=np.int64)
+        weights = np.zeros(n, dtype=np.int64)
+        for name, weight in self.resources:
+            pod_req = self._pod_request(pod, name)
+            if pod_req == 0 and _is_scalar(name):
+                continue  # an extended resource the pod does not ask for is not scored
+            col = table.columns.get(name)
+            if col is None:
+                continue
+            alloc = table.alloc[slots, col]
+            if name == CPU:
+                req = table.nonzero[slots, 0] + pod_req
+            elif name == MEMORY:
+                req = table.nonzero[slots, 1] + pod_req
+            else:
+                req = table.req[slots, col] + pod_req
+            valid = alloc > 0
+            safe = np.where(valid, alloc, 1)
+            if self.strategy == "MostAllocated":
+                score = np.minimum(req, safe) * MAX_NODE_SCORE // safe
+            else:
+                score = np.where(req > alloc, 0, (safe - req) * MAX_NODE_SCORE // safe)
+            total += np.where(valid, score * weight, 0)
+            weights += np.where(valid, weight, 0)
+        return np.where(weights > 0, total // np.where(weights > 0, weights, 1), 0)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        total = weights = 0
+        for name, weight in self.resources:
+            pod_req = self._pod_request(pod, name)
+            if pod_req == 0 and _is_scalar(name):
+                continue
+            alloc = node.allocatable.get(name, 0)
+            if alloc == 0:
+                continue
+            if name == CPU:
+                req = node.nonzero_cpu + pod_req
+            elif name == MEMORY:
+                req = node.nonzero_memory + pod_req
+            else:
+                req = node.requested.get(name, 0) + pod_req
+            if self.strategy == "MostAllocated":
+                score = min(req, alloc) * MAX_NODE_SCORE // alloc
+            else:
+                score = 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
+            total += score * weight
+            weights += weight
+        return total // weights if weights else 0
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add"),
+                ClusterEvent("Node", "UpdateNodeAllocatable"), ClusterEvent("Pod", "UpdatePodScaleDown")]
+
+
+class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
+    """Favours nodes whose cpu and memory would be used in equal proportion (1 − std of fractions)."""
+
+    name = "NodeResourcesBalancedAllocation"
+
+    def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(handle, args)
+        self.resources = [name for name, _ in _default_resources(self.args)]
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        if not any(pod.requests.get(name) for name in self.resources):
+            return SKIP  # nothing requested: balance is unaffected by this pod
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        fractions: list[float] = []
+        for name in self.resources:
+            alloc = node.allocatable.get(name, 0)
+            if alloc == 0:
+                continue
+            req = pod.requests.get(name, 0) if (pod.requests.get(name, 0) or not _is_scalar(name)) else 0
+            if _is_scalar(name) and not pod.requests.get(name):
+                continue
+            fraction = float(node.requested.get(name, 0) + req) / float(alloc)
+            fractions.append(min(fraction, 1.0))
+        std = 0.0
+        if len(fractions) == 2:
+            std = abs((fractions[0] - fractions[1]) / 2)
+        elif len(fractions) > 2:
+            mean = sum(fractions) / len(fractions)
+            std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
+        return int((1 - std) * float(MAX_NODE_SCORE))
+
+    def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                   table: NodeTable) -> np.ndarray | None:
+        if len(self.resources) != 2 or any(_is_scalar(n) for n in self.resources):
+            return None
+        cols = [table.columns[n] for n in self.resources]
+        alloc = table.alloc[slots][:, cols]
+        if not (alloc > 0).all():
+            return None
+        req = table.req[slots][:, cols] + np.array([pod.requests.get(n, 0) for n in self.resources])
+        frac = np.minimum(req.astype(np.float64) / alloc.astype(np.float64), 1.0)
+        std = np.abs((frac[:, 0] - frac[:, 1]) / 2)
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add"),
+                ClusterEvent("Node", "UpdateNodeAllocatable")]

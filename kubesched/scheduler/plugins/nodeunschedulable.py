@@ -1,0 +1,38 @@
+"""NodeUnschedulable: cordoned nodes accept only pods tolerating node.kubernetes.io/unschedulable."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.api.taints import tolerated
+from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.framework import ClusterEvent, CycleState, FilterPlugin
+from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
+
+REASON = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+class NodeUnschedulable(FilterPlugin):
+    name = "NodeUnschedulable"
+    _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "NodeUnschedulable")
+
+    def _tolerates(self, pod: PodInfo) -> bool:
+        return tolerated(pod.tolerations, UNSCHEDULABLE_TAINT)
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if node.unschedulable and not self._tolerates(pod):
+            return self._status
+        return SUCCESS
+
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                    table: NodeTable) -> np.ndarray:
+        if self._tolerates(pod):
+            return np.zeros(len(slots), dtype=np.int64)
+        return table.unschedulable[slots].astype(np.int64)
+
+    def decode(self, state: CycleState, code: int) -> Status:
+        return self._status
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeTaint")]

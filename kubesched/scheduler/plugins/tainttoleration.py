@@ -1,0 +1,73 @@
+"""TaintToleration: NoSchedule/NoExecute taints repel; untolerated PreferNoSchedule taints lower the score."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kubesched.api.taints import first_untolerated, tolerated
+from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.framework import (
+    ClusterEvent,
+    CycleState,
+    FilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+    default_normalize,
+)
+from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
+
+# v1.35 aggregates this reason; older releases named the taint ("had untolerated taint {k: v}").
+REASON = "node(s) had untolerated taint(s)"
+STATE_KEY = "PreScoreTaintToleration"
+
+
+def _hard(taint: dict) -> bool:
+    return taint.get("effect") in ("NoSchedule", "NoExecute")
+
+
+class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
+    name = "TaintToleration"
+    _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "TaintToleration")
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if first_untolerated(node.taints, pod.tolerations, _hard) is not None:
+            return self._status
+        return SUCCESS
+
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                    table: NodeTable) -> np.ndarray:
+        codes = np.zeros(len(nodes), dtype=np.int64)
+        for k in np.flatnonzero(table.hard_taints[slots]):
+            if first_untolerated(nodes[k].taints, pod.tolerations, _hard) is not None:
+                codes[k] = 1
+        return codes
+
+    def decode(self, state: CycleState, code: int) -> Status:
+        return self._status
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        # Tolerations with no effect match every effect, PreferNoSchedule included.
+        state[STATE_KEY] = [t for t in pod.tolerations if t.get("effect") in (None, "", "PreferNoSchedule")]
+        return SUCCESS
+
+    def _count(self, tolerations: list[dict], node: NodeInfo) -> int:
+        return sum(1 for t in node.taints
+                   if t.get("effect") == "PreferNoSchedule" and not tolerated(tolerations, t))
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        return self._count(state[STATE_KEY], node)
+
+    def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                   table: NodeTable) -> np.ndarray:
+        scores = np.zeros(len(nodes), dtype=np.int64)
+        tolerations = state[STATE_KEY]
+        for k in np.flatnonzero(table.prefer_taints[slots]):
+            scores[k] = self._count(tolerations, nodes[k])
+        return scores
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize(scores, reverse=True)
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeTaint"),
+                ClusterEvent("Pod", "UpdatePodToleration")]

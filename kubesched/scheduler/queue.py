@@ -1,0 +1,274 @@
+"""The scheduling queue (backend/queue): activeQ, backoffQ, error backoffQ and unschedulable pods.
+
+Timing follows v1.35 with its default gates: QueueingHints decide which cluster events move a
+rejected pod; backoff is 1 s doubling to 10 s per unschedulable attempt, rounded down to whole
+seconds and flushed on whole-second ticks; when activeQ is empty the head of backoffQ is popped
+early (SchedulerPopFromBackoffQ); pods left unschedulable for 5 minutes are flushed on 30 s ticks.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.scheduler.framework import ClusterEvent, Plugin, PreEnqueuePlugin
+from kubesched.scheduler.types import PodInfo, Status
+
+UNSCHEDULABLE_TIMEOUT = 300.0
+FLUSH_UNSCHEDULABLE_PERIOD = 30.0
+ACTIVE, BACKOFF, ERROR_BACKOFF, UNSCHEDULABLE, IN_FLIGHT = "active", "backoff", "errorBackoff", "unsched", "flight"
+
+
+@dataclass(eq=False)
+class QueuedPodInfo:
+    pod: PodInfo
+    timestamp: float
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors: int = 0
+    rejectors: set[str] = field(default_factory=set)  # UnschedulablePlugins ∪ PendingPlugins
+    gated: Status | None = None
+    where: str = ""
+    token: int = 0  # bumped on every (re)insertion so stale heap entries are recognised
+
+    @property
+    def uid(self) -> str:
+        return self.pod.uid
+
+
+@dataclass(frozen=True)
+class Event:
+    """A cluster change delivered to the queue: `ClusterEvent` pattern plus the objects."""
+
+    resource: str
+    action: str
+    old: Any = None
+    new: Any = None
+
+
+class SchedulingQueue:
+    def __init__(self, sort_key: Callable[[QueuedPodInfo], Any], now: Callable[[], float],
+                 pre_enqueue: list[PreEnqueuePlugin], plugins: list[Plugin],
+                 initial_backoff: float = 1.0, max_backoff: float = 10.0) -> None:
+        self._key = sort_key
+        self._now = now
+        self._pre_enqueue = pre_enqueue
+        self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
+        self._seq = itertools.count()
+        self._active: list[tuple[Any, int, int, QueuedPodInfo]] = []
+        self._backoff: list[tuple[float, Any, int, int, QueuedPodInfo]] = []
+        self._error_backoff: list[tuple[float, int, int, QueuedPodInfo]] = []
+        self.pods: dict[str, QueuedPodInfo] = {}  # every pod the queue knows, by uid
+        self._in_flight_events: dict[str, list[Event]] = {}
+        self._hints: dict[tuple[str, str], list[tuple[str, ClusterEvent]]] = {}
+        for pl in plugins:
+            for ev in pl.events_to_register():
+                self._hints.setdefault((ev.resource, ev.action), []).append((pl.name, ev))
+        self._listeners: set[str] = {pl.name for pl in plugins}
+        self._registers_events = {pl.name for pl in plugins if pl.events_to_register()}
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+    def _put(self, q: QueuedPodInfo, where: str) -> None:
+        q.where = where
+        q.token += 1
+        seq = next(self._seq)
+        if where == ACTIVE:
+            heapq.heappush(self._active, (self._key(q), seq, q.token, q))
+        elif where == BACKOFF:
+            heapq.heappush(self._backoff, (self.backoff_expiry(q), self._key(q), seq, q.token, q))
+        elif where == ERROR_BACKOFF:
+            heapq.heappush(self._error_backoff, (self.backoff_expiry(q), seq, q.token, q))
+
+    @staticmethod
+    def _live(entry: tuple, where: str) -> bool:
+        q = entry[-1]
+        return q.where == where and q.token == entry[-2]
+
+    def _clean(self, heap: list, where: str) -> None:
+        while heap and not self._live(heap[0], where):
+            heapq.heappop(heap)
+
+    # ---- backoff ------------------------------------------------------------------------------
+
+    def backoff_expiry(self, q: QueuedPodInfo) -> float:
+        count = q.consecutive_errors or q.unschedulable_count
+        if count == 0 or self.max_backoff == 0:
+            return -math.inf
+        duration = min(self.initial_backoff * 2 ** (count - 1), self.max_backoff)
+        return math.floor(q.timestamp + duration)
+
+    def backing_off(self, q: QueuedPodInfo) -> bool:
+        return not self.backoff_expiry(q) < math.floor(self._now())
+
+    # ---- intake -----------------------------------------------------------------------------
+
+    def _run_pre_enqueue(self, q: QueuedPodInfo) -> bool:
+        for pl in self._pre_enqueue:
+            status = pl.pre_enqueue(q.pod)
+            if not status.ok:
+                q.gated = status
+                q.rejectors = {pl.name}
+                return False
+        q.gated = None
+        return True
+
+    def add(self, pod: PodInfo) -> None:
+        q = QueuedPodInfo(pod, self._now())
+        self.pods[pod.uid] = q
+        self._put(q, ACTIVE if self._run_pre_enqueue(q) else UNSCHEDULABLE)
+
+    def update(self, pod: PodInfo) -> None:
+        q = self.pods.get(pod.uid)
+        if q is None:
+            self.add(pod)
+            return
+        old = q.pod
+        q.pod = pod
+        if q.where in (ACTIVE, BACKOFF, ERROR_BACKOFF):
+            self._put(q, q.where)  # re-key: priority and labels may have changed
+        elif q.where == IN_FLIGHT:
+            self._in_flight_events.setdefault(pod.uid, []).append(Event("Pod", "Update", old, pod))
+        elif q.where == UNSCHEDULABLE:
+            if q.gated is not None:
+                if self._run_pre_enqueue(q):
+                    self._put(q, ACTIVE)
+                return
+            ev = Event("Pod", "Update", old, pod)
+            if self._worth_requeuing(q, ev, self_update=True) is not None:
+                self._requeue(q)
+
+    def delete(self, uid: str) -> None:
+        q = self.pods.pop(uid, None)
+        if q is not None:
+            q.where = ""
+            self._in_flight_events.pop(uid, None)
+
+    # ---- pop / done ---------------------------------------------------------------------------
+
+    def has_ready(self) -> bool:
+        self._clean(self._active, ACTIVE)
+        self._clean(self._backoff, BACKOFF)
+        return bool(self._active or self._backoff)
+
+    def pop(self) -> QueuedPodInfo | None:
+        self._clean(self._active, ACTIVE)
+        if self._active:
+            q = heapq.heappop(self._active)[-1]
+        else:
+            self._clean(self._backoff, BACKOFF)
+            if not self._backoff:
+                return None
+            q = heapq.heappop(self._backoff)[-1]
+        q.where = IN_FLIGHT
+        q.attempts += 1
+        self._in_flight_events[q.uid] = []
+        return q
+
+    def done_success(self, q: QueuedPodInfo) -> None:
+        self.delete(q.uid)
+
+    def add_unschedulable(self, q: QueuedPodInfo, rejectors: set[str]) -> None:
+        """A failed attempt: back to unschedulable, or to a backoff queue if an event already helps it."""
+        if self.pods.get(q.uid) is not q:
+            return  # deleted or bound meanwhile
+        events = self._in_flight_events.pop(q.uid, [])
+        q.rejectors = set(rejectors)
+        if rejectors:
+            q.unschedulable_count += 1
+            q.consecutive_errors = 0
+        else:
+            q.consecutive_errors += 1
+        q.timestamp = self._now()
+        if not rejectors:
+            self._put(q, ERROR_BACKOFF)
+            return
+        if any(self._worth_requeuing(q, ev) is not None for ev in events):
+            self._requeue(q)
+        else:
+            self._put(q, UNSCHEDULABLE)
+
+    def _requeue(self, q: QueuedPodInfo) -> None:
+        if self.backing_off(q):
+            self._put(q, BACKOFF)
+        elif self._run_pre_enqueue(q):
+            self._put(q, ACTIVE)
+        else:
+            self._put(q, UNSCHEDULABLE)
+
+    # ---- cluster events -----------------------------------------------------------------------
+
+    def _worth_requeuing(self, q: QueuedPodInfo, ev: Event, self_update: bool = False) -> str | None:
+        """None = skip; else a non-None marker meaning 'queue after backoff' (QueueingHint Queue)."""
+        if not q.rejectors:
+            return "backoff"
+        for plugin in q.rejectors:
+            if plugin not in self._registers_events:
+                return "backoff"  # plugins without EnqueueExtensions get every event
+        for plugin_name, reg in self._matching(ev):
+            if plugin_name not in q.rejectors:
+                continue
+            if ev.resource == "Pod" and not self_update:
+                continue
+            if reg.hint is None or reg.hint(q.pod, ev.old, ev.new):
+                return "backoff"
+        return None
+
+    def _matching(self, ev: Event) -> list[tuple[str, ClusterEvent]]:
+        out = list(self._hints.get((ev.resource, ev.action), ()))
+        if ev.action != "Update" and ev.action.startswith("Update"):
+            out += self._hints.get((ev.resource, "Update"), ())
+        return out
+
+    def move_all(self, ev: Event) -> bool:
+        """MoveAllToActiveOrBackoffQueue; returns whether any pod moved."""
+        for events in self._in_flight_events.values():
+            events.append(ev)
+        moved = False
+        for q in [q for q in self.pods.values() if q.where == UNSCHEDULABLE and q.gated is None]:
+            if self._worth_requeuing(q, ev) is not None:
+                self._requeue(q)
+                moved = True
+        return moved
+
+    # ---- periodic flushes ---------------------------------------------------------------------
+
+    def next_flush(self) -> tuple[float, bool] | None:
+        """The next tick at which a flush would move something, and whether it is only the
+        5-minute leftover flush (housekeeping that repeats a known answer unless something changed)."""
+        times: list[tuple[float, bool]] = []
+        for heap, where in ((self._backoff, BACKOFF), (self._error_backoff, ERROR_BACKOFF)):
+            self._clean(heap, where)
+            if heap:
+                times.append((max(heap[0][0] + 1, math.floor(self._now()) + 1), False))
+        oldest = min((q.timestamp for q in self.pods.values() if q.where == UNSCHEDULABLE and q.gated is None),
+                     default=None)
+        if oldest is not None:
+            due = oldest + UNSCHEDULABLE_TIMEOUT
+            tick = (math.floor(due / FLUSH_UNSCHEDULABLE_PERIOD) + 1) * FLUSH_UNSCHEDULABLE_PERIOD
+            times.append((max(tick, self._now()), True))
+        return min(times) if times else None
+
+    def flush(self) -> None:
+        now = self._now()
+        for heap, where in ((self._backoff, BACKOFF), (self._error_backoff, ERROR_BACKOFF)):
+            while True:
+                self._clean(heap, where)
+                if not heap or self.backing_off(heap[0][-1]):
+                    break
+                q = heapq.heappop(heap)[-1]
+                self._put(q, ACTIVE)
+        if now % FLUSH_UNSCHEDULABLE_PERIOD == 0:
+            for q in [q for q in self.pods.values() if q.where == UNSCHEDULABLE and q.gated is None]:
+                if now - q.timestamp > UNSCHEDULABLE_TIMEOUT:
+                    self._requeue(q)
+
+    def pending(self) -> list[QueuedPodInfo]:
+        return list(self.pods.values())

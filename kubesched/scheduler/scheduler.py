@@ -1,0 +1,383 @@
+"""The scheduler component: watches pods and nodes, runs scheduling cycles, writes results via the API.
+
+One cycle handles one pod, as scheduleOne does: PreFilter, Filter over nodes in zone-interleaved
+round-robin order until enough feasible nodes are found, PostFilter on failure, PreScore/Score
+and host selection, then Reserve, Permit and binding. Cycles run at the current clock instant;
+the queue's backoff and flush timers are the only reason the scheduler waits.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.api.objects import Obj, is_terminal, set_condition
+from kubesched.apiserver.server import APIServer
+from kubesched.runtime.clock import Timer
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.config import SchedulerConfig, build_profile
+from kubesched.scheduler.framework import CycleState, Handle, Profile
+from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
+from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
+from kubesched.scheduler.record import DecisionRecord, ScoreDetail
+from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
+from kubesched.store.base import ADDED, DELETED, WatchEvent
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+NOTE_LENGTH_LIMIT = 1024
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_nodes: int) -> int:
+    """How many feasible nodes are enough (schedule_one.go numFeasibleNodesToFind)."""
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = max(50 - num_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_nodes * min(pct, 100) // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def select_host(totals: np.ndarray) -> int:
+    """Index of the winner as Go's container/heap leaves it after heap.Init (no extenders: no randomizer).
+
+    Among equal top scores this is not always the first one, so the heap is replayed exactly.
+    """
+    h = list(range(len(totals)))
+    t = totals.tolist()
+    n = len(h)
+    for i in range(n // 2 - 1, -1, -1):
+        while True:
+            left = 2 * i + 1
+            if left >= n:
+                break
+            j = left
+            if left + 1 < n and t[h[left + 1]] > t[h[left]]:
+                j = left + 1
+            if not t[h[j]] > t[h[i]]:
+                break
+            h[i], h[j] = h[j], h[i]
+            i = j
+    return h[0]
+
+
+def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Status | None,
+                      prefilter_msg: str | None, postfilter_msg: str | None) -> str:
+    """FitError.Error(): reasons counted over nodes, "<count> <reason>" sorted as strings."""
+    msg = f"0/{num_nodes} nodes are available:"
+    if prefilter_msg:
+        msg += f" {prefilter_msg}."
+    else:
+        counts: dict[str, int] = {}
+        for status in statuses.values():
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        if absent is not None and len(statuses) < num_nodes:
+            for reason in absent.reasons:
+                counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
+        parts = sorted(f"{c} {r}" for r, c in counts.items())
+        if parts:
+            msg += " " + ", ".join(parts) + "."
+    if postfilter_msg:
+        msg += " " + postfilter_msg
+    return msg
+
+
+@dataclass
+class Failure:
+    """Why an attempt failed: the message users see and the plugins to wait on."""
+
+    message: str
+    code: Code
+    rejectors: set[str] = field(default_factory=set)
+    statuses: dict[str, Status] = field(default_factory=dict)
+
+
+class Scheduler:
+    def __init__(self, api: APIServer, clock: Any, config: SchedulerConfig | None = None, seed: int = 0,
+                 explain: set[str] | None = None) -> None:
+        self.api = api
+        self.clock = clock
+        self.config = config or SchedulerConfig()
+        self.rng = random.Random(seed)  # for the places the real scheduler is random (preemption offset)
+        self.cache = Cache(normalize_image=lambda name: name)
+        self.handle = Handle(self.cache)
+        self.profiles: dict[str, Profile] = {}
+        for i, spec in enumerate(self.config.profiles):
+            profile = build_profile(spec, i, self.handle, self.config.percentage_of_nodes_to_score)
+            self.profiles[profile.scheduler_name] = profile
+            for pl in profile.at("bind"):
+                if isinstance(pl, DefaultBinder):
+                    pl.binder = api.bind
+        first = next(iter(self.profiles.values()))
+        all_plugins = {pl.name: pl for p in self.profiles.values() for pls in p.plugins.values() for pl in pls}
+        self.queue = SchedulingQueue(first.at("queueSort")[0].sort_key(), clock.now, first.at("preEnqueue"),
+                                     list(all_plugins.values()), self.config.initial_backoff,
+                                     self.config.max_backoff)
+        self.next_start = 0
+        self.explain = explain
+        self.records: dict[str, list[DecisionRecord]] = {}
+        self._cycle_timer: Timer | None = None
+        self._flush_timer: Timer | None = None
+        self.attempts = 0
+
+    # ---- wiring ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        store = self.api.store
+        for node in store.list("Node"):
+            self.cache.add_node(node)
+        for pod in store.list("Pod"):
+            self._on_pod(WatchEvent(ADDED, "Pod", pod, None))
+        store.watch(self._on_node, {"Node"})
+        store.watch(self._on_pod, {"Pod"})
+
+    def _kick(self) -> None:
+        if self._cycle_timer is None and self.queue.has_ready():
+            self._cycle_timer = self.clock.call_soon(self._run_cycle)
+        nxt = self.queue.next_flush()
+        if nxt is None:
+            return
+        due, daemon = nxt
+        timer = self._flush_timer
+        if timer is None or timer.cancelled or timer.when > due or (timer.when == due and timer.daemon > daemon):
+            if timer is not None:
+                timer.cancel()
+            self._flush_timer = self.clock.call_at(due, self._flush, daemon=daemon)
+
+    def _flush(self) -> None:
+        self._flush_timer = None
+        self.queue.flush()
+        self._kick()
+
+    def _on_node(self, ev: WatchEvent) -> None:
+        if ev.type == ADDED:
+            self.cache.add_node(ev.obj)
+            self.queue.move_all(Event("Node", "Add", None, ev.obj))
+        elif ev.type == DELETED:
+            self.cache.remove_node(ev.obj["metadata"]["name"])
+        else:
+            self.cache.update_node(ev.obj)
+            for action in node_update_actions(ev.old or {}, ev.obj):
+                self.queue.move_all(Event("Node", action, ev.old, ev.obj))
+        self._kick()
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        pod, old = ev.obj, ev.old
+        uid = pod["metadata"].get("uid", "")
+        gone = ev.type == DELETED or is_terminal(pod)
+        assigned = bool(pod.get("spec", {}).get("nodeName"))
+        if gone:
+            if self.cache.node_of(uid) is not None:
+                removed = self.cache.remove_pod(uid)
+                self.queue.move_all(Event("AssignedPod", "Delete", removed, None))
+            self.queue.delete(uid)
+        elif assigned:
+            self.queue.delete(uid)
+            known = self.cache.node_of(uid) is not None
+            info = PodInfo.of(pod)
+            self.cache.add_pod(info, pod["spec"]["nodeName"])
+            self.queue.move_all(Event("AssignedPod", "Update" if known else "Add", old, info))
+        elif pod.get("spec", {}).get("schedulerName", "default-scheduler") in self.profiles:
+            if ev.type == ADDED:
+                self.queue.add(PodInfo.of(pod))
+            else:
+                self.queue.update(PodInfo.of(pod))
+        self._kick()
+
+    # ---- the scheduling cycle -------------------------------------------------------------------
+
+    def _run_cycle(self) -> None:
+        self._cycle_timer = None
+        q = self.queue.pop()
+        if q is not None:
+            self.schedule_one(q)
+        self._kick()
+
+    def _record(self, pod: PodInfo, profile: Profile, attempt: int, num_nodes: int) -> DecisionRecord | None:
+        if self.explain is None or (pod.key not in self.explain and "*" not in self.explain):
+            return None
+        rec = DecisionRecord(pod.key, self.clock.now(), attempt, profile.scheduler_name, num_nodes)
+        self.records.setdefault(pod.key, []).append(rec)
+        return rec
+
+    def schedule_one(self, q: QueuedPodInfo) -> None:
+        pod = q.pod
+        profile = self.profiles[pod.scheduler_name]
+        self.attempts += 1
+        if pod.terminating:
+            self.api.record_event(pod.obj, "Warning", "FailedScheduling",
+                                  f"skip schedule deleting pod: {pod.namespace}/{pod.name}")
+            self.queue.delete(pod.uid)
+            return
+        state = CycleState()
+        nodes, _ = self.cache.ordered()
+        rec = self._record(pod, profile, q.attempts, len(nodes))
+        result = self._schedule_pod(profile, state, pod, rec)
+        if isinstance(result, Failure):
+            self._handle_failure(q, profile, state, result, rec)
+            return
+        self._assume_and_bind(q, profile, state, result, rec)
+
+    def _schedule_pod(self, profile: Profile, state: CycleState, pod: PodInfo,
+                      rec: DecisionRecord | None) -> str | Failure:
+        all_nodes, all_slots = self.cache.ordered()
+        if not all_nodes:
+            return Failure(NO_NODES_AVAILABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        num_all = len(all_nodes)
+        pre, status, rejectors = profile.run_pre_filter(state, pod, all_nodes)
+        if not status.ok:
+            if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                return Failure(status.message(), Code.ERROR)
+            statuses = {n.name: status for n in all_nodes}
+            if rec is not None:
+                rec.prefilter = f"{status.plugin}: {status.message()}"
+            return self._fit_failure(profile, state, pod, rec, num_all, statuses, None, status.message(),
+                                     rejectors)
+        nodes, slots, absent = all_nodes, all_slots, None
+        if pre.node_names is not None:
+            keep = [i for i, n in enumerate(all_nodes) if n.name in pre.node_names]
+            nodes, slots = [all_nodes[i] for i in keep], all_slots[keep]
+            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                            (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",))
+        want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len(nodes))
+        if not profile.at("score"):
+            want = 1
+        outcome = profile.find_feasible(state, pod, nodes, slots, self.cache.table,
+                                        self.next_start % max(len(nodes), 1), want)
+        self.next_start = (self.next_start + outcome.processed) % num_all
+        if rec is not None:
+            rec.verdicts = {name: (st.plugin, st.code.name, list(st.reasons)) for name, st in outcome.statuses.items()}
+            rec.feasible = [n.name for n in outcome.feasible]
+            rec.not_checked = len(nodes) - outcome.processed
+            rec.skipped = sorted(state.skip_filter)
+        if not outcome.feasible:
+            for st in outcome.statuses.values():
+                if st.rejected and st.plugin:
+                    rejectors.add(st.plugin)
+            return self._fit_failure(profile, state, pod, rec, num_all, outcome.statuses, absent, None, rejectors)
+        if len(outcome.feasible) == 1:
+            return outcome.feasible[0].name
+        status = profile.run_pre_score(state, pod, outcome.feasible)
+        if not status.ok:
+            return Failure(status.message(), Code.ERROR)
+        feasible_slots = np.fromiter((n.slot for n in outcome.feasible), dtype=np.int64,
+                                     count=len(outcome.feasible))
+        totals, detail = profile.run_score(state, pod, outcome.feasible, feasible_slots, self.cache.table)
+        winner = outcome.feasible[select_host(totals)].name
+        if rec is not None:
+            rec.skipped = sorted(state.skip_filter | state.skip_score)
+            rec.scores = [ScoreDetail(name, w, raw, norm) for name, (raw, norm, w) in detail.items()]
+            rec.totals = totals
+        return winner
+
+    def _fit_failure(self, profile: Profile, state: CycleState, pod: PodInfo, rec: DecisionRecord | None,
+                     num_all: int, statuses: dict[str, Status], absent: Status | None,
+                     prefilter_msg: str | None, rejectors: set[str]) -> Failure:
+        postfilter_msg = None
+        for pl in profile.at("postFilter"):
+            _, status = pl.post_filter(state, pod, statuses)
+            if status.ok:
+                break
+            postfilter_msg = status.message() if postfilter_msg is None else postfilter_msg + ", " + status.message()
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                break
+        message = fit_error_message(num_all, statuses, absent, prefilter_msg, postfilter_msg)
+        return Failure(message, Code.UNSCHEDULABLE, rejectors, statuses)
+
+    def _handle_failure(self, q: QueuedPodInfo, profile: Profile, state: CycleState, failure: Failure,
+                        rec: DecisionRecord | None) -> None:
+        pod = q.pod
+        if rec is not None:
+            rec.result = "Unschedulable" if failure.code != Code.ERROR else "Error"
+            rec.message = failure.message
+        current = self.api.store.get("Pod", pod.namespace, pod.name)
+        if current is None or current["metadata"].get("uid") != pod.uid or current["spec"].get("nodeName"):
+            self.queue.delete(pod.uid)
+            return
+        message = failure.message
+        if len(message) > NOTE_LENGTH_LIMIT:
+            message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
+        self.api.record_event(current, "Warning", "FailedScheduling", message)
+        reason = "Unschedulable" if failure.code != Code.ERROR else "SchedulerError"
+        condition = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                     "lastTransitionTime": self.api.timestamp(), "reason": reason, "message": failure.message}
+        self.api.update_status("Pod", pod.namespace, pod.name, lambda st: set_condition(st, condition))
+        self.queue.add_unschedulable(q, failure.rejectors)
+
+    def _assume_and_bind(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
+                         rec: DecisionRecord | None) -> None:
+        pod = q.pod
+        self.cache.add_pod(pod, node_name)
+        reserved = []
+        failure: Status | None = None
+        for pl in profile.at("reserve"):
+            st = pl.reserve(state, pod, node_name)
+            reserved.append(pl)
+            if not st.ok:
+                failure = st
+                break
+        if failure is None:
+            for pl in profile.at("permit"):
+                st, _timeout = pl.permit(state, pod, node_name)
+                if not st.ok:
+                    failure = st
+                    break
+        if failure is None:
+            failure = self._bind(profile, state, pod, node_name)
+        if failure is not None:
+            for pl in reversed(reserved):
+                pl.unreserve(state, pod, node_name)
+            self.cache.remove_pod(pod.uid)
+            self.queue.move_all(Event("AssignedPod", "Delete", pod, None))
+            rejected = failure.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            msg = failure.message() if not rejected else fit_error_message(1, {node_name: failure}, None, None, None)
+            self._handle_failure(q, profile, state,
+                                 Failure(msg, failure.code, {failure.plugin} if rejected else set()), rec)
+            return
+        if rec is not None:
+            rec.result, rec.chosen = "Scheduled", node_name
+        self.queue.done_success(q)
+        self.api.record_event(pod.obj, "Normal", "Scheduled",
+                              f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}")
+        for pl in profile.at("postBind"):
+            pl.post_bind(state, pod, node_name)
+
+    def _bind(self, profile: Profile, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for pl in profile.at("preBind"):
+            st = pl.pre_bind(state, pod, node_name)
+            if not st.ok and st.code != Code.SKIP:
+                return st
+        for pl in profile.at("bind"):
+            st = pl.bind(state, pod, node_name)
+            if st.code == Code.SKIP:
+                continue
+            return None if st.ok else st
+        return Status(Code.ERROR, ("no bind plugin bound the pod",))
+
+    # ---- introspection ------------------------------------------------------------------------
+
+    def node_info(self, name: str) -> NodeInfo | None:
+        return self.cache.nodes.get(name)
+
+
+def node_update_actions(old: Obj, new: Obj) -> list[str]:
+    """The scheduling-relevant parts of a node update (NodeSchedulingPropertiesChange)."""
+    actions = []
+    os_, ns = old.get("status") or {}, new.get("status") or {}
+    if os_.get("allocatable") != ns.get("allocatable"):
+        actions.append("UpdateNodeAllocatable")
+    if old.get("metadata", {}).get("labels") != new.get("metadata", {}).get("labels"):
+        actions.append("UpdateNodeLabel")
+    ospec, nspec = old.get("spec") or {}, new.get("spec") or {}
+    if ospec.get("taints") != nspec.get("taints") or (ospec.get("unschedulable") and not nspec.get("unschedulable")):
+        actions.append("UpdateNodeTaint")
+    if os_.get("conditions") != ns.get("conditions"):
+        actions.append("UpdateNodeCondition")
+    if old.get("metadata", {}).get("annotations") != new.get("metadata", {}).get("annotations"):
+        actions.append("UpdateNodeAnnotation")
+    return actions

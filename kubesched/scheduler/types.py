@@ -1,0 +1,198 @@
+"""The scheduler's typed views of pods and nodes, built once per object version.
+
+Plugins never re-parse the JSON: requests are integers (cpu in millicores), selectors are
+compiled, and per-node totals live both here and in the cache's arrays so that the fast
+path can filter and score many nodes at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Any
+
+from kubesched.api.objects import Obj
+from kubesched.api.quantity import resource_amount
+from kubesched.api.resources import incoming_pod_non_zero_requests, pod_non_zero_requests, pod_requests
+from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
+
+CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
+DEFAULT_MAX_PODS = 110  # kubelet --max-pods default, used when a node does not report pods
+
+
+class Code(IntEnum):
+    """Status codes of the scheduling framework (framework/interface.go)."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+
+@dataclass(slots=True)
+class Status:
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def rejected(self) -> bool:
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+
+SUCCESS = Status()
+SKIP = Status(Code.SKIP)
+
+
+def unschedulable(*reasons: str, resolvable: bool = True) -> Status:
+    return Status(Code.UNSCHEDULABLE if resolvable else Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
+
+
+@dataclass(slots=True)
+class HostPort:
+    ip: str
+    protocol: str
+    port: int
+
+
+@dataclass(eq=False)
+class PodInfo:
+    obj: Obj
+    namespace: str
+    name: str
+    uid: str
+    priority: int
+    preemption_policy: str
+    scheduler_name: str
+    node_name: str
+    labels: dict[str, str]
+    requests: dict[str, int]
+    nonzero_cpu: int  # what the pod adds to its node's non-zero totals
+    nonzero_memory: int
+    score_cpu: int  # the pod's own cpu/memory as the Fit scorers see it when it is being placed
+    score_memory: int
+    tolerations: list[Obj]
+    host_ports: list[HostPort]
+    required_affinity: RequiredNodeAffinity | None
+    preferred_affinity: PreferredSchedulingTerms | None
+    images: list[str]
+    terminating: bool
+    extra: dict[str, Any] = field(default_factory=dict)  # per-plugin precomputed data
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @classmethod
+    def of(cls, pod: Obj) -> PodInfo:
+        meta, spec = pod["metadata"], pod.get("spec", {})
+        affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+        preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+        required = RequiredNodeAffinity.from_pod(spec)
+        containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        ports = [
+            HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", p["hostPort"])
+            for c in containers
+            for p in c.get("ports") or ()
+            if p.get("hostPort")
+        ]
+        nz_cpu, nz_mem = pod_non_zero_requests(spec)
+        score_cpu, score_mem = incoming_pod_non_zero_requests(spec)
+        return cls(
+            obj=pod,
+            namespace=meta.get("namespace", "default"),
+            name=meta["name"],
+            uid=meta.get("uid", ""),
+            priority=spec.get("priority") or 0,
+            preemption_policy=spec.get("preemptionPolicy") or "PreemptLowerPriority",
+            scheduler_name=spec.get("schedulerName") or "default-scheduler",
+            node_name=spec.get("nodeName") or "",
+            labels=meta.get("labels") or {},
+            requests=pod_requests(spec),
+            nonzero_cpu=nz_cpu,
+            nonzero_memory=nz_mem,
+            score_cpu=score_cpu,
+            score_memory=score_mem,
+            tolerations=spec.get("tolerations") or [],
+            host_ports=ports,
+            required_affinity=required,
+            preferred_affinity=PreferredSchedulingTerms.compile(preferred) if preferred else None,
+            images=[c["image"] for c in containers if c.get("image")],
+            terminating=bool(meta.get("deletionTimestamp")),
+        )
+
+
+def node_allocatable(node: Obj) -> dict[str, int]:
+    """status.allocatable (falling back to capacity), parsed; pods defaults to the kubelet's 110."""
+    status = node.get("status") or {}
+    raw = status.get("allocatable") or status.get("capacity") or {}
+    alloc = {name: resource_amount(name, v) for name, v in raw.items()}
+    alloc.setdefault(PODS, DEFAULT_MAX_PODS)
+    return alloc
+
+
+@dataclass(eq=False)
+class NodeInfo:
+    """A node plus the pods the scheduler has assigned to it (bound, assumed, or terminating)."""
+
+    obj: Obj
+    name: str
+    slot: int
+    labels: dict[str, str]
+    taints: list[Obj]
+    unschedulable: bool
+    allocatable: dict[str, int]
+    images: dict[str, int]  # normalised image name -> size in bytes
+    pods: dict[str, PodInfo] = field(default_factory=dict)  # by uid
+    requested: dict[str, int] = field(default_factory=dict)
+    nonzero_cpu: int = 0
+    nonzero_memory: int = 0
+    # (protocol, port) -> {host IP: number of pods using it}
+    used_ports: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, node: Obj, slot: int, normalize_image: Any) -> NodeInfo:
+        spec, status = node.get("spec") or {}, node.get("status") or {}
+        images: dict[str, int] = {}
+        for image in status.get("images") or ():
+            for name in image.get("names") or ():
+                images[normalize_image(name)] = int(image.get("sizeBytes") or 0)
+        return cls(
+            obj=node,
+            name=node["metadata"]["name"],
+            slot=slot,
+            labels=node["metadata"].get("labels") or {},
+            taints=spec.get("taints") or [],
+            unschedulable=bool(spec.get("unschedulable")),
+            allocatable=node_allocatable(node),
+            images=images,
+        )
+
+    def add_pod(self, pod: PodInfo, sign: int = 1) -> None:
+        """Account for a pod (sign=1) or remove it (sign=-1)."""
+        if sign > 0:
+            self.pods[pod.uid] = pod
+        else:
+            self.pods.pop(pod.uid, None)
+        req = self.requested
+        for name, amount in pod.requests.items():
+            req[name] = req.get(name, 0) + sign * amount
+        self.nonzero_cpu += sign * pod.nonzero_cpu
+        self.nonzero_memory += sign * pod.nonzero_memory
+        for hp in pod.host_ports:
+            ips = self.used_ports.setdefault((hp.protocol, hp.port), {})
+            ips[hp.ip] = ips.get(hp.ip, 0) + sign
+            if ips[hp.ip] <= 0:
+                del ips[hp.ip]
+                if not ips:
+                    del self.used_ports[(hp.protocol, hp.port)]

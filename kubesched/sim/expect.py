@@ -1,0 +1,92 @@
+"""Checking a Scenario's `expect` entries against the cluster (self-checking scenarios)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api.quantity import format_amount, resource_amount
+from kubesched.runtime.cluster import Cluster
+
+
+@dataclass
+class ExpectResult:
+    expect: dict[str, Any]
+    ok: bool
+    detail: str
+    time: float
+
+
+def _message_ok(want: dict[str, Any], message: str) -> bool:
+    if "message" in want and message != want["message"]:
+        return False
+    return not ("messageContains" in want and want["messageContains"] not in message)
+
+
+def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    ns, _, name = e["pod"].partition("/")
+    h = cluster.pod(ns, name)
+    if h is None:
+        return False, f"pod {e['pod']} never existed"
+    obj = h.obj
+    spec, status = obj.get("spec", {}), obj.get("status", {})
+    actual = {
+        "nodeName": spec.get("nodeName"),
+        "phase": status.get("phase"),
+        "deleted": h.deleted,
+        "reason": h.reason or status.get("reason"),
+        "nominatedNodeName": status.get("nominatedNodeName"),
+        "priority": spec.get("priority"),
+    }
+    for key in actual:
+        if key in e and e[key] != actual[key]:
+            return False, f"{key} is {actual[key]!r}, expected {e[key]!r}"
+    if "event" in e:
+        want = e["event"]
+        ref = f"Pod/{ns}/{name}"
+        events = [ev for ev in cluster.events if ev.object == ref and ev.reason == want.get("reason", ev.reason)]
+        if not any(_message_ok(want, ev.message) for ev in events):
+            seen = "; ".join(f"{ev.reason}: {ev.message}" for ev in events) or "none"
+            return False, f"no matching {want.get('reason', '')} event (seen: {seen})"
+    return True, ""
+
+
+def _check_node(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    node = cluster.store.get("Node", "", e["node"])
+    ni = cluster.scheduler.node_info(e["node"])
+    if node is None or ni is None:
+        return False, f"node {e['node']} does not exist"
+    for field in ("requested", "allocatable"):
+        for name, want in (e.get(field) or {}).items():
+            have = (ni.requested if field == "requested" else ni.allocatable).get(name, 0)
+            if name == "pods" and field == "requested":
+                have = len(ni.pods)
+            if have != resource_amount(name, want):
+                return False, f"{field} {name} is {format_amount(name, have)}, expected {want}"
+    if "unschedulable" in e and bool(node.get("spec", {}).get("unschedulable")) != e["unschedulable"]:
+        return False, f"unschedulable is {not e['unschedulable']}"
+    if "taints" in e:
+        have = [{k: t.get(k) for k in ("key", "value", "effect") if t.get(k) is not None}
+                for t in node.get("spec", {}).get("taints") or ()]
+        if have != e["taints"]:
+            return False, f"taints are {have}"
+    return True, ""
+
+
+def _check_rejected(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    hits = [r for r in cluster.rejected if r.object == e["rejected"]]
+    if not hits:
+        return False, f"{e['rejected']} was not rejected"
+    if not any(_message_ok(e, r.message) for r in hits):
+        return False, f"rejected with: {hits[-1].message}"
+    return True, ""
+
+
+def check(cluster: Cluster, e: dict[str, Any]) -> ExpectResult:
+    if "pod" in e:
+        ok, detail = _check_pod(cluster, e)
+    elif "node" in e:
+        ok, detail = _check_node(cluster, e)
+    else:
+        ok, detail = _check_rejected(cluster, e)
+    return ExpectResult(e, ok, detail, cluster.now())

@@ -1,0 +1,119 @@
+"""Results: the stable JSON contract, and the human table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from kubesched.api.duration import format_duration
+from kubesched.api.objects import get_condition
+from kubesched.api.quantity import format_amount
+from kubesched.sim.runner import SimResult
+
+SHOWN_RESOURCES = ("cpu", "memory", "pods")
+
+
+def _resources(amounts: dict[str, int], names: list[str]) -> dict[str, str]:
+    return {n: format_amount(n, amounts.get(n, 0)) for n in names}
+
+
+def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any]:
+    cluster = result.cluster
+    pods = []
+    for h in cluster.pods.values():
+        meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
+        pods.append({
+            "namespace": meta.get("namespace"), "name": meta["name"], "uid": meta.get("uid"),
+            "priority": spec.get("priority", 0), "nodeName": spec.get("nodeName"),
+            "nominatedNodeName": status.get("nominatedNodeName"), "phase": status.get("phase"),
+            "deleted": h.deleted, "reason": h.reason or status.get("reason"),
+        })
+    nodes = []
+    for node in cluster.store.list("Node"):
+        ni = cluster.scheduler.node_info(node["metadata"]["name"])
+        assert ni is not None
+        names = sorted(set(ni.allocatable) | set(ni.requested))
+        requested = dict(ni.requested, pods=len(ni.pods))
+        nodes.append({
+            "name": ni.name, "allocatable": _resources(ni.allocatable, names),
+            "requested": _resources(requested, names), "taints": ni.taints, "unschedulable": ni.unschedulable,
+        })
+    out: dict[str, Any] = {
+        "time": cluster.now(),
+        "pods": pods,
+        "nodes": nodes,
+        "events": [{"time": e.time, "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
+                   for e in cluster.events],
+        "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in cluster.rejected],
+    }
+    if result.expects:
+        out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
+    if explain:
+        out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in cluster.scheduler.records.items()}
+    return out
+
+
+def render_table(result: SimResult, console: Console) -> None:
+    cluster = result.cluster
+    console.print(f"[bold]Scenario[/bold] {result.scenario.name}: ran to {format_duration(cluster.now())} "
+                  f"of virtual time; {len(cluster.pods)} pods, {sum(1 for _ in cluster.store.list('Node'))} nodes")
+
+    nodes = Table(title="Nodes", title_justify="left")
+    for col in ("node", "cpu (req/alloc)", "memory (req/alloc)", "pods", "taints"):
+        nodes.add_column(col)
+    for node in cluster.store.list("Node"):
+        ni = cluster.scheduler.node_info(node["metadata"]["name"])
+        assert ni is not None
+        flags = [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}" for t in ni.taints]
+        if ni.unschedulable:
+            flags.insert(0, "(cordoned)")
+        nodes.add_row(
+            ni.name,
+            f"{format_amount('cpu', ni.requested.get('cpu', 0))}/{format_amount('cpu', ni.allocatable.get('cpu', 0))}",
+            f"{format_amount('memory', ni.requested.get('memory', 0))}/"
+            f"{format_amount('memory', ni.allocatable.get('memory', 0))}",
+            f"{len(ni.pods)}/{ni.allocatable.get('pods', 0)}",
+            ", ".join(flags),
+        )
+    console.print(nodes)
+
+    placed = Table(title="Pods", title_justify="left")
+    for col in ("pod", "priority", "node", "phase", "note"):
+        placed.add_column(col)
+    for h in cluster.pods.values():
+        meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
+        note = ""
+        if h.deleted:
+            note = f"removed at {format_duration(h.deleted_at or 0)}: {h.reason}"
+        elif not spec.get("nodeName"):
+            cond = get_condition(h.obj, "PodScheduled")
+            note = cond.get("message", "") if cond else "not attempted yet"
+        elif status.get("nominatedNodeName"):
+            note = f"nominated to {status['nominatedNodeName']}"
+        placed.add_row(f"{meta.get('namespace')}/{meta['name']}", str(spec.get("priority", 0)),
+                       spec.get("nodeName") or "-", "Deleted" if h.deleted else status.get("phase", ""), note)
+    console.print(placed)
+
+    if cluster.rejected:
+        rej = Table(title="Rejected by the API", title_justify="left")
+        for col in ("time", "object", "message"):
+            rej.add_column(col)
+        for r in cluster.rejected:
+            rej.add_row(format_duration(r.time), r.object, r.message)
+        console.print(rej)
+
+    timeline = Table(title="Timeline", title_justify="left")
+    for col in ("time", "object", "reason", "message"):
+        timeline.add_column(col)
+    for e in cluster.events:
+        style = "yellow" if e.type == "Warning" else None
+        timeline.add_row(format_duration(e.time), e.object, e.reason, e.message, style=style)
+    console.print(timeline)
+
+    if result.expects:
+        failed = [e for e in result.expects if not e.ok]
+        console.print(f"[bold]Expectations:[/bold] {len(result.expects) - len(failed)} held, {len(failed)} failed")
+        for e in failed:
+            console.print(f"  [red]FAILED[/red] {e.expect}: {e.detail}")

@@ -1,0 +1,96 @@
+"""Running a scenario: load and validate everything first, then simulate on the virtual clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubesched.api.duration import parse_duration
+from kubesched.api.errors import InputError, Problem
+from kubesched.api.loader import load_paths
+from kubesched.api.validation import validate
+from kubesched.apiserver.errors import APIError
+from kubesched.runtime.cluster import Cluster, Rejection
+from kubesched.scheduler.config import ConfigError, SchedulerConfig
+from kubesched.sim.expect import ExpectResult, check
+from kubesched.sim.scenario import Scenario, TimedAction, build
+
+SUPPORTED_ACTIONS = ("create", "delete", "patch")
+
+
+@dataclass
+class SimResult:
+    scenario: Scenario
+    cluster: Cluster
+    expects: list[ExpectResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(e.ok for e in self.expects)
+
+
+def load(paths: list[str]) -> Scenario:
+    """Everything that can be wrong with the input is found here, before anything runs."""
+    loaded = load_paths(paths)
+    validate(loaded)
+    scenario = build(loaded)
+    problems = []
+    origin = scenario.scenario_origin
+    for a in scenario.actions:
+        if a.action not in SUPPORTED_ACTIONS and origin is not None:
+            problems.append(origin.problem(f"spec.events[{a.index}].{a.action}",
+                                           f"not supported yet (supported: {', '.join(SUPPORTED_ACTIONS)})"))
+    try:
+        scenario_config(scenario)
+    except InputError as e:
+        problems.extend(e.problems)
+    if problems:
+        raise InputError(problems)
+    return scenario
+
+
+def scenario_config(scenario: Scenario) -> SchedulerConfig:
+    try:
+        return SchedulerConfig.from_object(scenario.scheduler_config)
+    except ConfigError as e:
+        origin = scenario.scheduler_config_origin
+        where = origin.problem(e.path, e.message) if origin else Problem("configuration", None, e.path, e.message)
+        raise InputError([where]) from None
+
+
+def _apply(cluster: Cluster, action: TimedAction) -> None:
+    body = action.body
+    kind = body.get("kind", "Pod")
+    ns = body.get("namespace", "default")
+    target = f"{kind}/{ns}/{body.get('name')}"
+    try:
+        if action.action == "create":
+            cluster.create(body)
+        elif action.action == "delete":
+            cluster.api.delete(kind, ns, body["name"])
+        elif action.action == "patch":
+            cluster.api.patch(kind, ns, body["name"], body.get("patch") or {})
+    except APIError as e:
+        cluster.rejected.append(Rejection(cluster.now(), target, e.message, e.code))
+
+
+def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
+    config = scenario_config(scenario)
+    cluster = Cluster(seed=scenario.seed, scheduler_config=config, explain=explain, epoch=scenario.epoch)
+    result = SimResult(scenario, cluster)
+    clock = cluster.clock
+    for at, obj in scenario.objects:
+        if at <= 0:
+            cluster.create(obj)
+        else:
+            clock.call_at(at, lambda obj=obj: cluster.create(obj))
+    for action in scenario.actions:
+        clock.call_at(action.at, lambda a=action: _apply(cluster, a))
+    final = []
+    for e in scenario.expects:
+        if e.get("at") is not None:
+            clock.call_at(parse_duration(e["at"]), lambda e=e: result.expects.append(check(cluster, e)))
+        else:
+            final.append(e)
+    cluster.run(scenario.until)
+    result.expects.extend(check(cluster, e) for e in final)
+    return result

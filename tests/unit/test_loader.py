@@ -1,0 +1,197 @@
+"""Loading objects from files: documents, Lists, directories, and one clear line per bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubesched.api import loader
+from kubesched.api.errors import InputError, Problem
+from kubesched.api.loader import LoadedObject, load_paths
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work in a temp dir so sources are short relative names, as a user would type them."""
+    monkeypatch.chdir(tmp_path)
+
+
+def write(name: str, text: str) -> str:
+    Path(name).parent.mkdir(parents=True, exist_ok=True)
+    Path(name).write_text(text)
+    return name
+
+
+def problems(paths: list[str]) -> list[str]:
+    with pytest.raises(InputError) as info:
+        load_paths(paths)
+    return str(info.value).splitlines()
+
+
+POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec: {containers: [{name: c}]}\n"
+
+
+def test_problem_and_input_error_format() -> None:
+    assert str(Problem("pods.yaml", 3, "spec.x", "bad")) == "pods.yaml doc 3: spec.x: bad"
+    assert str(Problem("pods.yaml", None, "", "no such file or directory")) == "pods.yaml: no such file or directory"
+    assert str(Problem("pods.yaml", 2, "", "bad")) == "pods.yaml doc 2: bad"
+    err = InputError([Problem("a", 1, "x", "m1"), Problem("b", None, "", "m2")])
+    assert str(err) == "a doc 1: x: m1\nb: m2"
+    assert len(err.problems) == 2
+
+
+def test_multi_document_yaml_counts_empty_documents() -> None:
+    write("pods.yaml", "---\n" + POD % "a" + "---\n---\n# only a comment\n---\n" + POD % "b")
+    objs = load_paths(["pods.yaml"])
+    assert [(o.obj["metadata"]["name"], o.source, o.doc, o.item) for o in objs] == [
+        ("a", "pods.yaml", 1, None),
+        ("b", "pods.yaml", 4, None),
+    ]
+
+
+def test_json_file() -> None:
+    write("pod.json", json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "j"}}))
+    [obj] = load_paths(["pod.json"])
+    assert (obj.obj["metadata"]["name"], obj.doc, obj.where) == ("j", 1, "pod.json doc 1")
+
+
+def test_list_items_keep_the_list_doc_number_and_get_a_path_prefix() -> None:
+    write("all.yaml", POD % "first" + "---\napiVersion: v1\nkind: List\nitems:\n"
+          "- {apiVersion: v1, kind: Node, metadata: {name: n1}}\n"
+          "- {apiVersion: v1, kind: Node, metadata: {name: n2}}\n")
+    objs = load_paths(["all.yaml"])
+    assert [(o.obj["metadata"]["name"], o.doc, o.item) for o in objs] == [("first", 1, None), ("n1", 2, 0), ("n2", 2, 1)]
+    assert objs[2].path_prefix == "items[1]"
+    assert objs[2].where == "all.yaml doc 2 items[1]"
+    assert str(objs[2].problem("spec.taints", "bad")) == "all.yaml doc 2: items[1].spec.taints: bad"
+    assert str(objs[2].problem("", "bad")) == "all.yaml doc 2: items[1]: bad"
+    assert str(objs[0].problem("spec", "bad")) == "all.yaml doc 1: spec: bad"
+
+
+def test_typed_list_items_get_kind_and_api_version() -> None:
+    write("pods.yaml", "apiVersion: v1\nkind: PodList\nitems:\n- metadata: {name: a}\n- {kind: Pod, metadata: {name: b}}\n")
+    objs = load_paths(["pods.yaml"])
+    assert [(o.obj["kind"], o.obj.get("apiVersion")) for o in objs] == [("Pod", "v1"), ("Pod", None)]
+
+
+def test_empty_list_and_list_without_items() -> None:
+    write("a.yaml", "apiVersion: v1\nkind: List\nitems: []\n---\napiVersion: v1\nkind: List\n")
+    assert load_paths(["a.yaml"]) == []
+
+
+def test_directory_is_searched_recursively_in_sorted_order() -> None:
+    write("cluster/b.yaml", POD % "b")
+    write("cluster/a/z.yml", POD % "z")
+    write("cluster/a.json", json.dumps({"kind": "Pod", "metadata": {"name": "j"}}))
+    write("cluster/notes.txt", "not: loaded")
+    write("cluster/a-b.yaml", POD % "ab")
+    objs = load_paths(["cluster"])
+    assert [o.source for o in objs] == [
+        os.path.join("cluster", "a", "z.yml"),
+        os.path.join("cluster", "a-b.yaml"),
+        os.path.join("cluster", "a.json"),
+        os.path.join("cluster", "b.yaml"),
+    ]
+
+
+def test_paths_load_in_the_order_given() -> None:
+    write("x.yaml", POD % "x")
+    write("d/y.yaml", POD % "y")
+    assert [o.obj["metadata"]["name"] for o in load_paths(["d", "x.yaml"])] == ["y", "x"]
+
+
+def test_json_form_timestamps_stay_strings_and_keys_become_strings() -> None:
+    write("p.yaml", "metadata:\n  creationTimestamp: 2024-01-01T00:00:00Z\n  labels: {1: a, true: b, null: c}\n"
+          "x: &anchor {q: 1}\ny: *anchor\nz:\n  <<: *anchor\n  r: 2\n")
+    [obj] = load_paths(["p.yaml"])
+    assert obj.obj["metadata"] == {"creationTimestamp": "2024-01-01T00:00:00Z",
+                                   "labels": {"1": "a", "true": "b", "null": "c"}}
+    assert obj.obj["y"] == {"q": 1}
+    assert obj.obj["z"] == {"q": 1, "r": 2}
+
+
+def test_uses_the_c_loader_when_available() -> None:
+    if hasattr(yaml, "CSafeLoader"):
+        assert issubclass(loader._Loader, yaml.CSafeLoader)
+
+
+def test_missing_file() -> None:
+    assert problems(["nope.yaml"]) == ["nope.yaml: no such file or directory"]
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads anything")
+def test_unreadable_file() -> None:
+    write("secret.yaml", POD % "a")
+    os.chmod("secret.yaml", 0)
+    assert problems(["secret.yaml"]) == ["secret.yaml: cannot read: Permission denied"]
+
+
+def test_yaml_syntax_error_gives_document_line_and_column() -> None:
+    write("bad.yaml", POD % "a" + "---\nkind: Pod\nmetadata:\n  name: a\n   labels: x\n")
+    [line] = problems(["bad.yaml"])
+    # The C and pure-Python parsers word the end of this message differently.
+    assert line.startswith("bad.yaml doc 2: YAML syntax error at line 9, column 10: mapping values are not allowed")
+
+
+def test_yaml_unhashable_key() -> None:
+    write("bad.yaml", "? [a]\n: 1\n")
+    assert problems(["bad.yaml"]) == ["bad.yaml doc 1: YAML syntax error at line 1, column 3: found unhashable key"]
+
+
+def test_undecodable_bytes() -> None:
+    Path("bin.yaml").write_bytes(b"kind: Pod\nname: \xff\xfe\n")
+    [line] = problems(["bin.yaml"])
+    assert line.startswith("bin.yaml doc 1: not valid text at byte 16: ")
+
+
+def test_json_syntax_error() -> None:
+    write("bad.json", '{"kind": "Pod",\n "metadata": }')
+    assert problems(["bad.json"]) == ["bad.json doc 1: JSON syntax error at line 2, column 14: Expecting value"]
+
+
+def test_json_not_utf8() -> None:
+    Path("bad.json").write_bytes(b'{"a": "\xff"}')
+    assert problems(["bad.json"]) == ["bad.json: not UTF-8 text"]
+
+
+def test_document_that_is_not_a_mapping() -> None:
+    write("a.yaml", "- a\n- b\n---\njust text\n---\n" + POD % "ok")
+    assert problems(["a.yaml"]) == [
+        "a.yaml doc 1: expected a mapping (a Kubernetes object), got list",
+        "a.yaml doc 2: expected a mapping (a Kubernetes object), got string",
+    ]
+
+
+def test_bad_list_items() -> None:
+    write("l.yaml", "apiVersion: v1\nkind: List\nitems: {a: 1}\n---\napiVersion: v1\nkind: List\nitems: [1, {kind: Pod}]\n")
+    assert problems(["l.yaml"]) == [
+        "l.yaml doc 1: items: expected a list, got mapping",
+        "l.yaml doc 2: items[0]: expected a mapping, got integer",
+    ]
+
+
+def test_empty_directory() -> None:
+    Path("empty").mkdir()
+    write("empty/readme.txt", "hi")
+    assert problems(["empty"]) == ["empty: no .yaml, .yml or .json files in this directory"]
+
+
+def test_all_problems_from_all_files_are_collected() -> None:
+    write("d/1.yaml", "a: [\n")
+    write("d/2.yaml", "- x\n")
+    write("ok.yaml", POD % "fine")
+    found = problems(["d", "missing.yaml", "ok.yaml"])
+    assert found[0].startswith(f"{os.path.join('d', '1.yaml')} doc 1: YAML syntax error at line 2, column 1: ")
+    assert found[1:] == [
+        f"{os.path.join('d', '2.yaml')} doc 1: expected a mapping (a Kubernetes object), got list",
+        "missing.yaml: no such file or directory",
+    ]
+
+
+def test_loaded_object_defaults() -> None:
+    lo = LoadedObject({"kind": "Pod"}, "p.yaml", 2)
+    assert (lo.item, lo.path_prefix, lo.where) == (None, "", "p.yaml doc 2")
