@@ -39,7 +39,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...]) -> N
         scenario = load(list(paths))
     except InputError as e:
         for p in e.problems:
-            err.print(str(p), markup=False, highlight=False)
+            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
         sys.exit(2)
     keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
     result = run(scenario, explain=keys or None)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Characters that would split a problem's line (str.splitlines() breaks on each), shown escaped instead.
+_LINE_BREAKS = {c: repr(chr(c))[1:-1] for c in (*range(0x0A, 0x0E), *range(0x1C, 0x1F), 0x85, 0x2028, 0x2029)}
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -20,7 +23,8 @@ class Problem:
 
     def __str__(self) -> str:
         where = self.source if self.doc is None else f"{self.source} doc {self.doc}"
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        line = f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        return line.translate(_LINE_BREAKS)  # input text quoted in a message must not break the line
 
 
 class InputError(Exception):

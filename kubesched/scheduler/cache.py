@@ -168,6 +168,13 @@ class Cache:
     def node_of(self, uid: str) -> str | None:
         return self._pod_node.get(uid)
 
+    def pod_info(self, uid: str) -> PodInfo | None:
+        node_name = self._pod_node.get(uid)
+        if node_name is None:
+            return None
+        ni = self.nodes.get(node_name)
+        return ni.pods.get(uid) if ni is not None else self._orphans.get(node_name, {}).get(uid)
+
     def add_pod(self, pod: PodInfo, node_name: str) -> None:
         """Account `pod` on `node_name` (bound, or assumed by this scheduler)."""
         if pod.uid in self._pod_node:

@@ -91,9 +91,10 @@ class FilterPlugin(Plugin):
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         raise NotImplementedError
 
-    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                    table: NodeTable) -> np.ndarray | None:
-        """Optional fast path: an int64 code per node, 0 = passes, else `decode(code)` is its status."""
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                    slots: np.ndarray, table: NodeTable) -> np.ndarray | None:
+        """Optional fast path over `nodes[positions]` (whose cache slots are `slots`): an int64 code
+        per node, 0 = passes, else `decode(code)` is its status."""
         return None
 
     def decode(self, state: CycleState, code: int) -> Status:
@@ -184,6 +185,7 @@ class FilterOutcome:
     """Result of the filter phase over the nodes processed in iteration order."""
 
     feasible: list[NodeInfo] = field(default_factory=list)
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # into the node list
     statuses: dict[str, Status] = field(default_factory=dict)  # failing node -> first failing status
     processed: int = 0
 
@@ -250,22 +252,22 @@ class Profile:
         out = FilterOutcome()
         n = len(nodes)
         filters = [pl for pl in self.at("filter") if pl.name not in state.skip_filter]
+        found: list[np.ndarray] = []
+        num_found = 0
         pos = 0
-        while pos < n and len(out.feasible) < want:
-            need = want - len(out.feasible)
+        while pos < n and num_found < want:
+            need = want - num_found
             size = min(n - pos, max(need + need // 4, 64))
-            idx = (start + pos + np.arange(size)) % n
-            chunk_nodes = [nodes[i] for i in idx]
-            chunk_slots = slots[idx]
-            fail: dict[int, Status] = {}
+            chunk = (start + pos + np.arange(size)) % n  # positions in `nodes`
+            fail: dict[int, Status] = {}  # chunk offset -> status
             alive = np.ones(size, dtype=bool)  # still to be checked by the plugin loop below
             passed_slow = np.zeros(size, dtype=bool)
             if slow:
-                for j, ni in enumerate(chunk_nodes):
-                    if ni.name in slow:
+                for j, i in enumerate(chunk.tolist()):
+                    if nodes[i].name in slow:
                         alive[j] = False
                         assert slow_nodes is not None
-                        st = slow_nodes(ni)
+                        st = slow_nodes(nodes[i])
                         if st.ok:
                             passed_slow[j] = True
                         else:
@@ -274,28 +276,32 @@ class Profile:
                 live = np.flatnonzero(alive)
                 if not len(live):
                     break
-                codes = pl.filter_many(state, pod, [chunk_nodes[j] for j in live], chunk_slots[live], table)
+                positions = chunk[live]
+                codes = pl.filter_many(state, pod, nodes, positions, slots[positions], table)
                 if codes is None:
-                    for j in live:
-                        st = pl.filter(state, pod, chunk_nodes[j])
+                    for j, i in zip(live.tolist(), positions.tolist(), strict=True):
+                        st = pl.filter(state, pod, nodes[i])
                         if not st.ok:
                             fail[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
                             alive[j] = False
                 else:
-                    for k in np.flatnonzero(codes):
-                        j = live[k]
+                    for k in np.flatnonzero(codes).tolist():
+                        j = int(live[k])
                         fail[j] = pl.decode(state, int(codes[k]))
                         alive[j] = False
-            ok_positions = np.flatnonzero(alive | passed_slow).tolist()
+            ok = np.flatnonzero(alive | passed_slow)
             cut = size
-            if len(ok_positions) >= need:
-                cut = ok_positions[need - 1] + 1
-                ok_positions = ok_positions[:need]
-            out.feasible.extend(chunk_nodes[j] for j in ok_positions)
+            if len(ok) >= need:
+                cut = int(ok[need - 1]) + 1
+                ok = ok[:need]
+            found.append(chunk[ok])
+            num_found += len(ok)
             for j, st in fail.items():
                 if j < cut:
-                    out.statuses[chunk_nodes[j].name] = st
+                    out.statuses[nodes[int(chunk[j])].name] = st
             pos += cut
+        out.positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        out.feasible = [nodes[i] for i in out.positions.tolist()]
         out.processed = pos
         return out
 

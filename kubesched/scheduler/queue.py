@@ -63,6 +63,7 @@ class SchedulingQueue:
         self._backoff: list[tuple[float, Any, int, int, QueuedPodInfo]] = []
         self._error_backoff: list[tuple[float, int, int, QueuedPodInfo]] = []
         self.pods: dict[str, QueuedPodInfo] = {}  # every pod the queue knows, by uid
+        self._unschedulable: dict[str, QueuedPodInfo] = {}  # the unschedulablePods pool (gated pods too)
         self._in_flight_events: dict[str, list[Event]] = {}
         self._hints: dict[tuple[str, str], list[tuple[str, ClusterEvent]]] = {}
         for pl in plugins:
@@ -79,6 +80,10 @@ class SchedulingQueue:
     def _put(self, q: QueuedPodInfo, where: str) -> None:
         q.where = where
         q.token += 1
+        if where == UNSCHEDULABLE:
+            self._unschedulable[q.uid] = q
+        else:
+            self._unschedulable.pop(q.uid, None)
         seq = next(self._seq)
         if where == ACTIVE:
             heapq.heappush(self._active, (self._key(q), seq, q.token, q))
@@ -149,6 +154,7 @@ class SchedulingQueue:
         q = self.pods.pop(uid, None)
         if q is not None:
             q.where = ""
+            self._unschedulable.pop(uid, None)
             self._in_flight_events.pop(uid, None)
 
     # ---- pop / done ---------------------------------------------------------------------------
@@ -168,6 +174,7 @@ class SchedulingQueue:
                 return None
             q = heapq.heappop(self._backoff)[-1]
         q.where = IN_FLIGHT
+        q.token += 1
         q.attempts += 1
         self._in_flight_events[q.uid] = []
         return q
@@ -232,7 +239,7 @@ class SchedulingQueue:
         for events in self._in_flight_events.values():
             events.append(ev)
         moved = False
-        for q in [q for q in self.pods.values() if q.where == UNSCHEDULABLE and q.gated is None]:
+        for q in [q for q in self._unschedulable.values() if q.gated is None]:
             if self._worth_requeuing(q, ev) is not None:
                 self._requeue(q)
                 moved = True
@@ -248,8 +255,7 @@ class SchedulingQueue:
             self._clean(heap, where)
             if heap:
                 times.append((max(heap[0][0] + 1, math.floor(self._now()) + 1), False))
-        oldest = min((q.timestamp for q in self.pods.values() if q.where == UNSCHEDULABLE and q.gated is None),
-                     default=None)
+        oldest = min((q.timestamp for q in self._unschedulable.values() if q.gated is None), default=None)
         if oldest is not None:
             due = oldest + UNSCHEDULABLE_TIMEOUT
             tick = (math.floor(due / FLUSH_UNSCHEDULABLE_PERIOD) + 1) * FLUSH_UNSCHEDULABLE_PERIOD
@@ -266,7 +272,7 @@ class SchedulingQueue:
                 q = heapq.heappop(heap)[-1]
                 self._put(q, ACTIVE)
         if now % FLUSH_UNSCHEDULABLE_PERIOD == 0:
-            for q in [q for q in self.pods.values() if q.where == UNSCHEDULABLE and q.gated is None]:
+            for q in [q for q in self._unschedulable.values() if q.gated is None]:
                 if now - q.timestamp > UNSCHEDULABLE_TIMEOUT:
                     self._requeue(q)
 

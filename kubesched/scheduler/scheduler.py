@@ -47,6 +47,9 @@ def select_host(totals: np.ndarray) -> int:
 
     Among equal top scores this is not always the first one, so the heap is replayed exactly.
     """
+    best = int(totals.argmax())
+    if (totals == totals[best]).sum() == 1:
+        return best  # a unique maximum is always the heap's root
     h = list(range(len(totals)))
     t = totals.tolist()
     n = len(h)
@@ -178,10 +181,16 @@ class Scheduler:
             self.queue.delete(uid)
         elif assigned:
             self.queue.delete(uid)
-            known = self.cache.node_of(uid) is not None
-            info = PodInfo.of(pod)
-            self.cache.add_pod(info, pod["spec"]["nodeName"])
-            self.queue.move_all(Event("AssignedPod", "Update" if known else "Add", old, info))
+            node = pod["spec"]["nodeName"]
+            cached = self.cache.pod_info(uid)
+            if cached is not None and self.cache.node_of(uid) == node and same_scheduling_view(cached.obj, pod):
+                cached.obj = pod  # a status change, or the binding of a pod this scheduler assumed
+                if old is not None and not old.get("spec", {}).get("nodeName"):
+                    self.queue.move_all(Event("AssignedPod", "Add", old, cached))
+            else:
+                info = PodInfo.of(pod)
+                self.cache.add_pod(info, node)
+                self.queue.move_all(Event("AssignedPod", "Add" if cached is None else "Update", old, info))
         elif pod.get("spec", {}).get("schedulerName", "default-scheduler") in self.profiles:
             if ev.type == ADDED:
                 self.queue.add(PodInfo.of(pod))
@@ -265,8 +274,7 @@ class Scheduler:
         status = profile.run_pre_score(state, pod, outcome.feasible)
         if not status.ok:
             return Failure(status.message(), Code.ERROR)
-        feasible_slots = np.fromiter((n.slot for n in outcome.feasible), dtype=np.int64,
-                                     count=len(outcome.feasible))
+        feasible_slots = slots[outcome.positions]
         totals, detail = profile.run_score(state, pod, outcome.feasible, feasible_slots, self.cache.table)
         winner = outcome.feasible[select_host(totals)].name
         if rec is not None:
@@ -363,6 +371,18 @@ class Scheduler:
 
     def node_info(self, name: str) -> NodeInfo | None:
         return self.cache.nodes.get(name)
+
+
+def same_scheduling_view(a: Obj, b: Obj) -> bool:
+    """Whether two versions of a pod look the same to the scheduler (spec other than nodeName,
+    labels, termination); status-only updates then cost no re-parsing."""
+    ma, mb = a["metadata"], b["metadata"]
+    if ma.get("labels") != mb.get("labels") or ma.get("deletionTimestamp") != mb.get("deletionTimestamp"):
+        return False
+    sa, sb = a.get("spec", {}), b.get("spec", {})
+    if len(sa.keys() - {"nodeName"}) != len(sb.keys() - {"nodeName"}):
+        return False
+    return all(sb.get(k) == v for k, v in sa.items() if k != "nodeName")
 
 
 def node_update_actions(old: Obj, new: Obj) -> list[str]:

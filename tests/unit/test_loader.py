@@ -195,3 +195,9 @@ def test_all_problems_from_all_files_are_collected() -> None:
 def test_loaded_object_defaults() -> None:
     lo = LoadedObject({"kind": "Pod"}, "p.yaml", 2)
     assert (lo.item, lo.path_prefix, lo.where) == (None, "", "p.yaml doc 2")
+
+
+def test_problem_is_always_one_line() -> None:
+    p = Problem("a.yaml", 1, "metadata.labels.x\n", 'Invalid value: "a\r\nb\u2028c\x85"')
+    assert str(p) == 'a.yaml doc 1: metadata.labels.x\\n: Invalid value: "a\\r\\nb\\u2028c\\x85"'
+    assert len(str(p).splitlines()) == 1

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from kubesched.scheduler.cache import NodeTable
@@ -20,9 +22,9 @@ class NodeName(FilterPlugin):
             return self._status
         return SUCCESS
 
-    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                    table: NodeTable) -> np.ndarray | None:
-        return None if pod.node_name else np.zeros(len(nodes), dtype=np.int64)
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                    slots: np.ndarray, table: NodeTable) -> np.ndarray | None:
+        return None if pod.node_name else np.zeros(len(positions), dtype=np.int64)
 
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status

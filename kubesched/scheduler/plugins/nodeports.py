@@ -40,11 +40,11 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
             return self._status
         return SUCCESS
 
-    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                    table: NodeTable) -> np.ndarray:
-        codes = np.zeros(len(nodes), dtype=np.int64)
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                    slots: np.ndarray, table: NodeTable) -> np.ndarray:
+        codes = np.zeros(len(positions), dtype=np.int64)
         for k in np.flatnonzero(table.has_ports[slots]):
-            if any(conflicts(nodes[k], hp) for hp in pod.host_ports):
+            if any(conflicts(nodes[positions[k]], hp) for hp in pod.host_ports):
                 codes[k] = 1
         return codes
 

@@ -100,8 +100,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         code = self._fit_code(s, node.allocatable, node.requested, len(node.pods))
         return SUCCESS if code == 0 else self.decode(state, code)
 
-    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                    table: NodeTable) -> np.ndarray:
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                    slots: np.ndarray, table: NodeTable) -> np.ndarray:
         s: _FitState = state[FIT_STATE]
         pods_col = table.columns[PODS]
         alloc, req = table.alloc[slots], table.req[slots]

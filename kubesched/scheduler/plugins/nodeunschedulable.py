@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from kubesched.api.taints import tolerated
@@ -25,8 +27,8 @@ class NodeUnschedulable(FilterPlugin):
             return self._status
         return SUCCESS
 
-    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                    table: NodeTable) -> np.ndarray:
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                    slots: np.ndarray, table: NodeTable) -> np.ndarray:
         if self._tolerates(pod):
             return np.zeros(len(slots), dtype=np.int64)
         return table.unschedulable[slots].astype(np.int64)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from kubesched.api.taints import first_untolerated, tolerated
@@ -34,11 +36,11 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
             return self._status
         return SUCCESS
 
-    def filter_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                    table: NodeTable) -> np.ndarray:
-        codes = np.zeros(len(nodes), dtype=np.int64)
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                    slots: np.ndarray, table: NodeTable) -> np.ndarray:
+        codes = np.zeros(len(positions), dtype=np.int64)
         for k in np.flatnonzero(table.hard_taints[slots]):
-            if first_untolerated(nodes[k].taints, pod.tolerations, _hard) is not None:
+            if first_untolerated(nodes[positions[k]].taints, pod.tolerations, _hard) is not None:
                 codes[k] = 1
         return codes
 
