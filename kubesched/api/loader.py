@@ -17,6 +17,9 @@ import yaml
 from kubesched.api.errors import InputError, Problem
 
 EXTENSIONS = (".yaml", ".yml", ".json")
+# Limits on what YAML aliases may build (real objects nest ~15 deep); beyond them the input is refused.
+MAX_DEPTH = 100
+MAX_EXPANDED_VALUES = 1_000_000
 
 _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is many times faster
 
@@ -153,6 +156,8 @@ def _json_documents(path: str, data: bytes, problems: list[Problem]) -> list[tup
         return [(1, json.loads(data))]
     except UnicodeDecodeError:
         problems.append(Problem(path, None, "", "not UTF-8 text"))
+    except RecursionError:
+        problems.append(Problem(path, 1, "", f"nested more than {MAX_DEPTH} levels deep"))
     except json.JSONDecodeError as e:
         problems.append(Problem(path, 1, "", f"JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}"))
     return []
@@ -165,7 +170,43 @@ def _yaml_documents(path: str, data: bytes, problems: list[Problem]) -> list[tup
             docs.append((len(docs) + 1, value))
     except yaml.YAMLError as e:
         problems.append(Problem(path, len(docs) + 1, "", _yaml_message(e)))
-    return docs
+    except RecursionError:
+        problems.append(Problem(path, len(docs) + 1, "", f"nested more than {MAX_DEPTH} levels deep"))
+    if b"*" not in data:  # no aliases: every mapping and list is already its own
+        return docs
+    unshared = []
+    for doc, value in docs:
+        try:
+            unshared.append((doc, _Unaliaser().copy(value, frozenset(), 0)))
+        except ValueError as e:
+            problems.append(Problem(path, doc, "", str(e)))
+    return unshared
+
+
+class _Unaliaser:
+    """Copies a document so each YAML alias becomes an independent value, as in Kubernetes' JSON form.
+
+    Shared parts would otherwise be changed together when one object is defaulted or patched; a
+    self-containing alias or an alias bomb is refused rather than looping or exhausting memory.
+    """
+
+    def __init__(self) -> None:
+        self.values = 0
+
+    def copy(self, value: Any, containers: frozenset[int], depth: int) -> Any:
+        self.values += 1
+        if self.values > MAX_EXPANDED_VALUES:
+            raise ValueError(f"YAML aliases expand to more than {MAX_EXPANDED_VALUES} values")
+        if not isinstance(value, (dict, list)):
+            return value
+        if id(value) in containers:
+            raise ValueError("a YAML alias refers to a mapping or list that contains it")
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+        inside = containers | {id(value)}
+        if isinstance(value, dict):
+            return {k: self.copy(v, inside, depth + 1) for k, v in value.items()}
+        return [self.copy(v, inside, depth + 1) for v in value]
 
 
 def _yaml_message(e: yaml.YAMLError) -> str:

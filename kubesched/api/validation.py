@@ -44,7 +44,7 @@ PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
 # What an `expect` entry about a pod or a node may check.
-POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event")
+POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score")
 NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints")
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
@@ -836,6 +836,17 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
             c.required(event_path, "at least one of reason, message, messageContains")
         c.get(event, "reason", event_path, str)
         _message_check(c, event, event_path)
+    score = c.get(entry, "score", path, dict)
+    if score is not None:
+        score_path = _at(path, "score")
+        for key in score:
+            if key not in ("node", "plugin", "raw", "normalized", "total"):
+                c.err(_at(score_path, key), f'unknown field "{key}" for a score expectation')
+        if c.get(score, "node", score_path, str) is None:
+            c.required(_at(score_path, "node"), "the node whose score is checked")
+        c.get(score, "plugin", score_path, str)
+        for key in ("raw", "normalized", "total"):
+            c.get(score, key, score_path, int)
 
 
 def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:

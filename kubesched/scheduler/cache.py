@@ -57,7 +57,8 @@ class NodeTable:
         self.ensure(s)
         self.alloc[s] = 0
         for name, amount in ni.allocatable.items():
-            self.alloc[s, self.column(name)] = amount
+            col = self.column(name)  # may grow the arrays, so look them up afterwards
+            self.alloc[s, col] = amount
         self.unschedulable[s] = ni.unschedulable
         self.hard_taints[s] = any(t.get("effect") in ("NoSchedule", "NoExecute") for t in ni.taints)
         self.prefer_taints[s] = any(t.get("effect") == "PreferNoSchedule" for t in ni.taints)
@@ -67,7 +68,8 @@ class NodeTable:
         s = ni.slot
         self.req[s] = 0
         for name, amount in ni.requested.items():
-            self.req[s, self.column(name)] = amount
+            col = self.column(name)
+            self.req[s, col] = amount
         self.req[s, self.columns[PODS]] = len(ni.pods)
         self.nonzero[s, 0] = ni.nonzero_cpu
         self.nonzero[s, 1] = ni.nonzero_memory

@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.scheduler.framework import EXTENSION_POINTS, Handle, Plugin, Profile
+from kubesched.scheduler.framework import EXTENSION_POINTS, MAX_NODE_SCORE, Handle, Plugin, Profile
 from kubesched.scheduler.plugins import DEFAULT_MULTIPOINT, REGISTRY
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+MAX_TOTAL_SCORE = 2**63 - 1
 
 
 class ConfigError(ValueError):
@@ -46,6 +47,14 @@ class SchedulerConfig:
         for i, name in enumerate(names):
             if name in names[:i]:
                 raise ConfigError(f"profiles[{i}].schedulerName", f'Duplicate value: "{name}"')
+        pct = cfg.percentage_of_nodes_to_score
+        if pct is not None and not 0 <= pct <= 100:
+            raise ConfigError("percentageOfNodesToScore", f"Invalid value: {pct}: not in valid range [0-100]")
+        if cfg.initial_backoff <= 0:
+            raise ConfigError("podInitialBackoffSeconds", "Invalid value: must be greater than 0")
+        if cfg.max_backoff < cfg.initial_backoff:
+            raise ConfigError("podMaxBackoffSeconds",
+                              "Invalid value: must be greater than or equal to PodInitialBackoffSeconds")
         return cfg
 
 
@@ -60,6 +69,8 @@ def _plugin_list(points: dict[str, Any], point: str, defaults: list[tuple[str, i
         if name not in REGISTRY:
             raise ConfigError(f"{path}.{point}.enabled[{i}].name", f'"{name}" is not a known plugin')
         weight = int(e.get("weight") or 0)
+        if weight < 0:
+            raise ConfigError(f"{path}.{point}.enabled[{i}].weight", f"Invalid value: {weight}: must not be negative")
         out = [(n, w) for n, w in out if n != name] + [(name, weight)]
     return out
 
@@ -87,7 +98,10 @@ def build_profile(spec: dict[str, Any], index: int, handle: Handle, percentage: 
             if point == "score":
                 weights[n] = w or 1  # a zero weight means the default of 1
     if len(plugins.get("queueSort", [])) != 1:
-        raise ConfigError(f"{path}.queueSort", "exactly one queue sort plugin must be enabled")
+        raise ConfigError(f"{path}.queueSort", "Invalid value: exactly one queue sort plugin must be enabled, "
+                          f"got {len(plugins.get('queueSort', []))}")
+    if sum(weights.values()) * MAX_NODE_SCORE > MAX_TOTAL_SCORE:
+        raise ConfigError(f"{path}.score", "Invalid value: total score of Score plugins could overflow")
     if not plugins.get("bind"):
         raise ConfigError(f"{path}.bind", "at least one bind plugin is needed")
     return Profile(
@@ -97,3 +111,14 @@ def build_profile(spec: dict[str, Any], index: int, handle: Handle, percentage: 
         score_weights=weights,
         percentage_of_nodes_to_score=spec.get("percentageOfNodesToScore", percentage),
     )
+
+
+def build_profiles(cfg: SchedulerConfig, handle: Handle) -> dict[str, Profile]:
+    """Every profile, checked together: all must share one QueueSort (the queue is shared)."""
+    profiles: dict[str, Profile] = {}
+    for i, spec in enumerate(cfg.profiles):
+        profile = build_profile(spec, i, handle, cfg.percentage_of_nodes_to_score)
+        profiles[profile.scheduler_name] = profile
+    if len({p.at("queueSort")[0].name for p in profiles.values()}) > 1:
+        raise ConfigError("profiles", "Invalid value: queueSort must be the same for all profiles")
+    return profiles

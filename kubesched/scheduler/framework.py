@@ -19,8 +19,10 @@ from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, St
 
 if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache, NodeTable
+    from kubesched.store.base import Store
 
 MAX_NODE_SCORE = 100
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 class CycleState(dict[str, Any]):
@@ -51,8 +53,23 @@ class ClusterEvent:
 class Handle:
     """What plugins may reach: the cache (read only) and the cluster-wide helpers."""
 
-    def __init__(self, cache: Cache) -> None:
+    def __init__(self, cache: Cache, store: Store | None = None) -> None:
         self.cache = cache
+        self.store = store  # read-only listers (Namespaces); optional so a bare cache still works
+
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        """Labels of Namespace `name` as the scheduler's namespace lister sees them (GetNamespaceLabelsSnapshot).
+
+        The API server gives every namespace `kubernetes.io/metadata.name`; a namespace with pods but
+        no object in the store (usual in exported snapshots, impossible in a live cluster) is taken to
+        exist with just that label. Without a store: `{}`, upstream's answer for an unknown namespace.
+        """
+        if self.store is None:
+            return {}
+        ns = self.store.get("Namespace", "", name)
+        labels = dict((ns or {}).get("metadata", {}).get("labels") or {})
+        labels.setdefault(NAMESPACE_NAME_LABEL, name)
+        return labels
 
 
 class Plugin:
@@ -85,6 +102,14 @@ class PreFilterPlugin(Plugin):
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
         raise NotImplementedError
+
+    # PreFilterExtensions: keep the PreFilter state right when a pod is added to / removed from
+    # `node` for this attempt only (nominated pods, preemption's what-if). Default: nothing to update.
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status:
+        return SUCCESS
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status:
+        return SUCCESS
 
 
 class FilterPlugin(Plugin):

@@ -18,7 +18,7 @@ from kubesched.api.objects import Obj, is_terminal, set_condition
 from kubesched.apiserver.server import APIServer
 from kubesched.runtime.clock import Timer
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.config import SchedulerConfig, build_profile
+from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import CycleState, Handle, Profile
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
@@ -109,10 +109,8 @@ class Scheduler:
         self.rng = random.Random(seed)  # for the places the real scheduler is random (preemption offset)
         self.cache = Cache(normalize_image=lambda name: name)
         self.handle = Handle(self.cache)
-        self.profiles: dict[str, Profile] = {}
-        for i, spec in enumerate(self.config.profiles):
-            profile = build_profile(spec, i, self.handle, self.config.percentage_of_nodes_to_score)
-            self.profiles[profile.scheduler_name] = profile
+        self.profiles: dict[str, Profile] = build_profiles(self.config, self.handle)
+        for profile in self.profiles.values():
             for pl in profile.at("bind"):
                 if isinstance(pl, DefaultBinder):
                     pl.binder = api.bind

@@ -41,6 +41,10 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     for key in actual:
         if key in e and e[key] != actual[key]:
             return False, f"{key} is {actual[key]!r}, expected {e[key]!r}"
+    if "score" in e:
+        ok, detail = _check_score(cluster, e["pod"], e["score"])
+        if not ok:
+            return ok, detail
     if "event" in e:
         want = e["event"]
         ref = f"Pod/{ns}/{name}"
@@ -48,6 +52,28 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         if not any(_message_ok(want, ev.message) for ev in events):
             seen = "; ".join(f"{ev.reason}: {ev.message}" for ev in events) or "none"
             return False, f"no matching {want.get('reason', '')} event (seen: {seen})"
+    return True, ""
+
+
+def _check_score(cluster: Cluster, key: str, want: dict[str, Any]) -> tuple[bool, str]:
+    """`score: {node, plugin, raw|normalized|total}` against the pod's last scored attempt."""
+    records = [r for r in cluster.scheduler.records.get(key, []) if r.totals is not None]
+    if not records:
+        return False, "no attempt of this pod scored nodes"
+    rec = records[-1]
+    if want["node"] not in rec.feasible:
+        return False, f"node {want['node']} was not scored (feasible: {rec.feasible})"
+    i = rec.feasible.index(want["node"])
+    assert rec.totals is not None
+    if "total" in want and int(rec.totals[i]) != want["total"]:
+        return False, f"total on {want['node']} is {int(rec.totals[i])}, expected {want['total']}"
+    if "plugin" in want:
+        detail = next((d for d in rec.scores if d.plugin == want["plugin"]), None)
+        if detail is None:
+            return False, f"plugin {want['plugin']} did not score (skipped or disabled)"
+        for field, values in (("raw", detail.raw), ("normalized", detail.normalized)):
+            if field in want and int(values[i]) != want[field]:
+                return False, f"{want['plugin']} {field} on {want['node']} is {int(values[i])}, expected {want[field]}"
     return True, ""
 
 

@@ -10,7 +10,9 @@ from kubesched.api.loader import load_paths
 from kubesched.api.validation import validate
 from kubesched.apiserver.errors import APIError
 from kubesched.runtime.cluster import Cluster, Rejection
-from kubesched.scheduler.config import ConfigError, SchedulerConfig
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.config import ConfigError, SchedulerConfig, build_profiles
+from kubesched.scheduler.framework import Handle
 from kubesched.sim.expect import ExpectResult, check
 from kubesched.sim.scenario import Scenario, TimedAction, build
 
@@ -49,8 +51,11 @@ def load(paths: list[str]) -> Scenario:
 
 
 def scenario_config(scenario: Scenario) -> SchedulerConfig:
+    """The scheduler configuration, with every profile built once so bad plugins fail at load."""
     try:
-        return SchedulerConfig.from_object(scenario.scheduler_config)
+        config = SchedulerConfig.from_object(scenario.scheduler_config)
+        build_profiles(config, Handle(Cache(normalize_image=str)))
+        return config
     except ConfigError as e:
         origin = scenario.scheduler_config_origin
         where = origin.problem(e.path, e.message) if origin else Problem("configuration", None, e.path, e.message)
@@ -75,6 +80,9 @@ def _apply(cluster: Cluster, action: TimedAction) -> None:
 
 def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
     config = scenario_config(scenario)
+    scored = {e["pod"] for e in scenario.expects if "score" in e}
+    if scored:
+        explain = (explain or set()) | scored  # score expectations need the decision records
     cluster = Cluster(seed=scenario.seed, scheduler_config=config, explain=explain, epoch=scenario.epoch)
     result = SimResult(scenario, cluster)
     clock = cluster.clock

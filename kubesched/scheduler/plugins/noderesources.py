@@ -38,9 +38,16 @@ from kubesched.scheduler.types import (
 )
 
 FIT_STATE = "PreFilterNodeResourcesFit"
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
 BASE = (CPU, MEMORY, EPHEMERAL)
 TOO_MANY_PODS = "Too many pods"
 UNRESOLVABLE_BIT = 1 << 62
+
+
+def round_half_away(x: float) -> int:
+    """Go's math.Round: halves round away from zero (Python's round() goes to even)."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
 def _is_scalar(name: str) -> bool:
@@ -75,6 +82,12 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.strategy = strategy.get("type", "LeastAllocated")
         self.resources = [(r["name"], int(r.get("weight", 1))) for r in strategy.get("resources") or
                           ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
+        self.shape: list[tuple[int, int]] | None = None
+        if self.strategy == "RequestedToCapacityRatio":
+            points = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or ()
+            # Shape scores are 0..10 (MaxCustomPriorityScore); node scores are 0..100.
+            self.shape = [(int(p["utilization"]), int(p["score"]) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+                          for p in points]
 
     # ---- filter --------------------------------------------------------------------------
 
@@ -139,7 +152,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return pod.requests.get(name, 0)
 
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                   table: NodeTable) -> np.ndarray:
+                   table: NodeTable) -> np.ndarray | None:
+        if self.shape is not None:
+            return None
         n = len(slots)
         total = np.zeros(n, dtype=np.int64)
         weights = np.zeros(n, dtype=np.int64)
@@ -182,13 +197,34 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 req = node.nonzero_memory + pod_req
             else:
                 req = node.requested.get(name, 0) + pod_req
-            if self.strategy == "MostAllocated":
+            if self.shape is not None:
+                score = self._ratio_score(req, alloc)
+                if score <= 0:
+                    continue  # upstream counts only resources that score above zero
+            elif self.strategy == "MostAllocated":
                 score = min(req, alloc) * MAX_NODE_SCORE // alloc
             else:
                 score = 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
             total += score * weight
             weights += weight
-        return total // weights if weights else 0
+        if not weights:
+            return 0
+        if self.shape is not None:
+            return round_half_away(total / weights)
+        return total // weights
+
+    def _ratio_score(self, requested: int, capacity: int) -> int:
+        """The broken-linear shape at the utilisation percentage (integer arithmetic)."""
+        utilization = MAX_UTILIZATION if requested > capacity else requested * MAX_UTILIZATION // capacity
+        shape = self.shape
+        assert shape is not None
+        for i, (u, score) in enumerate(shape):
+            if utilization <= u:
+                if i == 0:
+                    return score
+                pu, ps = shape[i - 1]
+                return ps + (score - ps) * (utilization - pu) // (u - pu)
+        return shape[-1][1]
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add"),
