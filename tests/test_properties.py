@@ -140,8 +140,9 @@ def node_selector_terms(draw: Any, node_names: list[str]) -> list[dict[str, Any]
         if exprs:
             term["matchExpressions"] = exprs
         if not exprs or draw(st.integers(0, 4)) == 0:
-            names = draw(st.lists(st.sampled_from([*node_names, "ghost"]), min_size=1, max_size=3, unique=True))
-            term["matchFields"] = [{"key": "metadata.name", "operator": "In", "values": names}]
+            # A metadata.name field requirement takes exactly one value (API validation).
+            name = draw(st.sampled_from([*node_names, "ghost"]))
+            term["matchFields"] = [{"key": "metadata.name", "operator": "In", "values": [name]}]
         terms.append(term)
     return terms
 

@@ -157,7 +157,7 @@ def _json_documents(path: str, data: bytes, problems: list[Problem]) -> list[tup
     except UnicodeDecodeError:
         problems.append(Problem(path, None, "", "not UTF-8 text"))
     except RecursionError:
-        problems.append(Problem(path, 1, "", f"nested more than {MAX_DEPTH} levels deep"))
+        problems.append(Problem(path, 1, "", "nested too deeply"))
     except json.JSONDecodeError as e:
         problems.append(Problem(path, 1, "", f"JSON syntax error at line {e.lineno}, column {e.colno}: {e.msg}"))
     return []
@@ -171,7 +171,7 @@ def _yaml_documents(path: str, data: bytes, problems: list[Problem]) -> list[tup
     except yaml.YAMLError as e:
         problems.append(Problem(path, len(docs) + 1, "", _yaml_message(e)))
     except RecursionError:
-        problems.append(Problem(path, len(docs) + 1, "", f"nested more than {MAX_DEPTH} levels deep"))
+        problems.append(Problem(path, len(docs) + 1, "", "nested too deeply"))
     if b"*" not in data:  # no aliases: every mapping and list is already its own
         return docs
     unshared = []

@@ -125,6 +125,8 @@ class Cache:
         old = self.nodes[name]
         ni = NodeInfo.of(node, old.slot, self._normalize_image)
         ni.pods, ni.requested, ni.used_ports = old.pods, old.requested, old.used_ports
+        ni.pods_with_affinity = old.pods_with_affinity
+        ni.pods_with_required_anti_affinity = old.pods_with_required_anti_affinity
         ni.nonzero_cpu, ni.nonzero_memory = old.nonzero_cpu, old.nonzero_memory
         self._count_images(old, -1)
         self._count_images(ni, 1)

@@ -108,7 +108,7 @@ class Scheduler:
         self.config = config or SchedulerConfig()
         self.rng = random.Random(seed)  # for the places the real scheduler is random (preemption offset)
         self.cache = Cache(normalize_image=lambda name: name)
-        self.handle = Handle(self.cache)
+        self.handle = Handle(self.cache, api.store)
         self.profiles: dict[str, Profile] = build_profiles(self.config, self.handle)
         for profile in self.profiles.values():
             for pl in profile.at("bind"):

@@ -14,7 +14,7 @@ from typing import Any
 from kubesched.api.objects import Obj
 from kubesched.api.quantity import resource_amount
 from kubesched.api.resources import incoming_pod_non_zero_requests, pod_non_zero_requests, pod_requests
-from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity
+from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity, SelectorError
 
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 DEFAULT_MAX_PODS = 110  # kubelet --max-pods default, used when a node does not report pods
@@ -88,6 +88,10 @@ class PodInfo:
     images: list[str]
     terminating: bool
     extra: dict[str, Any] = field(default_factory=dict)  # per-plugin precomputed data
+    # NodeInfo keeps such pods apart so InterPodAffinity visits only them (podWithAffinity,
+    # podWithRequiredAntiAffinity in framework/types.go).
+    has_pod_affinity: bool = False  # spec.affinity.podAffinity or .podAntiAffinity is set
+    has_required_anti_affinity: bool = False  # ...podAntiAffinity.requiredDuringScheduling... not empty
 
     @property
     def key(self) -> str:
@@ -97,7 +101,14 @@ class PodInfo:
     def of(cls, pod: Obj) -> PodInfo:
         meta, spec = pod["metadata"], pod.get("spec", {})
         affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+        extra: dict[str, Any] = {}
+        preferred_terms = None
         preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+        if preferred:
+            try:
+                preferred_terms = PreferredSchedulingTerms.compile(preferred)
+            except SelectorError as e:
+                extra["preferred_affinity_error"] = str(e)  # NodeAffinity's PreScore reports it
         required = RequiredNodeAffinity.from_pod(spec)
         containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
         ports = [
@@ -106,6 +117,8 @@ class PodInfo:
             for p in c.get("ports") or ()
             if p.get("hostPort")
         ]
+        pod_affinity = spec.get("affinity") or {}
+        anti = pod_affinity.get("podAntiAffinity")
         nz_cpu, nz_mem = pod_non_zero_requests(spec)
         score_cpu, score_mem = incoming_pod_non_zero_requests(spec)
         return cls(
@@ -126,9 +139,11 @@ class PodInfo:
             tolerations=spec.get("tolerations") or [],
             host_ports=ports,
             required_affinity=required,
-            preferred_affinity=PreferredSchedulingTerms.compile(preferred) if preferred else None,
+            preferred_affinity=preferred_terms,
             images=[c["image"] for c in containers if c.get("image")],
             terminating=bool(meta.get("deletionTimestamp")),
+            has_pod_affinity=pod_affinity.get("podAffinity") is not None or anti is not None,
+            has_required_anti_affinity=bool((anti or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
         )
 
 
@@ -159,6 +174,8 @@ class NodeInfo:
     nonzero_memory: int = 0
     # (protocol, port) -> {host IP: number of pods using it}
     used_ports: dict[tuple[str, int], dict[str, int]] = field(default_factory=dict)
+    pods_with_affinity: dict[str, PodInfo] = field(default_factory=dict)  # by uid, subset of `pods`
+    pods_with_required_anti_affinity: dict[str, PodInfo] = field(default_factory=dict)
 
     @classmethod
     def of(cls, node: Obj, slot: int, normalize_image: Any) -> NodeInfo:
@@ -184,6 +201,14 @@ class NodeInfo:
             self.pods[pod.uid] = pod
         else:
             self.pods.pop(pod.uid, None)
+        if pod.has_pod_affinity:
+            if sign > 0:
+                self.pods_with_affinity[pod.uid] = pod
+                if pod.has_required_anti_affinity:
+                    self.pods_with_required_anti_affinity[pod.uid] = pod
+            else:
+                self.pods_with_affinity.pop(pod.uid, None)
+                self.pods_with_required_anti_affinity.pop(pod.uid, None)
         req = self.requested
         for name, amount in pod.requests.items():
             req[name] = req.get(name, 0) + sign * amount

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api import loader
 from kubesched.api.errors import InputError, Problem
@@ -201,3 +203,37 @@ def test_problem_is_always_one_line() -> None:
     p = Problem("a.yaml", 1, "metadata.labels.x\n", 'Invalid value: "a\r\nb\u2028c\x85"')
     assert str(p) == 'a.yaml doc 1: metadata.labels.x\\n: Invalid value: "a\\r\\nb\\u2028c\\x85"'
     assert len(str(p).splitlines()) == 1
+
+
+def test_yaml_aliases_become_independent_copies() -> None:
+    write("a.yaml", "a: &r {requests: {cpu: 1}}\nb: *r\n")
+    [obj] = load_paths(["a.yaml"])
+    assert obj.obj["a"] == obj.obj["b"]
+    assert obj.obj["a"] is not obj.obj["b"]
+    assert obj.obj["a"]["requests"] is not obj.obj["b"]["requests"]
+
+
+def test_self_containing_alias_and_alias_bombs_are_refused() -> None:
+    write("cycle.yaml", "a: &x [*x]\n")
+    levels = "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 7))
+    write("bomb.yaml", "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + levels)
+    write("deep.yaml", "a: &x " + "[" * 150 + "]" * 150 + "\nb: *x\n")
+    write("deep.json", '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert problems(["cycle.yaml", "bomb.yaml", "deep.yaml", "deep.json"]) == [
+        "cycle.yaml doc 1: a YAML alias refers to a mapping or list that contains it",
+        "bomb.yaml doc 1: YAML aliases expand to more than 1000000 values",
+        "deep.yaml doc 1: nested more than 100 levels deep",
+        "deep.json doc 1: nested too deeply",
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(parts=st.lists(st.sampled_from(list("ab:- \n{}[]&*!#|>'\"%@`?,.0\t\\") + ["\u2028", "---\n", "…", "x: "]),
+                      max_size=60))
+def test_any_text_loads_or_gives_input_error(parts: list[str]) -> None:
+    """YAML-ish noise either loads or is reported; no other exception escapes."""
+    Path("fuzz.yaml").write_text("".join(parts), encoding="utf-8")
+    try:
+        load_paths(["fuzz.yaml"])
+    except InputError as e:
+        assert all(str(p).startswith("fuzz.yaml") for p in e.problems)

@@ -69,6 +69,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         return SUCCESS
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        error = pod.extra.get("preferred_affinity_error")
+        if error:
+            return Status(Code.ERROR, (error,), self.name)
         if pod.preferred_affinity is None and self.added_preferred is None:
             return SKIP
         return SUCCESS
