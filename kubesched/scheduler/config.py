@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.scheduler.framework import EXTENSION_POINTS, MAX_NODE_SCORE, Handle, Plugin, Profile
-from kubesched.scheduler.plugins import DEFAULT_MULTIPOINT, REGISTRY
+from kubesched.scheduler.plugins import DEFAULT_MULTIPOINT, resolve
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 MAX_TOTAL_SCORE = 2**63 - 1
@@ -66,8 +66,10 @@ def _plugin_list(points: dict[str, Any], point: str, defaults: list[tuple[str, i
     out = [] if "*" in disabled else [(n, w) for n, w in defaults if n not in disabled]
     for i, e in enumerate(spec.get("enabled") or ()):
         name = e.get("name")
-        if name not in REGISTRY:
-            raise ConfigError(f"{path}.{point}.enabled[{i}].name", f'"{name}" is not a known plugin')
+        if resolve(name) is None:
+            raise ConfigError(f"{path}.{point}.enabled[{i}].name",
+                              f'"{name}" is not a known plugin (in-tree, a kubesched.plugins entry point, '
+                              "or an importable module:Class)")
         weight = int(e.get("weight") or 0)
         if weight < 0:
             raise ConfigError(f"{path}.{point}.enabled[{i}].weight", f"Invalid value: {weight}: must not be negative")
@@ -84,19 +86,21 @@ def build_profile(spec: dict[str, Any], index: int, handle: Handle, percentage: 
 
     def instance(name: str) -> Plugin:
         if name not in instances:
-            instances[name] = REGISTRY[name](handle, args.get(name))
+            cls = resolve(name)
+            assert cls is not None
+            instances[name] = cls(handle, args.get(name, args.get(cls.name)))
         return instances[name]
 
     plugins: dict[str, list[Plugin]] = {}
     weights: dict[str, int] = {}
     for point, base in EXTENSION_POINTS.items():
-        implementing = [(n, w) for n, w in multipoint if issubclass(REGISTRY[n], base)]
+        implementing = [(n, w) for n, w in multipoint if issubclass(resolve(n) or Plugin, base)]
         for n, w in _plugin_list(points, point, implementing, path):
-            if not issubclass(REGISTRY[n], base):
+            if not issubclass(resolve(n) or Plugin, base):
                 raise ConfigError(f"{path}.{point}", f'plugin "{n}" does not extend {point} plugin')
             plugins.setdefault(point, []).append(instance(n))
             if point == "score":
-                weights[n] = w or 1  # a zero weight means the default of 1
+                weights[instance(n).name] = w or 1  # a zero weight means the default of 1
     if len(plugins.get("queueSort", [])) != 1:
         raise ConfigError(f"{path}.queueSort", "Invalid value: exactly one queue sort plugin must be enabled, "
                           f"got {len(plugins.get('queueSort', []))}")

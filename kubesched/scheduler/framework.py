@@ -50,12 +50,54 @@ class ClusterEvent:
     hint: Callable[[PodInfo, Any, Any], bool] | None = None  # QueueingHint: True = Queue
 
 
-class Handle:
-    """What plugins may reach: the cache (read only) and the cluster-wide helpers."""
+class WaitingPod:
+    """A pod held at Permit: bound once every waiting plugin allows it, failed if one rejects or times out."""
 
-    def __init__(self, cache: Cache, store: Store | None = None) -> None:
+    def __init__(self, pod: PodInfo, node_name: str, pending: dict[str, Any],
+                 on_done: Callable[[WaitingPod, Status | None], None]) -> None:
+        self.pod = pod
+        self.node_name = node_name
+        self._pending = pending  # plugin name -> its timeout timer
+        self._on_done = on_done
+        self.done = False
+
+    @property
+    def pending_plugins(self) -> list[str]:
+        return list(self._pending)
+
+    def allow(self, plugin: str) -> None:
+        timer = self._pending.pop(plugin, None)
+        if timer is not None:
+            timer.cancel()
+        if not self._pending and not self.done:
+            self.done = True
+            self._on_done(self, None)
+
+    def reject(self, plugin: str, message: str) -> None:
+        if self.done:
+            return
+        self.done = True
+        for timer in self._pending.values():
+            timer.cancel()
+        self._pending.clear()
+        self._on_done(self, Status(Code.UNSCHEDULABLE, (message,), plugin))
+
+
+class Handle:
+    """What plugins may reach: the cache (read only), listers, the clock, and pods waiting at Permit."""
+
+    def __init__(self, cache: Cache, store: Store | None = None, clock: Any = None) -> None:
         self.cache = cache
         self.store = store  # read-only listers (Namespaces); optional so a bare cache still works
+        self.clock = clock
+        self.waiting_pods: dict[str, WaitingPod] = {}  # by pod uid
+
+    def now(self) -> float:
+        return self.clock.now() if self.clock is not None else 0.0
+
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Any:
+        """Run `fn` after `delay` seconds of cluster time (virtual in simulation)."""
+        return self.clock.call_later(delay, fn)
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         """Labels of Namespace `name` as the scheduler's namespace lister sees them (GetNamespaceLabelsSnapshot).
@@ -70,6 +112,15 @@ class Handle:
         labels = dict((ns or {}).get("metadata", {}).get("labels") or {})
         labels.setdefault(NAMESPACE_NAME_LABEL, name)
         return labels
+
+    def list_objects(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Objects of `kind` (in `namespace`, or all) as the scheduler's informers see them, e.g. the
+        Services and ReplicaSets PodTopologySpread derives default selectors from; [] without a store."""
+        return [] if self.store is None else list(self.store.list(kind, namespace))
+
+    def get_object(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        """One object by key (a lister's Get); None if absent or without a store."""
+        return None if self.store is None else self.store.get(kind, namespace, name)
 
 
 class Plugin:

@@ -19,7 +19,7 @@ from kubesched.apiserver.server import APIServer
 from kubesched.runtime.clock import Timer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
-from kubesched.scheduler.framework import CycleState, Handle, Profile
+from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.record import DecisionRecord, ScoreDetail
@@ -30,6 +30,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 NOTE_LENGTH_LIMIT = 1024
+MAX_PERMIT_TIMEOUT = 15 * 60.0  # framework runtime's maxTimeout
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_nodes: int) -> int:
@@ -66,6 +67,16 @@ def select_host(totals: np.ndarray) -> int:
             h[i], h[j] = h[j], h[i]
             i = j
     return h[0]
+
+
+def format_go_duration(seconds: float) -> str:
+    """Go's time.Duration String() for whole and fractional seconds ("10s", "1m30s", "1.5s")."""
+    whole = int(seconds)
+    if whole != seconds or seconds < 60:
+        return f"{seconds:g}s"
+    h, rem = divmod(whole, 3600)
+    m, sec = divmod(rem, 60)
+    return (f"{h}h" if h else "") + f"{m}m{sec}s"
 
 
 def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Status | None,
@@ -108,7 +119,7 @@ class Scheduler:
         self.config = config or SchedulerConfig()
         self.rng = random.Random(seed)  # for the places the real scheduler is random (preemption offset)
         self.cache = Cache(normalize_image=lambda name: name)
-        self.handle = Handle(self.cache, api.store)
+        self.handle = Handle(self.cache, api.store, clock)
         self.profiles: dict[str, Profile] = build_profiles(self.config, self.handle)
         for profile in self.profiles.values():
             for pl in profile.at("bind"):
@@ -325,14 +336,36 @@ class Scheduler:
             st = pl.reserve(state, pod, node_name)
             reserved.append(pl)
             if not st.ok:
-                failure = st
+                failure = st if st.plugin else Status(st.code, st.reasons, pl.name)
                 break
+        waits: dict[str, float] = {}
         if failure is None:
             for pl in profile.at("permit"):
-                st, _timeout = pl.permit(state, pod, node_name)
-                if not st.ok:
-                    failure = st
+                st, timeout = pl.permit(state, pod, node_name)
+                if st.code == Code.WAIT:
+                    waits[pl.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
+                elif not st.ok:
+                    failure = st if st.plugin else Status(st.code, st.reasons, pl.name)
                     break
+        if failure is None and waits:
+            # Binding waits for the plugins' verdicts; meanwhile the pod stays assumed on the node.
+            def done(wp: WaitingPod, status: Status | None) -> None:
+                self.handle.waiting_pods.pop(pod.uid, None)
+                self.clock.call_soon(lambda: self._finish_binding(q, profile, state, node_name, reserved, rec,
+                                                                  status))
+
+            pending: dict[str, Any] = {}
+            wp = WaitingPod(pod, node_name, pending, done)
+            for name, timeout in waits.items():
+                pending[name] = self.clock.call_later(timeout, lambda n=name, t=timeout: wp.reject(
+                    n, f"rejected due to timeout after waiting {format_go_duration(t)} at plugin {n}"))
+            self.handle.waiting_pods[pod.uid] = wp
+            return
+        self._finish_binding(q, profile, state, node_name, reserved, rec, failure)
+
+    def _finish_binding(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
+                        reserved: list[Any], rec: DecisionRecord | None, failure: Status | None) -> None:
+        pod = q.pod
         if failure is None:
             failure = self._bind(profile, state, pod, node_name)
         if failure is not None:
@@ -344,6 +377,7 @@ class Scheduler:
             msg = failure.message() if not rejected else fit_error_message(1, {node_name: failure}, None, None, None)
             self._handle_failure(q, profile, state,
                                  Failure(msg, failure.code, {failure.plugin} if rejected else set()), rec)
+            self._kick()
             return
         if rec is not None:
             rec.result, rec.chosen = "Scheduled", node_name

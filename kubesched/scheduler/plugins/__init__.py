@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+from importlib.metadata import entry_points
+
 from kubesched.scheduler.framework import Plugin
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
+from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
 from kubesched.scheduler.plugins.nodename import NodeName
 from kubesched.scheduler.plugins.nodeports import NodePorts
@@ -19,6 +24,7 @@ REGISTRY: dict[str, type[Plugin]] = {
     for cls in (
         SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
         NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
+        InterPodAffinity,
     )
 }
 
@@ -27,5 +33,42 @@ REGISTRY: dict[str, type[Plugin]] = {
 DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
+    ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
 ]
+
+ENTRY_POINT_GROUP = "kubesched.plugins"
+
+
+def resolve(name: str) -> type[Plugin] | None:
+    """A plugin class by name: in-tree, an installed `kubesched.plugins` entry point, or `module:Class`.
+
+    Out-of-tree plugins are ordinary Python classes subclassing the extension-point bases in
+    `kubesched.scheduler.framework`, enabled in a KubeSchedulerConfiguration by that name.
+    """
+    if name in REGISTRY:
+        return REGISTRY[name]
+    for ep in entry_points(group=ENTRY_POINT_GROUP, name=name):
+        cls = ep.load()
+        return cls if isinstance(cls, type) and issubclass(cls, Plugin) else None
+    module, _, attr = name.rpartition(":")
+    if not module:
+        return None
+    try:
+        if module.endswith(".py"):  # a file path, relative to the working directory
+            spec = importlib.util.spec_from_file_location(f"kubesched_user_plugin_{len(_LOADED)}", module)
+            if spec is None or spec.loader is None:
+                return None
+            loaded = _LOADED.get(module)
+            if loaded is None:
+                loaded = _LOADED[module] = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(loaded)
+        else:
+            loaded = importlib.import_module(module)
+    except (ImportError, OSError):
+        return None
+    cls = getattr(loaded, attr, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Plugin) else None
+
+
+_LOADED: dict[str, object] = {}
