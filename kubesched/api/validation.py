@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
 from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import LoadedObject, type_name
-from kubesched.api.objects import namespaced
+from kubesched.api.objects import merge_patch, namespaced, parse_time
 from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
 
@@ -46,6 +46,8 @@ EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
 # What an `expect` entry about a pod or a node may check.
 POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score")
 NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints")
+# Annotations the simulated kubelet reads as durations: how long a pod runs, how long it takes to stop.
+SIM_DURATION_ANNOTATIONS = ("sim.kubesched.io/duration", "sim.kubesched.io/shutdown")
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
@@ -67,8 +69,9 @@ _PORT_RANGE_MSG = "must be between 1 and 65535, inclusive"
 _NONNEGATIVE_MSG = "must be greater than or equal to 0"
 _POSITIVE_MSG = "must be greater than zero"
 
-# A scenario's timeline as far as object identity goes: (at, event index, created object or removed key).
-_Timeline = list[tuple[float, int, dict[str, Any] | tuple[str, str, str]]]
+# A scenario's timeline as far as object identity goes: (at, event index, operation, payload) where the
+# operation is "create" (payload: the object), "remove" (the object's key) or "patch" (key, patch).
+_Timeline = list[tuple[float, int, str, Any]]
 
 _EXPECTED = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer"}
 
@@ -221,6 +224,25 @@ def _labels(c: _Ctx, value: Any, path: str) -> dict[str, str]:
     return labels
 
 
+def _annotations(c: _Ctx, value: Any, path: str, pod: bool) -> None:
+    annotations = _string_map(c, value, path)
+    for key in SIM_DURATION_ANNOTATIONS if pod else ():
+        c.duration(annotations, key, path)
+
+
+def _timestamp(c: _Ctx, obj: dict[str, Any], key: str, path: str) -> None:
+    """An RFC 3339 time with a zone, as metav1.Time serialises (virtual time 0 is derived from these)."""
+    value = c.get(obj, key, path, str)
+    if value is None:
+        return
+    try:
+        ok = parse_time(value).tzinfo is not None
+    except ValueError:
+        ok = False
+    if not ok:
+        c.invalid(_at(path, key), value, "must be an RFC 3339 time, e.g. 2026-01-01T00:00:00Z")
+
+
 def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
     meta_path = _at(path, "metadata")
     if obj.get("metadata") is None:
@@ -237,7 +259,8 @@ def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
         if namespace:
             c.names(namespace, _at(meta_path, "namespace"), dns_label_errors)
     _labels(c, meta.get("labels"), _at(meta_path, "labels"))
-    _string_map(c, meta.get("annotations"), _at(meta_path, "annotations"))
+    _annotations(c, meta.get("annotations"), _at(meta_path, "annotations"), kind == "Pod")
+    _timestamp(c, meta, "creationTimestamp", meta_path)
     for i, owner in enumerate(c.get(meta, "ownerReferences", meta_path, list) or []):
         owner_path = f"{meta_path}.ownerReferences[{i}]"
         if c.typed(owner, owner_path, dict) is not None:
@@ -627,6 +650,7 @@ def _node(c: _Ctx, obj: dict[str, Any], path: str) -> None:
     if status is not None:
         for key in ("capacity", "allocatable"):
             _resource_list(c, status.get(key), _at(_at(path, "status"), key))
+        _shape(c, status.get("images"), _at(path, "status.images"), [{"names": [str], "sizeBytes": int}])
 
 
 def _priority_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
@@ -696,6 +720,7 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
     meta_path = _at(template_path, "metadata")
     meta = c.get(template, "metadata", template_path, dict) or {}
     labels = _labels(c, meta.get("labels"), _at(meta_path, "labels"))
+    _annotations(c, meta.get("annotations"), _at(meta_path, "annotations"), pod=True)
     if selector is not None and not selector.matches(labels):
         c.invalid(_at(meta_path, "labels"), labels, "`selector` does not match template `labels`")
     _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=True)
@@ -851,9 +876,7 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
 
 def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     path = f"spec.events[{index}]"
-    at = c.duration(event, "at", path)
-    if event.get("at") is None:
-        c.required(_at(path, "at"))
+    at = 0.0 if event.get("at") is None else c.duration(event, "at", path)  # no `at`: at the start
     actions = [key for key in EVENT_ACTIONS if key in event]
     for key in event:
         if key not in ("at", *EVENT_ACTIONS):
@@ -868,14 +891,16 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     if action == "create":
         if c.typed(payload, action_path, dict) is not None and _object(c, payload, action_path, OBJECT_KINDS) \
                 and at is not None and object_key(payload)[2]:
-            c.timeline.append((at, index, payload))
+            c.timeline.append((at, index, "create", payload))
         return
     if action in ("delete", "evict", "patch"):
         ref = _object_ref(c, payload, action_path, kind_needed=action != "evict")
         if action == "patch" and isinstance(payload, dict):
-            c.need(payload, "patch", action_path, dict)
-        if action != "patch" and ref is not None and at is not None:
-            c.timeline.append((at, index, ref))
+            patch = c.need(payload, "patch", action_path, dict)
+            if ref is not None and patch is not None:
+                c.timeline.append((at or 0.0, index, "patch", (ref, patch)))
+        elif ref is not None and at is not None:
+            c.timeline.append((at, index, "remove", ref))
         return
     if c.typed(payload, action_path, dict) is None:
         return
@@ -895,7 +920,7 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
 def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:
     """Check a Scenario's shape (always a top-level document, so paths start at its root).
 
-    Its timeline of creations and removals is replayed afterwards by validate() to find duplicates.
+    Its timeline is replayed afterwards by validate() to find duplicates and check patched objects.
     """
     meta = c.get(obj, "metadata", "", dict)
     if meta is not None:
@@ -907,9 +932,10 @@ def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:
     if spec is None:
         return
     for key in spec:
-        if key not in ("seed", "until", "events", "expect"):
+        if key not in ("seed", "until", "startTime", "events", "expect"):
             c.err(_at("spec", key), f'unknown field "{key}"')
     c.get(spec, "seed", "spec", int)
+    _timestamp(c, spec, "startTime", "spec")
     c.duration(spec, "until", "spec")
     for i, event in enumerate(c.get(spec, "events", "spec", list) or []):
         if c.typed(event, f"spec.events[{i}]", dict) is not None:
@@ -979,12 +1005,13 @@ def _describe(key: tuple[str, str, str]) -> str:
 def validate(objects: list[LoadedObject]) -> None:
     """Check every object; raise InputError listing every problem found.
 
-    Problems come in input order, except duplicates created by Scenario events, which are found by
-    replaying each scenario's timeline after every plain object is known (so an object deleted or
-    evicted before it is created again is not a duplicate).
+    Problems come in input order, except those found by replaying each Scenario's timeline after
+    every plain object is known: duplicates created by events (an object deleted or evicted before
+    it is created again is fine) and objects a patch event would make invalid.
     """
     problems: list[Problem] = []
     first: dict[tuple[str, str, str], str] = {}  # object -> where it was defined first
+    known: dict[tuple[str, str, str], dict[str, Any]] = {}  # object -> its latest known content
     scenarios: list[_Ctx] = []
 
     def define(c: _Ctx, obj: dict[str, Any], path: str, where: str) -> None:
@@ -994,6 +1021,7 @@ def validate(objects: list[LoadedObject]) -> None:
                   f"duplicate {_describe(key)} (first defined in {first[key]})")
         else:
             first[key] = where
+            known[key] = obj
 
     for lo in objects:
         c = _Ctx(lo, problems)
@@ -1003,11 +1031,53 @@ def validate(objects: list[LoadedObject]) -> None:
             if c.timeline:
                 scenarios.append(c)
     for c in scenarios:
-        for _at_time, index, item in sorted(c.timeline, key=lambda t: t[:2]):
-            if isinstance(item, tuple):
-                first.pop(item, None)
-            else:
+        for _at_time, index, op, payload in sorted(c.timeline, key=lambda t: t[:2]):
+            if op == "remove":
+                first.pop(payload, None)
+                known.pop(payload, None)
+            elif op == "create":
                 path = f"spec.events[{index}].create"
-                define(c, item, path, f"{c.lo.where} {path}")
+                define(c, payload, path, f"{c.lo.where} {path}")
+            else:
+                key, patch = payload
+                known[key] = _check_patch(c, known.get(key), key, patch, f"spec.events[{index}].patch.patch")
     if problems:
         raise InputError(problems)
+
+
+def _check_patch(c: _Ctx, target: dict[str, Any] | None, key: tuple[str, str, str], patch: dict[str, Any],
+                 path: str) -> dict[str, Any]:
+    """Report what a merge patch would make invalid; returns the patched object.
+
+    The patch is applied to the target as the input defines it (or to a bare object of that kind
+    when the target comes from elsewhere, e.g. a controller), and only problems in or above the
+    fields the patch sets are reported, so a partial target does not produce spurious ones.
+    """
+    kind, namespace, name = key
+    if target is None:
+        meta = {"name": name, "namespace": namespace} if namespace else {"name": name}
+        target = {"apiVersion": API_VERSIONS[kind][0], "kind": kind, "metadata": meta}
+    patched = merge_patch(target, patch)
+    patched["kind"] = kind  # the API server patches the object at the URL, whatever the body says
+    scratch: list[Problem] = []
+    _object(_Ctx(LoadedObject(patched, c.lo.source, c.lo.doc), scratch), patched, "", OBJECT_KINDS)
+    leaves = list(_leaf_paths(patch, ""))
+    for problem in scratch:
+        if any(_related(problem.path, leaf) for leaf in leaves):
+            c.err(_at(path, problem.path), problem.message)
+    return patched
+
+
+def _leaf_paths(patch: dict[str, Any], path: str) -> Iterator[str]:
+    """Paths a merge patch sets: lists, scalars and nulls replace whatever was there."""
+    for key, value in patch.items():
+        if isinstance(value, dict) and value:
+            yield from _leaf_paths(value, _at(path, key))
+        else:
+            yield _at(path, key)
+
+
+def _related(problem_path: str, leaf: str) -> bool:
+    """Whether a problem lies within a patched field, or on a field containing it (e.g. a label map)."""
+    return (problem_path == leaf or problem_path.startswith((leaf + ".", leaf + "["))
+            or leaf.startswith(problem_path + "."))

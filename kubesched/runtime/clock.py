@@ -19,6 +19,7 @@ class Timer:
     """A scheduled callback; `cancel()` makes it a no-op without touching the heap."""
 
     when: float
+    late: bool  # runs after every ordinary callback due at the same instant (observers)
     seq: int
     fn: Callable[[], None] = field(compare=False)
     daemon: bool = field(default=False, compare=False)
@@ -44,9 +45,10 @@ class VirtualClock:
     def now(self) -> float:
         return self._now
 
-    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False) -> Timer:
-        """Schedule `fn`; a daemon timer (periodic housekeeping) alone does not keep a run going."""
-        timer = Timer(max(when, self._now), next(self._seq), fn, daemon, owner=self)
+    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, late: bool = False) -> Timer:
+        """Schedule `fn`; a daemon timer (periodic housekeeping) alone does not keep a run going;
+        a late one observes the instant after all that happens at it has settled."""
+        timer = Timer(max(when, self._now), late, next(self._seq), fn, daemon, owner=self)
         heapq.heappush(self._heap, timer)
         if not daemon:
             self._live += 1

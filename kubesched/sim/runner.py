@@ -96,7 +96,7 @@ def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
     final = []
     for e in scenario.expects:
         if e.get("at") is not None:
-            clock.call_at(parse_duration(e["at"]), lambda e=e: result.expects.append(check(cluster, e)))
+            clock.call_at(parse_duration(e["at"]), lambda e=e: result.expects.append(check(cluster, e)), late=True)
         else:
             final.append(e)
     cluster.run(scenario.until)

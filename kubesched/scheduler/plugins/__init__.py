@@ -15,6 +15,7 @@ from kubesched.scheduler.plugins.nodename import NodeName
 from kubesched.scheduler.plugins.nodeports import NodePorts
 from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from kubesched.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
 from kubesched.scheduler.plugins.queuesort import PrioritySort
 from kubesched.scheduler.plugins.schedulinggates import SchedulingGates
 from kubesched.scheduler.plugins.tainttoleration import TaintToleration
@@ -25,6 +26,7 @@ REGISTRY: dict[str, type[Plugin]] = {
         SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
         NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
         InterPodAffinity,
+        PodTopologySpread,
     )
 }
 
@@ -33,6 +35,7 @@ REGISTRY: dict[str, type[Plugin]] = {
 DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
 ]
