@@ -30,6 +30,15 @@ def pod(name: str, cpu: str = "100m", memory: str = "500Mi", **spec: Any) -> Obj
                                      "resources": {"requests": {"cpu": cpu, "memory": memory}}}], **spec}}
 
 
+def spreading_pod(name: str, when_unsatisfiable: str) -> Obj:
+    """pod-with-(preferred-)topology-spreading.yaml: color=blue, zone maxSkew 5 over color=blue."""
+    p = pod(name, topologySpreadConstraints=[{
+        "maxSkew": 5, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": when_unsatisfiable,
+        "labelSelector": {"matchLabels": {"color": "blue"}}}])
+    p["metadata"]["labels"] = {"color": "blue"}
+    return p
+
+
 @dataclass
 class Workload:
     name: str
@@ -41,6 +50,22 @@ class Workload:
 
 NODE_AFFINITY = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone1", "zone2"]}]}]}}}
+
+
+
+def anti_affinity_pod(name: str, namespace: str) -> Obj:
+    """pod-with-pod-anti-affinity.yaml: color=green, no two green pods (sched-0/1) on one host."""
+    p = pod(name)
+    p["metadata"].update(namespace=namespace, labels={"color": "green"})
+    p["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"color": "green"}}, "topologyKey": "kubernetes.io/hostname",
+         "namespaces": ["sched-0", "sched-1"]}]}}
+    return p
+
+
+def namespaces(*names: str) -> list[Obj]:
+    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names]
+
 
 WORKLOADS = [
     Workload(
@@ -65,5 +90,31 @@ WORKLOADS = [
         lambda: [pod(f"large-{i}", cpu="9") for i in range(100)],
         lambda: [pod(f"pod-{i}") for i in range(10000)],
         590,
+    ),
+    # affinity/performance-config.yaml SchedulingPodAntiAffinity 5000Nodes_2000Pods: initial pods
+    # in sched-0, measured ones in sched-1, all green and mutually exclusive per host.
+    Workload(
+        "SchedulingPodAntiAffinity",
+        lambda: [node(i) for i in range(5000)],
+        lambda: namespaces("sched-0", "sched-1") + [anti_affinity_pod(f"init-{i}", "sched-0") for i in range(1000)],
+        lambda: [anti_affinity_pod(f"pod-{i}", "sched-1") for i in range(2000)],
+        60,
+    ),
+    # topology_spreading/performance-config.yaml 5000Nodes_5000Pods: nodes labelled across three
+    # zones (labelNodePrepareStrategy; round-robin here, random there), default initial pods, then
+    # color=blue pods spreading over zones with maxSkew 5 (pod-with-topology-spreading.yaml).
+    Workload(
+        "TopologySpreading",
+        lambda: [node(i, zones=3) for i in range(5000)],
+        lambda: [pod(f"init-{i}") for i in range(5000)],
+        lambda: [spreading_pod(f"pod-{i}", "DoNotSchedule") for i in range(5000)],
+        460,
+    ),
+    Workload(
+        "PreferredTopologySpreading",
+        lambda: [node(i, zones=3) for i in range(5000)],
+        lambda: [pod(f"init-{i}") for i in range(5000)],
+        lambda: [spreading_pod(f"pod-{i}", "ScheduleAnyway") for i in range(5000)],
+        340,
     ),
 ]

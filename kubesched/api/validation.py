@@ -1081,3 +1081,15 @@ def _related(problem_path: str, leaf: str) -> bool:
     """Whether a problem lies within a patched field, or on a field containing it (e.g. a label map)."""
     return (problem_path == leaf or problem_path.startswith((leaf + ".", leaf + "["))
             or leaf.startswith(problem_path + "."))
+
+
+def object_problems(obj: dict[str, Any]) -> list[str]:
+    """`path: message` for each problem of one cluster object, for the API server's create/update.
+
+    Kinds kubesched does not model (Event, ...) are accepted as they are.
+    """
+    if obj.get("kind") not in OBJECT_KINDS:
+        return []
+    problems: list[Problem] = []
+    _object(_Ctx(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)
+    return [f"{p.path}: {p.message}" if p.path else p.message for p in problems]

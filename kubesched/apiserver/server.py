@@ -24,6 +24,7 @@ from kubesched.api.objects import (
     set_condition,
 )
 from kubesched.api.qos import qos_class
+from kubesched.api.validation import object_problems
 from kubesched.apiserver import admission
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.store.base import Conflict, NotFound, Store
@@ -75,6 +76,7 @@ class APIServer:
             meta.setdefault("namespace", "default")
         else:
             meta.pop("namespace", None)
+        self._validate(obj)
         if kind == "Pod":
             admission.admit_pod(obj, self.store)
             obj["status"]["qosClass"] = qos_class(obj)
@@ -86,6 +88,14 @@ class APIServer:
         except Conflict as e:
             raise AlreadyExists(str(e)) from None
 
+    @staticmethod
+    def _validate(obj: Obj) -> None:
+        """The API server's validation: a malformed object is refused with 422 and every problem."""
+        problems = object_problems(obj)
+        if problems:
+            detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+            raise Invalid(f'{obj["kind"]} "{obj["metadata"].get("name", "")}" is invalid: {detail}')
+
     def update(self, obj: Obj, *, status_only: bool = False) -> Obj:
         """Replace an object; the spec is kept from the stored copy when `status_only` (pods/status)."""
         kind = obj["kind"]
@@ -95,7 +105,9 @@ class APIServer:
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
-        elif kind == "Pod":
+        else:
+            self._validate(new)
+        if kind == "Pod" and not status_only:
             self._check_pod_update(current, new)
             if new.get("spec") != current.get("spec"):
                 new["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
@@ -107,8 +119,10 @@ class APIServer:
         new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
-        elif kind == "Pod":
-            self._check_pod_update(current, new)
+        else:
+            self._validate(new)
+            if kind == "Pod":
+                self._check_pod_update(current, new)
         return self._write(new, None)
 
     def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj:
