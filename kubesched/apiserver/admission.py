@@ -146,12 +146,16 @@ def admit_runtime_class(pod: Obj, store: Store) -> None:
     spec = pod["spec"]
     rc_name = spec.get("runtimeClassName")
     if not rc_name:
+        if spec.get("overhead"):
+            raise Forbidden("pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
         return
     rc = store.get("RuntimeClass", "", rc_name)
     if rc is None:
         raise Forbidden(f'pod rejected: RuntimeClass "{rc_name}" not found')
     overhead = (rc.get("overhead") or {}).get("podFixed")
     if not overhead:
+        if spec.get("overhead"):
+            raise Forbidden("pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead")
         return
     if spec.get("overhead") and spec["overhead"] != overhead:
         raise Forbidden("pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kubesched.api.objects import DEFAULT_EPOCH, Obj, get_condition, ref
+from kubesched.api.objects import DEFAULT_EPOCH, Obj, get_condition, namespaced, ref
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.kubelet.agent import Kubelets
@@ -88,6 +88,9 @@ class Cluster:
         try:
             return self.api.create(obj)
         except APIError as e:
+            meta = obj.get("metadata") or {}
+            if namespaced(obj.get("kind", "")) and not meta.get("namespace"):
+                obj = {**obj, "metadata": {**meta, "namespace": "default"}}
             self.rejected.append(Rejection(self.now(), ref(obj), e.message, e.code))
             return None
 

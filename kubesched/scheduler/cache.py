@@ -99,6 +99,9 @@ class Cache:
         self._order_slots: np.ndarray | None = None
         self.image_nodes: dict[str, int] = {}  # normalised image -> number of nodes having it
         self.generation = 0  # bumped on every change; lets plugins cache per-snapshot data
+        # Told the name of every node whose labels or pods changed (added/removed nodes too), so
+        # plugins can keep indexes up to date incrementally (InterPodAffinity).
+        self.listeners: list[Callable[[str], None]] = []
 
     # ---- nodes -------------------------------------------------------------------------------
 
@@ -118,6 +121,7 @@ class Cache:
         self.table.set_node(ni)
         self._order = None
         self.generation += 1
+        self._touched(name)
         return ni
 
     def update_node(self, node: Obj) -> NodeInfo:
@@ -137,6 +141,7 @@ class Cache:
             self._order = [self.nodes[n.name] for n in self._order]
         self.table.set_node(ni)
         self.generation += 1
+        self._touched(name)
         return ni
 
     def remove_node(self, name: str) -> None:
@@ -151,6 +156,11 @@ class Cache:
         self._free_slots.append(ni.slot)
         self._order = None
         self.generation += 1
+        self._touched(name)
+
+    def _touched(self, name: str) -> None:
+        for listener in self.listeners:
+            listener(name)
 
     def _count_images(self, ni: NodeInfo, sign: int) -> None:
         for image in ni.images:
@@ -191,6 +201,7 @@ class Cache:
         ni.add_pod(pod)
         self.table.set_usage(ni)
         self.generation += 1
+        self._touched(node_name)
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         node_name = self._pod_node.pop(uid, None)
@@ -204,4 +215,5 @@ class Cache:
             ni.add_pod(pod, -1)
             self.table.set_usage(ni)
             self.generation += 1
+            self._touched(node_name)
         return pod

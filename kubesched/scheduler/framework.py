@@ -283,26 +283,36 @@ class Profile:
 
     def run_pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                        ) -> tuple[PreFilterResult, Status, set[str]]:
-        """Returns the merged node restriction, the first rejecting status, and the rejecting plugins."""
+        """RunPreFilterPlugins: the merged node restriction, the status, and the plugins that
+        rejected the pod or restricted its nodes (what the pod then waits on)."""
         result = PreFilterResult()
-        rejectors: set[str] = set()
+        restricting: list[str] = []
+        rejected: Status | None = None
         for pl in self.at("preFilter"):
             res, status = pl.pre_filter(state, pod, nodes)
             if status.code == Code.SKIP:
                 state.skip_filter.add(pl.name)
                 continue
             if not status.ok:
-                status.plugin = status.plugin or pl.name
-                rejectors.add(pl.name)
-                return result, status, rejectors
+                status = status if status.plugin else Status(status.code, status.reasons, pl.name)
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return result, status, {pl.name}
+                if status.code != Code.UNSCHEDULABLE:
+                    return result, status, set()
+                rejected = status  # keep going: the last Unschedulable status wins
+                continue
             if res is not None and res.node_names is not None:
+                restricting.append(pl.name)
                 result.node_names = (res.node_names if result.node_names is None
                                      else result.node_names & res.node_names)
                 if not result.node_names:
-                    rejectors.add(pl.name)
-                    msg = "node(s) didn't satisfy plugin(s) [" + pl.name + "] simultaneously"
-                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), pl.name), rejectors
-        return result, SUCCESS, rejectors
+                    names = sorted(restricting)
+                    msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1
+                           else f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously")
+                    return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (msg,), pl.name), set(names)
+        if rejected is not None:
+            return result, rejected, {rejected.plugin}
+        return result, SUCCESS, set(restricting)
 
     def filter_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """All filters on one node, stopping at the first failure (RunFilterPlugins)."""

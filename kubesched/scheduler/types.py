@@ -111,9 +111,11 @@ class PodInfo:
                 extra["preferred_affinity_error"] = str(e)  # NodeAffinity's PreScore reports it
         required = RequiredNodeAffinity.from_pod(spec)
         containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        # Host ports stay taken only by containers that keep running: sidecars and regular ones.
+        running = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
         ports = [
             HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", p["hostPort"])
-            for c in containers
+            for c in running + (spec.get("containers") or [])
             for p in c.get("ports") or ()
             if p.get("hostPort")
         ]

@@ -44,9 +44,10 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
             "requiredDuringSchedulingIgnoredDuringExecution")
         if required_terms is None and self.added_required is None and spec.get("nodeSelector") is None:
             return None, SKIP
-        if required_terms is None or self.added_required is not None:
+        if required_terms is None:
             return None, SUCCESS
-        # Terms that pin metadata.name narrow the nodes worth filtering (ORed terms, ANDed fields).
+        # Terms that pin metadata.name narrow the nodes worth filtering (ORed terms, ANDed fields);
+        # upstream narrows even with addedAffinity, which Filter still checks on the named nodes.
         names: set[str] | None = None
         for term in required_terms.get("nodeSelectorTerms") or ():
             term_names: set[str] | None = None
