@@ -45,7 +45,7 @@ PRIORITY_CLASSES = {"low": 10, "high": 1000}
 IMAGES = ["nginx:1.27", "redis", "postgres:17"]
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
-PROPS = settings(max_examples=35, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # --- generators ----------------------------------------------------------------------------------
@@ -458,7 +458,7 @@ def scenario_documents(w: dict[str, Any]) -> list[dict[str, Any]]:
     return docs
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
 def test_same_input_and_seed_give_the_same_result(w: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -489,24 +489,32 @@ def default_normalize(scores: list[int], reverse: bool) -> list[int]:
 
 @st.composite
 def filter_cases(draw: Any) -> dict[str, Any]:
-    node_objs = draw(nodes(min_size=1, max_size=12))
+    node_objs = draw(nodes(min_size=2, max_size=12))
+    copies = draw(st.sampled_from([1, 1, 1, 12]))  # big enough for the chunked scan to take several rounds
+    node_objs = [{**n, "metadata": {**n["metadata"], "name": f"{n['metadata']['name']}-{k}"}}
+                 for k in range(copies) for n in node_objs]
     names = [n["metadata"]["name"] for n in node_objs]
     running = []
-    for i in range(draw(st.integers(0, 10))):
+    for i in range(draw(st.integers(0, 10 + len(names) // 4))):
         spec = draw(pod_spec(names))
         spec["nodeName"] = draw(st.sampled_from(names))
         running.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"r{i}"}, "spec": spec})
     incoming = draw(pod_spec(names))
+    if draw(st.booleans()):  # half the time, a pod that many nodes accept, so that scoring has work
+        incoming.pop("nodeSelector", None)
+        (incoming.get("affinity") or {}).get("nodeAffinity", {}).pop(
+            "requiredDuringSchedulingIgnoredDuringExecution", None)
+        incoming["tolerations"] = [{"operator": "Exists"}]
     incoming["schedulerName"] = "nobody"  # stored, admitted, but never scheduled by the cluster itself
-    return {"nodes": node_objs, "running": running, "pod": incoming, "start": draw(st.integers(0, 11)),
-            "want": draw(st.integers(1, 12))}
+    return {"nodes": node_objs, "running": running, "pod": incoming, "start": draw(st.integers(0, 10**6)),
+            "want": draw(st.one_of(st.integers(1, 12), st.integers(1, len(node_objs))))}
 
 
 def status_tuple(status: Any) -> tuple[str, Code, tuple[str, ...]]:
     return status.plugin, status.code, tuple(status.reasons)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(filter_cases())
 def test_vectorised_filter_and_score_equal_per_node_plugins(case: dict[str, Any]) -> None:
     cluster = Cluster()

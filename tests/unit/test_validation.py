@@ -893,3 +893,87 @@ def test_random_mutations_never_crash(data: st.DataObject) -> None:
     except InputError as e:
         assert e.problems
         assert all(str(p).startswith("fuzz.yaml doc ") and len(str(p).splitlines()) == 1 for p in e.problems)
+
+
+def test_score_expectations() -> None:
+    expect = "  - {pod: default/a, score: {plugin: X, raw: high, weight: 1}}\n  - {pod: default/a, score: 5}\n"
+    assert check(SCENARIO + "spec:\n  expect:\n" + expect) == [
+        'in.yaml doc 1: spec.expect[0].score.weight: unknown field "weight" for a score expectation',
+        "in.yaml doc 1: spec.expect[0].score.node: Required value: the node whose score is checked",
+        "in.yaml doc 1: spec.expect[0].score.raw: expected an integer, got string",
+        "in.yaml doc 1: spec.expect[1].score: expected a mapping, got integer",
+    ]
+
+
+def test_event_time_defaults_to_the_start() -> None:
+    created = "{apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c}]}}"
+    assert check(SCENARIO + f"spec:\n  events:\n  - {{create: {created}}}\n  - {{at: 0s, create: {created}}}\n") == [
+        'in.yaml doc 1: spec.events[1].create.metadata.name: duplicate Pod "default/a" (first defined in in.yaml doc 1 '
+        "spec.events[0].create)"
+    ]
+
+
+def test_times() -> None:
+    text = (pod(f"{{{C}}}", "{name: a, creationTimestamp: yesterday}") + "---\n"
+            + pod(f"{{{C}}}", "{name: b, creationTimestamp: '2024-01-01T00:00:00'}") + "---\n"
+            + pod(f"{{{C}}}", "{name: c, creationTimestamp: 2024-01-01T00:00:00Z}") + "---\n"
+            + SCENARIO + "spec: {startTime: 2026-01-01}\n---\n"
+            + SCENARIO.replace("name: s", "name: t") + "spec: {startTime: '2026-01-01T10:00:00+02:00'}\n")
+    assert check(text) == [
+        'in.yaml doc 1: metadata.creationTimestamp: Invalid value: "yesterday": must be an RFC 3339 time, e.g. '
+        "2026-01-01T00:00:00Z",
+        'in.yaml doc 2: metadata.creationTimestamp: Invalid value: "2024-01-01T00:00:00": must be an RFC 3339 time, '
+        "e.g. 2026-01-01T00:00:00Z",
+        'in.yaml doc 4: spec.startTime: Invalid value: "2026-01-01": must be an RFC 3339 time, e.g. '
+        "2026-01-01T00:00:00Z",
+    ]
+
+
+def test_simulation_annotations_are_durations() -> None:
+    meta = "{name: a, annotations: {sim.kubesched.io/duration: forever, sim.kubesched.io/shutdown: -5s, other: x}}"
+    template = ("apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: rs}\nspec: {selector: {matchLabels: {a: b}}, "
+                "template: {metadata: {labels: {a: b}, annotations: {sim.kubesched.io/duration: 1 hour}}, "
+                f"spec: {{{C}}}}}}}\n")
+    assert check(pod(f"{{{C}}}", meta) + "---\n" + template + "---\n" + node("", "n1").replace(
+        "{name: n1}", "{name: n1, annotations: {sim.kubesched.io/duration: x}}")) == [
+        'in.yaml doc 1: metadata.annotations.sim.kubesched.io/duration: "forever" is not a duration',
+        'in.yaml doc 1: metadata.annotations.sim.kubesched.io/shutdown: Invalid value: "-5s": must be greater than or '
+        "equal to 0",
+        'in.yaml doc 2: spec.template.metadata.annotations.sim.kubesched.io/duration: "1 hour" is not a duration',
+    ]
+
+
+def test_node_images() -> None:
+    body = "status: {images: [{names: [a, 5], sizeBytes: 10Mi}, x]}"
+    assert check(node(body)) == [
+        "in.yaml doc 1: status.images[0].names[1]: expected a string, got integer",
+        "in.yaml doc 1: status.images[0].sizeBytes: expected an integer, got string",
+        "in.yaml doc 1: status.images[1]: expected a mapping, got string",
+    ]
+
+
+def test_patch_events_are_checked_against_the_patched_object() -> None:
+    events = """\
+  - {at: 1s, patch: {kind: Node, name: n1, patch: {spec: {taints: [{key: a, effect: NoRun}], unschedulable: 'yes'}}}}
+  - {at: 2s, patch: {kind: Node, name: n1, patch: {metadata: {labels: {zone: 'a b'}}}}}
+  - {at: 3s, patch: {kind: Deployment, name: web, patch: {spec: {replicas: -2}}}}
+  - {at: 4s, patch: {kind: Deployment, name: web, patch: {spec: {template: {metadata: {labels: {app: other}}}}}}}
+  - {at: 5s, patch: {kind: Pod, name: unknown, patch: {metadata: {labels: {ok: fine}}}}}
+  - {at: 6s, patch: {kind: Pod, name: unknown, patch: {spec: {tolerations: [{key: a, operator: Exists, value: b}]}}}}
+  - {at: 7s, patch: {kind: Node, name: n1, patch: {spec: {taints: null}}}}
+"""
+    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {selector: {matchLabels: "
+                  f"{{app: web}}}}, template: {{metadata: {{labels: {{app: web}}}}, spec: {{{C}}}}}}}\n")
+    assert check(node("") + "---\n" + deployment + "---\n" + SCENARIO + "spec:\n  events:\n" + events) == [
+        'in.yaml doc 3: spec.events[0].patch.patch.spec.unschedulable: expected a boolean, got string',
+        'in.yaml doc 3: spec.events[0].patch.patch.spec.taints[0].effect: Unsupported value: "NoRun": supported '
+        'values: "NoExecute", "NoSchedule", "PreferNoSchedule"',
+        'in.yaml doc 3: spec.events[1].patch.patch.metadata.labels: Invalid value: "a b": a valid label must be an '
+        "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+        "alphanumeric character",
+        "in.yaml doc 3: spec.events[2].patch.patch.spec.replicas: Invalid value: -2: must be greater than or equal to 0",
+        'in.yaml doc 3: spec.events[3].patch.patch.spec.template.metadata.labels: Invalid value: {"app":"other"}: '
+        "`selector` does not match template `labels`",
+        'in.yaml doc 3: spec.events[5].patch.patch.spec.tolerations[0].value: Invalid value: "b": value must be empty '
+        "when `operator` is 'Exists'",
+    ]
