@@ -171,6 +171,7 @@ class Scheduler:
             self.cache.add_node(ev.obj)
             self.queue.move_all(Event("Node", "Add", None, ev.obj))
         elif ev.type == DELETED:
+            self.queue.move_all(Event("Node", "Delete", ev.obj, None))  # before the cache forgets it
             self.cache.remove_node(ev.obj["metadata"]["name"])
         else:
             self.cache.update_node(ev.obj)

@@ -240,6 +240,11 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
         self.default_constraints = SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else defaults
         self._selectors: dict[str, LabelSelector] = {}
         self._index = _SlotIndex(handle.cache)
+        # Defaults without matchLabelKeys parse the same for every pod: do it once per action.
+        self._templates: dict[str, list[Constraint]] | None = None
+        if not any(c.get("matchLabelKeys") for c in self.default_constraints):
+            self._templates = {a: self._parse(self.default_constraints, {}, a) for a in (DO_NOT_SCHEDULE,
+                                                                                       SCHEDULE_ANYWAY)}
 
     # ---- constraints ---------------------------------------------------------------------------
 
@@ -289,7 +294,8 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def _default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
         """buildDefaultConstraints: the defaults with `action`, all using the pod's default selector."""
-        templates = self._parse(self.default_constraints, pod.labels, action)
+        templates = (self._templates[action] if self._templates is not None
+                     else self._parse(self.default_constraints, pod.labels, action))
         if not templates:
             return []
         sel_dict = self.default_selector(pod)
@@ -314,12 +320,12 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                 label_set.update(sel)
         requirements: list[dict[str, Any]] = []
         owner = next((o for o in pod.obj["metadata"].get("ownerReferences") or () if o.get("controller")), None)
+        obj = None
         if owner is not None and (owner.get("apiVersion"), owner.get("kind")) in _OWNER_KINDS:
             obj = handle.get_object(owner["kind"], pod.namespace, owner.get("name") or "")
-            spec = (obj or {}).get("spec") or {}
-            if obj is None:
-                pass
-            elif owner["kind"] == "ReplicationController":
+        if obj is not None:  # a controller the listers do not know contributes nothing
+            spec = obj.get("spec") or {}
+            if obj["kind"] == "ReplicationController":  # a map selector, merged like a Service's
                 label_set.update(spec.get("selector") or {})
             elif (sel := spec.get("selector")) is not None and _valid_selector(sel):
                 requirements += [{"key": k, "operator": "In", "values": [v]}
