@@ -81,6 +81,7 @@ def nodes(draw: Any, min_size: int = 1, max_size: int = 12) -> list[dict[str, An
         if images:
             status["images"] = [{"names": [im], "sizeBytes": draw(st.sampled_from([50 << 20, 500 << 20]))}
                                 for im in images]
+        labels["kubernetes.io/hostname"] = f"n{i}"
         out.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}", "labels": labels},
                     "spec": spec, "status": status})
     return out
@@ -147,6 +148,54 @@ def node_selector_terms(draw: Any, node_names: list[str]) -> list[dict[str, Any]
     return terms
 
 
+POD_LABELS = {"app": ["web", "db"], "tier": ["fe", "be"]}
+TOPOLOGY_KEYS = ["zone", "kubernetes.io/hostname"]
+
+
+@st.composite
+def pod_labels(draw: Any) -> dict[str, str]:
+    return {k: draw(st.sampled_from(v)) for k, v in POD_LABELS.items() if draw(st.booleans())}
+
+
+@st.composite
+def label_selector(draw: Any) -> dict[str, Any]:
+    key = draw(st.sampled_from(list(POD_LABELS)))
+    if draw(st.booleans()):
+        return {"matchLabels": {key: draw(st.sampled_from(POD_LABELS[key]))}}
+    return {"matchExpressions": [{"key": key, "operator": draw(st.sampled_from(["In", "NotIn"])),
+                                  "values": [draw(st.sampled_from(POD_LABELS[key]))]}]}
+
+
+@st.composite
+def pod_affinity_term(draw: Any) -> dict[str, Any]:
+    return {"labelSelector": draw(label_selector()), "topologyKey": draw(st.sampled_from(TOPOLOGY_KEYS))}
+
+
+@st.composite
+def inter_pod(draw: Any, spec: dict[str, Any]) -> None:
+    """Spread constraints and pod (anti-)affinity, now and then."""
+    if draw(st.integers(0, 3)) == 0:
+        constraints, seen = [], set()
+        for _ in range(draw(st.integers(1, 2))):
+            key = draw(st.sampled_from(TOPOLOGY_KEYS))
+            when = draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"]))
+            if (key, when) in seen:
+                continue
+            seen.add((key, when))
+            constraints.append({"maxSkew": draw(st.integers(1, 2)), "topologyKey": key, "whenUnsatisfiable": when,
+                                "labelSelector": draw(label_selector())})
+        spec["topologySpreadConstraints"] = constraints
+    for kind in ("podAffinity", "podAntiAffinity"):
+        if draw(st.integers(0, 4)) == 0:
+            body: dict[str, Any] = {}
+            if draw(st.booleans()):
+                body["requiredDuringSchedulingIgnoredDuringExecution"] = [draw(pod_affinity_term())]
+            else:
+                body["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                    {"weight": draw(st.integers(1, 100)), "podAffinityTerm": draw(pod_affinity_term())}]
+            spec.setdefault("affinity", {})[kind] = body
+
+
 @st.composite
 def pod_spec(draw: Any, node_names: list[str]) -> dict[str, Any]:
     containers = []
@@ -192,6 +241,7 @@ def pod_spec(draw: Any, node_names: list[str]) -> dict[str, Any]:
     pc = draw(st.sampled_from([None, *PRIORITY_CLASSES]))
     if pc:
         spec["priorityClassName"] = pc
+    draw(inter_pod(spec))
     return spec
 
 
@@ -203,7 +253,7 @@ def workloads(draw: Any) -> dict[str, Any]:
     pods = []
     for i in range(draw(st.integers(1, 14))):
         spec = draw(pod_spec(names))
-        meta: dict[str, Any] = {"name": f"p{i}", "namespace": "default"}
+        meta: dict[str, Any] = {"name": f"p{i}", "namespace": "default", "labels": draw(pod_labels())}
         if draw(st.integers(0, 5)) == 0:
             spec["nodeName"] = draw(st.sampled_from(names))
         if draw(st.integers(0, 4)) == 0:
@@ -473,9 +523,10 @@ def test_same_input_and_seed_give_the_same_result(w: dict[str, Any]) -> None:
 
 # --- 3. fast path = slow path ----------------------------------------------------------------------
 
-DEFAULT_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                   "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
+DEFAULT_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+                   "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1}
 NORMALIZE = {"TaintToleration": True, "NodeAffinity": False}  # DefaultNormalizeScore(100, reverse)
+NO_NORMALIZE = {"NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality"}
 
 
 def default_normalize(scores: list[int], reverse: bool) -> list[int]:
@@ -498,7 +549,8 @@ def filter_cases(draw: Any) -> dict[str, Any]:
     for i in range(draw(st.integers(0, 10 + len(names) // 4))):
         spec = draw(pod_spec(names))
         spec["nodeName"] = draw(st.sampled_from(names))
-        running.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"r{i}"}, "spec": spec})
+        running.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"r{i}", "labels": draw(pod_labels())},
+                        "spec": spec})
     incoming = draw(pod_spec(names))
     if draw(st.booleans()):  # half the time, a pod that many nodes accept, so that scoring has work
         incoming.pop("nodeSelector", None)
@@ -506,7 +558,7 @@ def filter_cases(draw: Any) -> dict[str, Any]:
             "requiredDuringSchedulingIgnoredDuringExecution", None)
         incoming["tolerations"] = [{"operator": "Exists"}]
     incoming["schedulerName"] = "nobody"  # stored, admitted, but never scheduled by the cluster itself
-    return {"nodes": node_objs, "running": running, "pod": incoming, "start": draw(st.integers(0, 10**6)),
+    return {"nodes": node_objs, "running": running, "pod": incoming, "labels": draw(pod_labels()), "start": draw(st.integers(0, 10**6)),
             "want": draw(st.one_of(st.integers(1, 12), st.integers(1, len(node_objs))))}
 
 
@@ -524,8 +576,8 @@ def test_vectorised_filter_and_score_equal_per_node_plugins(case: dict[str, Any]
         cluster.create(n)
     for p in case["running"]:
         cluster.create(p)
-    stored = cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "incoming"},
-                             "spec": case["pod"]})
+    stored = cluster.create({"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": "incoming", "labels": case["labels"]}, "spec": case["pod"]})
     assert stored is not None
     cluster.run()
     sched = cluster.scheduler
@@ -577,7 +629,12 @@ def test_vectorised_filter_and_score_equal_per_node_plugins(case: dict[str, Any]
             continue
         ran.add(pl.name)
         raw = [int(pl.score(state, pod, ni)) for ni in feasible]
-        norm = default_normalize(raw, NORMALIZE[pl.name]) if pl.name in NORMALIZE else raw
+        if pl.name in NORMALIZE:
+            norm = default_normalize(raw, NORMALIZE[pl.name])
+        elif pl.name in NO_NORMALIZE:
+            norm = raw
+        else:  # plugin-specific normalisation (spread, inter-pod affinity), fed the per-node scores
+            norm = [int(x) for x in pl.normalize(state, pod, np.array(raw, dtype=np.int64))]
         assert all(0 <= s <= 100 for s in norm), (pl.name, norm)
         assert list(detail[pl.name][0]) == raw, pl.name
         assert list(detail[pl.name][1]) == norm, pl.name

@@ -154,6 +154,8 @@ class APIServer:
         pod = self.get("Pod", namespace, name)
         if pod["metadata"].get("deletionTimestamp"):
             raise ConflictError(f"pod {name} is being deleted, cannot be assigned to a host")
+        if pod["spec"].get("schedulingGates"):
+            raise ConflictError(f"pod {name} has non-empty .spec.schedulingGates")
         if pod["spec"].get("nodeName"):
             raise ConflictError(f"pod {name} is already assigned to node \"{pod['spec']['nodeName']}\"")
         new = {**pod, "metadata": dict(pod["metadata"]), "spec": {**pod["spec"], "nodeName": node_name}}

@@ -135,9 +135,10 @@ class Cache:
         self._count_images(old, -1)
         self._count_images(ni, 1)
         self.nodes[name] = ni
-        if self.tree.update(old.obj, node):
-            self._order = None
-        elif self._order is not None:
+        # The tree follows a zone change at once, but like upstream's snapshot the iteration list
+        # is rebuilt from it only when a node is added or removed.
+        self.tree.update(old.obj, node)
+        if self._order is not None:
             self._order = [self.nodes[n.name] for n in self._order]
         self.table.set_node(ni)
         self.generation += 1

@@ -11,12 +11,15 @@ from kubesched.api.objects import Obj
 
 REGION_LABEL = "topology.kubernetes.io/region"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+BETA_REGION_LABEL = "failure-domain.beta.kubernetes.io/region"
+BETA_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"
 
 
 def zone_key(node: Obj) -> str:
     """Region and zone joined as upstream's GetZoneKey does; "" when the node has neither."""
     labels = node.get("metadata", {}).get("labels") or {}
-    region, zone = labels.get(REGION_LABEL, ""), labels.get(ZONE_LABEL, "")
+    region = labels.get(BETA_REGION_LABEL) or labels.get(REGION_LABEL, "")
+    zone = labels.get(BETA_ZONE_LABEL) or labels.get(ZONE_LABEL, "")
     if not region and not zone:
         return ""
     return f"{region}:\x00:{zone}"

@@ -107,7 +107,7 @@ class SchedulingQueue:
         count = q.consecutive_errors or q.unschedulable_count
         if count == 0 or self.max_backoff == 0:
             return -math.inf
-        duration = min(self.initial_backoff * 2 ** (count - 1), self.max_backoff)
+        duration = min(self.initial_backoff * 2 ** min(count - 1, 64), self.max_backoff)
         return math.floor(q.timestamp + duration)
 
     def backing_off(self, q: QueuedPodInfo) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kubesched.runtime.clock import VirtualClock
 
 
@@ -9,7 +11,7 @@ def test_timers_run_by_time_then_insertion_order() -> None:
     clock = VirtualClock()
     seen: list[tuple[str, float]] = []
 
-    def note(name: str):  # noqa: ANN202
+    def note(name: str) -> Callable[[], None]:
         return lambda: seen.append((name, clock.now()))
 
     clock.call_at(5, note("a@5"))

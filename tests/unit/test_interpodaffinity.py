@@ -238,7 +238,7 @@ def node_labels(draw: st.DrawFn) -> dict:
     return labels
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_index_matches_upstream_loops(data: st.DataObject) -> None:
     cache, plugin, labels_of = cluster()

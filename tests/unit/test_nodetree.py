@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.nodetree import NodeTree, zone_key
 
@@ -90,8 +88,6 @@ def test_the_same_zone_name_in_two_regions_is_two_zones() -> None:
     assert tree.ordered() == ["r1-a", "r2-a", "r1-b"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: GetZoneKey reads failure-domain.beta.kubernetes.io/zone|region "
-                                        "first, falling back to topology.kubernetes.io; zone_key ignores the beta labels")
 def test_zone_key_prefers_the_deprecated_beta_labels() -> None:
     beta = {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": "n", "labels": {BETA_ZONE: "old", BETA_REGION: "r", ZONE: "new"}}}
@@ -117,9 +113,6 @@ def test_cache_iterates_in_node_tree_order() -> None:
     assert cache_order(cache) == ["a1", "b2", "a2", "a3"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: upstream rebuilds nodeInfoList from the tree only when a node is "
-                                        "added or removed (UpdateSnapshot updateAllLists); a zone-label change "
-                                        "alone keeps the old order until then, kubesched reorders at once")
 def test_a_zone_label_change_alone_does_not_reorder_the_snapshot() -> None:
     cache = Cache(normalize_image=lambda n: n)
     for n in (node("a1", "a"), node("b1", "b"), node("a2", "a")):

@@ -205,8 +205,6 @@ def test_an_event_during_the_attempt_sends_the_pod_back_at_once(queue: Schedulin
     assert where(queue, "a") == BACKOFF  # count 1: still backing off at t=0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: NodeAffinity has no QueueingHint; upstream isSchedulableAfterNodeChange "
-                                        "skips a label update that leaves the node still not matching")
 def test_node_affinity_hint_skips_an_update_that_still_does_not_match(queue: SchedulingQueue, now: Now) -> None:
     queue.add(pod("aff", node_selector={"disk": "ssd"}))
     fail(queue, "aff", {AFFINITY})

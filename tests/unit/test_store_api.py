@@ -155,8 +155,6 @@ def test_binding_a_pod_being_deleted_is_a_conflict(api: APIServer) -> None:
         api.bind("default", "a", "n1")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: pods/binding must refuse a pod that still has schedulingGates "
-                                        "(BindingREST.setPodNodeAndMetadata); APIServer.bind does not check")
 def test_binding_a_gated_pod_is_refused(api: APIServer) -> None:
     api.create(pod("a", schedulingGates=[{"name": "wait"}]))
     with pytest.raises(APIError):

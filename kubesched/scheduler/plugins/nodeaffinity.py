@@ -89,5 +89,15 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         return default_normalize(scores, reverse=False)
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeLabel"),
-                ClusterEvent("Pod", "UpdatePodSchedulingRequirement")]
+        return [ClusterEvent("Node", "Add", self._node_hint), ClusterEvent("Node", "UpdateNodeLabel", self._node_hint),
+                ClusterEvent("Pod", "Update")]
+
+    def _matches(self, pod: PodInfo, node: dict) -> bool:
+        labels, name = node["metadata"].get("labels") or {}, node["metadata"]["name"]
+        if self.added_required is not None and not self.added_required.matches(labels, name):
+            return False
+        return pod.required_affinity is None or pod.required_affinity.matches(labels, name)
+
+    def _node_hint(self, pod: PodInfo, old: dict | None, new: dict) -> bool:
+        """Queue when the node matches now and did not before (or is new)."""
+        return self._matches(pod, new) and (old is None or not self._matches(pod, old))

@@ -52,4 +52,12 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         return self._status
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add")]
+        return [ClusterEvent("AssignedPod", "Delete", self._pod_deleted_hint), ClusterEvent("Node", "Add")]
+
+    @staticmethod
+    def _pod_deleted_hint(pod: PodInfo, old: PodInfo | None, new: object) -> bool:
+        """Queue only if the deleted pod held a host port this pod wants."""
+        if old is None:
+            return True
+        return any(w.port == h.port and w.protocol == h.protocol and (w.ip == h.ip or WILDCARD in (w.ip, h.ip))
+                   for w in pod.host_ports for h in old.host_ports)

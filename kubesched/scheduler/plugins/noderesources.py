@@ -35,6 +35,7 @@ from kubesched.scheduler.types import (
     NodeInfo,
     PodInfo,
     Status,
+    node_allocatable,
 )
 
 FIT_STATE = "PreFilterNodeResourcesFit"
@@ -227,8 +228,25 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return shape[-1][1]
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add"),
-                ClusterEvent("Node", "UpdateNodeAllocatable"), ClusterEvent("Pod", "UpdatePodScaleDown")]
+        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add", self._node_hint),
+                ClusterEvent("Node", "UpdateNodeAllocatable", self._node_hint), ClusterEvent("Pod", "Update")]
+
+    def _fits_empty(self, pod: PodInfo, alloc: dict[str, int]) -> bool:
+        s = _FitState(pod, self.ignored, self.ignored_groups)
+        return alloc.get(PODS, 0) >= 1 and all(
+            amount <= alloc.get(name, 0) for name, amount in zip(s.names, s.amounts, strict=True))
+
+    def _node_hint(self, pod: PodInfo, old: dict | None, new: dict) -> bool:
+        """Queue if the pod would fit the node when empty and, for an update, something it asks
+        for (or the pod count) grew."""
+        alloc = node_allocatable(new)
+        if not self._fits_empty(pod, alloc):
+            return False
+        if old is None:
+            return True
+        before = node_allocatable(old)
+        wanted = [n for n, v in pod.requests.items() if v] + [PODS]
+        return any(alloc.get(n, 0) > before.get(n, 0) for n in wanted)
 
 
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):

@@ -37,4 +37,12 @@ class NodeUnschedulable(FilterPlugin):
         return self._status
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeTaint")]
+        return [ClusterEvent("Node", "Add", self._node_hint), ClusterEvent("Node", "UpdateNodeTaint", self._node_hint),
+                ClusterEvent("Pod", "Update")]
+
+    def _node_hint(self, pod: PodInfo, old: dict | None, new: dict) -> bool:
+        """Queue for a schedulable new node, or a node that stopped being unschedulable."""
+        now = bool((new.get("spec") or {}).get("unschedulable"))
+        if old is None:
+            return not now or self._tolerates(pod)
+        return bool((old.get("spec") or {}).get("unschedulable")) and not now

@@ -71,5 +71,14 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         return default_normalize(scores, reverse=True)
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeTaint"),
-                ClusterEvent("Pod", "UpdatePodToleration")]
+        return [ClusterEvent("Node", "Add", self._node_hint), ClusterEvent("Node", "UpdateNodeTaint", self._node_hint),
+                ClusterEvent("Pod", "Update")]
+
+    @staticmethod
+    def _node_hint(pod: PodInfo, old: dict | None, new: dict) -> bool:
+        """Queue only when the node goes from having an untolerated taint to having none."""
+        def untolerated(node: dict) -> bool:
+            taints = (node.get("spec") or {}).get("taints") or []
+            return first_untolerated(taints, pod.tolerations, _hard) is not None
+
+        return (old is None or untolerated(old)) and not untolerated(new)
