@@ -309,7 +309,7 @@ class AffinityIndex:
         for key, values in g.by_key.items():
             value = labels.get(key)
             if value is not None:
-                pass
+                _bump(values, value, sign)
         if not g.nodes:
             del self.groups[g.pod.extra[_GROUP_KEY]]
 
