@@ -46,11 +46,6 @@ def ref(obj: Obj) -> str:
     return f"{obj.get('kind')}/{ns}/{meta.get('name')}" if ns else f"{obj.get('kind')}/{meta.get('name')}"
 
 
-def pod_key(pod: Obj) -> str:
-    meta = pod["metadata"]
-    return f"{meta.get('namespace', 'default')}/{meta['name']}"
-
-
 def format_time(epoch: datetime, seconds: float) -> str:
     """RFC 3339 with second precision, as metav1.Time serialises."""
     return (epoch + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, get_condition, namespaced, ref
 from kubesched.apiserver.errors import APIError
@@ -128,6 +127,3 @@ class Cluster:
             if meta.get("namespace") == namespace and meta["name"] == name:
                 found = h
         return found
-
-    def describe(self) -> dict[str, Any]:
-        return {"time": self.now(), "pods": len(self.pods), "events": len(self.events)}

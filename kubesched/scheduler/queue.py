@@ -275,6 +275,3 @@ class SchedulingQueue:
             for q in [q for q in self._unschedulable.values() if q.gated is None]:
                 if now - q.timestamp > UNSCHEDULABLE_TIMEOUT:
                     self._requeue(q)
-
-    def pending(self) -> list[QueuedPodInfo]:
-        return list(self.pods.values())

@@ -135,7 +135,6 @@ class Scheduler:
         self.records: dict[str, list[DecisionRecord]] = {}
         self._cycle_timer: Timer | None = None
         self._flush_timer: Timer | None = None
-        self.attempts = 0
 
     # ---- wiring ---------------------------------------------------------------------------------
 
@@ -227,7 +226,6 @@ class Scheduler:
     def schedule_one(self, q: QueuedPodInfo) -> None:
         pod = q.pod
         profile = self.profiles[pod.scheduler_name]
-        self.attempts += 1
         if pod.terminating:
             self.api.record_event(pod.obj, "Warning", "FailedScheduling",
                                   f"skip schedule deleting pod: {pod.namespace}/{pod.name}")
