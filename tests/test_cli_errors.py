@@ -177,6 +177,26 @@ def test_invalid_scheduler_configuration_plugin(tmp_path: Path) -> None:
     assert line.startswith('config.yaml doc 1: profiles[0].plugins.score.enabled[0].name: "NoSuchPlugin"'), line
 
 
+@pytest.mark.parametrize(("args", "path", "message"), [
+    ("{scoringStrategy: {resources: [{name: cpu, weight: 200}]}}",
+     "scoringStrategy.resources[0].weight", "Invalid value: 200: resource weight of cpu not in valid range [1, 100]"),
+    ("{scoringStrategy: {type: Fancy}}", "scoringStrategy.type", 'Unsupported value: "Fancy"'),
+    ("{scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {shape: "
+     "[{utilization: 50, score: 1}, {utilization: 40, score: 2}]}}}",
+     "scoringStrategy.requestedToCapacityRatio.shape[1].utilization",
+     "Invalid value: 40: utilization values must be sorted in increasing order"),
+    ("{scoringStrategy: {type: RequestedToCapacityRatio, requestedToCapacityRatio: {shape: "
+     "[{utilization: 0, score: 11}]}}}",
+     "scoringStrategy.requestedToCapacityRatio.shape[0].score", "Invalid value: 11: not in valid range [0, 10]"),
+])
+def test_invalid_node_resources_fit_args(tmp_path: Path, args: str, path: str, message: str) -> None:
+    f = write(tmp_path, "config.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+              "profiles:\n- schedulerName: default-scheduler\n  pluginConfig:\n"
+              f"  - {{name: NodeResourcesFit, args: {args}}}\n")
+    [line] = bad_input(tmp_path, f)
+    assert line.startswith(f"config.yaml doc 1: profiles[0].pluginConfig[NodeResourcesFit].args.{path}: {message}"), line
+
+
 def test_a_file_that_does_not_exist(tmp_path: Path) -> None:
     w = write(tmp_path, "pods.yaml", POD.format(name="a", spec=f"{{{C}}}"))
     assert bad_input(tmp_path, w, "missing.yaml") == ["missing.yaml: no such file or directory"]

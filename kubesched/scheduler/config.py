@@ -10,20 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.scheduler.framework import EXTENSION_POINTS, MAX_NODE_SCORE, Handle, Plugin, Profile
+from kubesched.scheduler.framework import (
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    ConfigError,
+    Handle,
+    Plugin,
+    Profile,
+)
 from kubesched.scheduler.plugins import DEFAULT_MULTIPOINT, resolve
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 MAX_TOTAL_SCORE = 2**63 - 1
-
-
-class ConfigError(ValueError):
-    """Invalid scheduler configuration; `path` is the field path in the configuration document."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}")
-        self.path = path
-        self.message = message
 
 
 @dataclass
@@ -88,7 +86,10 @@ def build_profile(spec: dict[str, Any], index: int, handle: Handle, percentage: 
         if name not in instances:
             cls = resolve(name)
             assert cls is not None
-            instances[name] = cls(handle, args.get(name, args.get(cls.name)))
+            try:
+                instances[name] = cls(handle, args.get(name, args.get(cls.name)))
+            except ConfigError as e:  # plugin args are checked by the plugin; give the full path
+                raise ConfigError(f"profiles[{index}].{e.path}", e.message) from None
         return instances[name]
 
     plugins: dict[str, list[Plugin]] = {}

@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from kubesched.store.base import Store
 
 MAX_NODE_SCORE = 100
+
+
+class ConfigError(ValueError):
+    """Invalid scheduler configuration; `path` is the field path in the configuration document."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 

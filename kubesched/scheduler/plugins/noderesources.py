@@ -17,6 +17,7 @@ from kubesched.scheduler.cache import NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
     ClusterEvent,
+    ConfigError,
     CycleState,
     FilterPlugin,
     PreFilterPlugin,
@@ -60,6 +61,38 @@ def _default_resources(args: dict) -> list[tuple[str, int]]:
             ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
 
 
+def _validate_fit_args(args: dict) -> None:
+    """ValidateNodeResourcesFitArgs: a known strategy, resource weights 1..100, and a shape whose
+    utilisations rise strictly within 0..100 with scores 0..10."""
+    base = "pluginConfig[NodeResourcesFit].args.scoringStrategy"
+    strategy = args.get("scoringStrategy") or {}
+    kind = strategy.get("type", "LeastAllocated")
+    if kind not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
+        raise ConfigError(f"{base}.type", f'Unsupported value: "{kind}": supported values: "LeastAllocated", '
+                          '"MostAllocated", "RequestedToCapacityRatio"')
+    for i, r in enumerate(strategy.get("resources") or ()):
+        weight = r.get("weight", 1)
+        if not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise ConfigError(f"{base}.resources[{i}].weight",
+                              f"Invalid value: {weight}: resource weight of {r.get('name')} not in valid range [1, 100]")
+    if kind != "RequestedToCapacityRatio":
+        return
+    shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+    if not shape:
+        raise ConfigError(f"{base}.requestedToCapacityRatio.shape", "Required value: at least one point must be specified")
+    for i, point in enumerate(shape):
+        u, score = point.get("utilization"), point.get("score")
+        if not isinstance(u, int) or not 0 <= u <= 100:
+            raise ConfigError(f"{base}.requestedToCapacityRatio.shape[{i}].utilization",
+                              f"Invalid value: {u}: not in valid range [0, 100]")
+        if i and u <= shape[i - 1].get("utilization", -1):
+            raise ConfigError(f"{base}.requestedToCapacityRatio.shape[{i}].utilization",
+                              f"Invalid value: {u}: utilization values must be sorted in increasing order")
+        if not isinstance(score, int) or not 0 <= score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise ConfigError(f"{base}.requestedToCapacityRatio.shape[{i}].score",
+                              f"Invalid value: {score}: not in valid range [0, 10]")
+
+
 class _FitState:
     """The pod's filtered requests: base resources then its scalar resources, in a fixed order."""
 
@@ -83,6 +116,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.strategy = strategy.get("type", "LeastAllocated")
         self.resources = [(r["name"], int(r.get("weight", 1))) for r in strategy.get("resources") or
                           ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
+        _validate_fit_args(self.args)
         self.shape: list[tuple[int, int]] | None = None
         if self.strategy == "RequestedToCapacityRatio":
             points = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or ()

@@ -31,6 +31,7 @@ from kubesched.scheduler.cache import Cache, NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
     ClusterEvent,
+    ConfigError,
     CycleState,
     FilterPlugin,
     Handle,
@@ -634,7 +635,6 @@ def _hard(taint: dict[str, Any]) -> bool:
 
 def _validate_args(defaulting: str, defaults: list[dict[str, Any]]) -> None:
     """ValidatePodTopologySpreadArgs, raising the configuration's error type."""
-    from kubesched.scheduler.config import ConfigError  # config imports the plugin registry
 
     base = f"pluginConfig[{NAME}].args"
     if defaulting not in ("System", "List"):
