@@ -219,9 +219,6 @@ def test_a_directory_with_good_and_bad_files_reports_everything_and_runs_nothing
                         f"\"default/good\" (first defined in {os.path.join('in', '10-good.yaml')} doc 1)")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: problems are found in stages (files, then objects, then scenario "
-                                        "events/configuration) and each stage stops the run, so a YAML syntax "
-                                        "error hides every validation problem in the other files")
 def test_syntax_and_validation_problems_in_different_files_are_reported_together(tmp_path: Path) -> None:
     write(tmp_path, "in/a.yaml", "kind: Pod\nmetadata: {name: a\n")
     write(tmp_path, "in/b.yaml", POD.format(name="b", spec="{}"))

@@ -107,6 +107,15 @@ def type_name(value: Any) -> str:
 
 def load_paths(paths: list[str]) -> list[LoadedObject]:
     """Load every object from `paths` (files, or directories searched recursively), in order."""
+    objects, problems = collect_paths(paths)
+    if problems:
+        raise InputError(problems)
+    return objects
+
+
+def collect_paths(paths: list[str]) -> tuple[list[LoadedObject], list[Problem]]:
+    """Like `load_paths`, but return the problems beside whatever did load, so later checks can
+    still report on the good files in the same run."""
     problems: list[Problem] = []
     objects: list[LoadedObject] = []
     for path in paths:
@@ -118,9 +127,7 @@ def load_paths(paths: list[str]) -> list[LoadedObject]:
                 _load_file(name, objects, problems)
         else:
             _load_file(path, objects, problems)
-    if problems:
-        raise InputError(problems)
-    return objects
+    return objects, problems
 
 
 def _directory_files(directory: str) -> list[str]:

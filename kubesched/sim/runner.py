@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError, Problem
-from kubesched.api.loader import load_paths
+from kubesched.api.loader import LoadedObject, collect_paths
 from kubesched.api.validation import validate
 from kubesched.apiserver.errors import APIError
 from kubesched.runtime.cluster import Cluster, Rejection
@@ -16,6 +16,7 @@ from kubesched.scheduler.framework import Handle
 from kubesched.sim.expect import ExpectResult, check
 from kubesched.sim.scenario import Scenario, TimedAction, build
 
+ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
 SUPPORTED_ACTIONS = ("create", "delete", "patch")
 
 
@@ -31,33 +32,40 @@ class SimResult:
 
 
 def load(paths: list[str]) -> Scenario:
-    """Everything that can be wrong with the input is found here, before anything runs."""
-    loaded = load_paths(paths)
-    validate(loaded)
-    scenario = build(loaded)
-    problems = []
-    origin = scenario.scenario_origin
-    for a in scenario.actions:
-        if a.action not in SUPPORTED_ACTIONS and origin is not None:
-            problems.append(origin.problem(f"spec.events[{a.index}].{a.action}",
-                                           f"not supported yet (supported: {', '.join(SUPPORTED_ACTIONS)})"))
+    """Everything that can be wrong with the input is found here, before anything runs, and
+    reported together: unreadable files do not hide problems in the readable ones."""
+    loaded, problems = collect_paths(paths)
     try:
-        scenario_config(scenario)
+        validate(loaded)
     except InputError as e:
         problems.extend(e.problems)
+    for lo in loaded:
+        if lo.obj.get("kind") != "Scenario":
+            continue
+        for i, ev in enumerate((lo.obj.get("spec") or {}).get("events") or ()):
+            for action in ev if isinstance(ev, dict) else ():
+                if action in ACTIONS and action not in SUPPORTED_ACTIONS:
+                    problems.append(lo.problem(f"spec.events[{i}].{action}",
+                                               f"not supported yet (supported: {', '.join(SUPPORTED_ACTIONS)})"))
+    for lo in loaded:
+        valid = not any(p.source == lo.source and p.doc == lo.doc for p in problems)
+        if lo.obj.get("kind") == "KubeSchedulerConfiguration" and valid:
+            try:
+                check_config(lo.obj, lo)
+            except InputError as e:
+                problems.extend(e.problems)
     if problems:
         raise InputError(problems)
-    return scenario
+    return build(loaded)
 
 
-def scenario_config(scenario: Scenario) -> SchedulerConfig:
+def check_config(obj: dict | None, origin: LoadedObject | None) -> SchedulerConfig:
     """The scheduler configuration, with every profile built once so bad plugins fail at load."""
     try:
-        config = SchedulerConfig.from_object(scenario.scheduler_config)
+        config = SchedulerConfig.from_object(obj)
         build_profiles(config, Handle(Cache(normalize_image=str)))
         return config
     except ConfigError as e:
-        origin = scenario.scheduler_config_origin
         where = origin.problem(e.path, e.message) if origin else Problem("configuration", None, e.path, e.message)
         raise InputError([where]) from None
 
@@ -79,7 +87,7 @@ def _apply(cluster: Cluster, action: TimedAction) -> None:
 
 
 def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
-    config = scenario_config(scenario)
+    config = check_config(scenario.scheduler_config, scenario.scheduler_config_origin)
     scored = {e["pod"] for e in scenario.expects if "score" in e}
     if scored:
         explain = (explain or set()) | scored  # score expectations need the decision records
