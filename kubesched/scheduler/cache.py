@@ -86,11 +86,10 @@ class NodeTable:
 class Cache:
     """Nodes and the pods assigned to them, as the scheduler believes them to be."""
 
-    def __init__(self, normalize_image: Callable[[str], str]) -> None:
+    def __init__(self) -> None:
         self.nodes: dict[str, NodeInfo] = {}
         self.table = NodeTable()
         self.tree = NodeTree()
-        self._normalize_image = normalize_image
         self._free_slots: list[int] = []
         self._next_slot = 0
         self._pod_node: dict[str, str] = {}  # uid -> node name
@@ -112,7 +111,7 @@ class Cache:
         slot = self._free_slots.pop() if self._free_slots else self._next_slot
         if slot == self._next_slot:
             self._next_slot += 1
-        ni = NodeInfo.of(node, slot, self._normalize_image)
+        ni = NodeInfo.of(node, slot)
         self.nodes[name] = ni
         self.tree.add(node)
         self._count_images(ni, 1)
@@ -127,7 +126,7 @@ class Cache:
     def update_node(self, node: Obj) -> NodeInfo:
         name = node["metadata"]["name"]
         old = self.nodes[name]
-        ni = NodeInfo.of(node, old.slot, self._normalize_image)
+        ni = NodeInfo.of(node, old.slot)
         ni.pods, ni.requested, ni.used_ports = old.pods, old.requested, old.used_ports
         ni.pods_with_affinity = old.pods_with_affinity
         ni.pods_with_required_anti_affinity = old.pods_with_required_anti_affinity

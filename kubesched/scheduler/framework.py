@@ -256,6 +256,16 @@ EXTENSION_POINTS: dict[str, type[Plugin]] = {
 }
 
 
+def reject_flagged(flags: np.ndarray, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                   rejects: Callable[[NodeInfo], bool]) -> np.ndarray:
+    """Filter codes where only flagged nodes (say, those with any taint) need a per-node look."""
+    codes = np.zeros(len(positions), dtype=np.int64)
+    for k in np.flatnonzero(flags):
+        if rejects(nodes[positions[k]]):
+            codes[k] = 1
+    return codes
+
+
 def default_normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
     """helper.DefaultNormalizeScore: scale to 0..100 by the maximum (integer division), optionally reversed."""
     top = int(scores.max()) if len(scores) else 0
@@ -336,13 +346,10 @@ class Profile:
         return SUCCESS
 
     def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                      table: NodeTable, start: int, want: int,
-                      slow_nodes: Callable[[NodeInfo], Status] | None = None,
-                      slow: set[str] | None = None) -> FilterOutcome:
+                      table: NodeTable, start: int, want: int) -> FilterOutcome:
         """Walk `nodes` from `start` round-robin until `want` feasible nodes are found.
 
         Equivalent to checking nodes one by one in that order; done in vectorised chunks.
-        Nodes named in `slow` are checked by `slow_nodes` instead (e.g. with nominated pods).
         """
         out = FilterOutcome()
         n = len(nodes)
@@ -355,18 +362,7 @@ class Profile:
             size = min(n - pos, max(need + need // 4, 64))
             chunk = (start + pos + np.arange(size)) % n  # positions in `nodes`
             fail: dict[int, Status] = {}  # chunk offset -> status
-            alive = np.ones(size, dtype=bool)  # still to be checked by the plugin loop below
-            passed_slow = np.zeros(size, dtype=bool)
-            if slow:
-                for j, i in enumerate(chunk.tolist()):
-                    if nodes[i].name in slow:
-                        alive[j] = False
-                        assert slow_nodes is not None
-                        st = slow_nodes(nodes[i])
-                        if st.ok:
-                            passed_slow[j] = True
-                        else:
-                            fail[j] = st
+            alive = np.ones(size, dtype=bool)  # passed every filter so far
             for pl in filters:
                 live = np.flatnonzero(alive)
                 if not len(live):
@@ -384,7 +380,7 @@ class Profile:
                         j = int(live[k])
                         fail[j] = pl.decode(state, int(codes[k]))
                         alive[j] = False
-            ok = np.flatnonzero(alive | passed_slow)
+            ok = np.flatnonzero(alive)
             cut = size
             if len(ok) >= need:
                 cut = int(ok[need - 1]) + 1

@@ -69,7 +69,6 @@ class SchedulingQueue:
         for pl in plugins:
             for ev in pl.events_to_register():
                 self._hints.setdefault((ev.resource, ev.action), []).append((pl.name, ev))
-        self._listeners: set[str] = {pl.name for pl in plugins}
         self._registers_events = {pl.name for pl in plugins if pl.events_to_register()}
 
     # ---- bookkeeping ------------------------------------------------------------------------

@@ -8,7 +8,6 @@ the queue's backoff and flush timers are the only reason the scheduler waits.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,8 +116,7 @@ class Scheduler:
         self.api = api
         self.clock = clock
         self.config = config or SchedulerConfig()
-        self.rng = random.Random(seed)  # for the places the real scheduler is random (preemption offset)
-        self.cache = Cache(normalize_image=lambda name: name)
+        self.cache = Cache()
         self.handle = Handle(self.cache, api.store, clock)
         self.profiles: dict[str, Profile] = build_profiles(self.config, self.handle)
         for profile in self.profiles.values():

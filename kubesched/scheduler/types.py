@@ -180,12 +180,12 @@ class NodeInfo:
     pods_with_required_anti_affinity: dict[str, PodInfo] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, node: Obj, slot: int, normalize_image: Any) -> NodeInfo:
+    def of(cls, node: Obj, slot: int) -> NodeInfo:
         spec, status = node.get("spec") or {}, node.get("status") or {}
         images: dict[str, int] = {}
         for image in status.get("images") or ():
             for name in image.get("names") or ():
-                images[normalize_image(name)] = int(image.get("sizeBytes") or 0)
+                images[name] = int(image.get("sizeBytes") or 0)  # as written: only pods' names are normalised
         return cls(
             obj=node,
             name=node["metadata"]["name"],

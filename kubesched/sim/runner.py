@@ -63,7 +63,7 @@ def check_config(obj: dict | None, origin: LoadedObject | None) -> SchedulerConf
     """The scheduler configuration, with every profile built once so bad plugins fail at load."""
     try:
         config = SchedulerConfig.from_object(obj)
-        build_profiles(config, Handle(Cache(normalize_image=str)))
+        build_profiles(config, Handle(Cache()))
         return config
     except ConfigError as e:
         where = origin.problem(e.path, e.message) if origin else Problem("configuration", None, e.path, e.message)

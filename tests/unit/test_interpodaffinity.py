@@ -55,7 +55,7 @@ def cluster() -> tuple[Cache, InterPodAffinity, Callable[[str], dict[str, str]]]
     store = MemoryStore()
     for name, labels in NAMESPACES.items():
         store.create({"kind": "Namespace", "metadata": {"name": name, "labels": labels}})
-    cache = Cache(normalize_image=lambda n: n)
+    cache = Cache()
     handle = Handle(cache, store)
     return cache, InterPodAffinity(handle), handle.namespace_labels
 
@@ -394,7 +394,7 @@ def test_score_sums_the_topology_map_over_node_labels() -> None:
 
 
 def test_hard_pod_affinity_weight_and_ignore_preferred_args() -> None:
-    cache = Cache(normalize_image=lambda n: n)
+    cache = Cache()
     cache.add_node(node("n1"))
     cache.add_pod(pod("needy", affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         term(app="web")]}}), "n1")

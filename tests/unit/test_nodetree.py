@@ -105,7 +105,7 @@ def cache_order(cache: Cache) -> list[str]:
 
 
 def test_cache_iterates_in_node_tree_order() -> None:
-    cache = Cache(normalize_image=lambda n: n)
+    cache = Cache()
     for n in (node("a1", "a"), node("b1", "b"), node("a2", "a"), node("b2", "b"), node("a3", "a")):
         cache.add_node(n)
     assert cache_order(cache) == ["a1", "b1", "a2", "b2", "a3"]
@@ -114,7 +114,7 @@ def test_cache_iterates_in_node_tree_order() -> None:
 
 
 def test_a_zone_label_change_alone_does_not_reorder_the_snapshot() -> None:
-    cache = Cache(normalize_image=lambda n: n)
+    cache = Cache()
     for n in (node("a1", "a"), node("b1", "b"), node("a2", "a")):
         cache.add_node(n)
     assert cache_order(cache) == ["a1", "b1", "a2"]

@@ -65,7 +65,7 @@ def spread(key: str, skew: int = 1, when: str = "DoNotSchedule", selector: dict 
 
 def setup(nodes: list[dict], pods: list[tuple[PodInfo, str]], args: dict | None = None,
           store: MemoryStore | None = None) -> tuple[Cache, PodTopologySpread]:
-    cache = Cache(normalize_image=str)
+    cache = Cache()
     for n in nodes:
         cache.add_node(n)
     for p, where in pods:
@@ -485,7 +485,7 @@ def test_list_defaulting_and_hard_defaults() -> None:
     args = {"defaultingType": "List", "defaultConstraints": [
         {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"}]}
     store = store_with(replica_set({"matchLabels": {"foo": "bar"}}))
-    cache = Cache(normalize_image=str)
+    cache = Cache()
     for n in SEED_NODES:
         cache.add_node(n)
     for i in (1, 2, 3):
@@ -512,7 +512,7 @@ def test_list_defaulting_and_hard_defaults() -> None:
 ])
 def test_args_validation(args: dict, path: str) -> None:
     with pytest.raises(ConfigError) as err:
-        PodTopologySpread(Handle(Cache(normalize_image=str)), args)
+        PodTopologySpread(Handle(Cache()), args)
     assert err.value.path.endswith(path)
 
 

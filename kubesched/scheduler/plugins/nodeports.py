@@ -13,6 +13,7 @@ from kubesched.scheduler.framework import (
     FilterPlugin,
     PreFilterPlugin,
     PreFilterResult,
+    reject_flagged,
 )
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, HostPort, NodeInfo, PodInfo, Status
 
@@ -42,11 +43,8 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
-        codes = np.zeros(len(positions), dtype=np.int64)
-        for k in np.flatnonzero(table.has_ports[slots]):
-            if any(conflicts(nodes[positions[k]], hp) for hp in pod.host_ports):
-                codes[k] = 1
-        return codes
+        return reject_flagged(table.has_ports[slots], nodes, positions,
+                              lambda node: any(conflicts(node, hp) for hp in pod.host_ports))
 
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status

@@ -56,8 +56,9 @@ def _is_scalar(name: str) -> bool:
     return name not in (CPU, MEMORY, EPHEMERAL, PODS)
 
 
-def _default_resources(args: dict) -> list[tuple[str, int]]:
-    return [(r["name"], int(r.get("weight", 1))) for r in args.get("resources") or
+def _resources(specs: list[dict] | None) -> list[tuple[str, int]]:
+    """(name, weight) per configured resource; cpu and memory with weight 1 when none are given."""
+    return [(r["name"], int(r.get("weight", 1))) for r in specs or
             ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
 
 
@@ -114,8 +115,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.ignored_groups = set(self.args.get("ignoredResourceGroups") or ())
         strategy = self.args.get("scoringStrategy") or {}
         self.strategy = strategy.get("type", "LeastAllocated")
-        self.resources = [(r["name"], int(r.get("weight", 1))) for r in strategy.get("resources") or
-                          ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
+        self.resources = _resources(strategy.get("resources"))
         _validate_fit_args(self.args)
         self.shape: list[tuple[int, int]] | None = None
         if self.strategy == "RequestedToCapacityRatio":
@@ -290,7 +290,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)
-        self.resources = [name for name, _ in _default_resources(self.args)]
+        self.resources = [name for name, _ in _resources(self.args.get("resources"))]
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
         if not any(pod.requests.get(name) for name in self.resources):
@@ -303,9 +303,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
             alloc = node.allocatable.get(name, 0)
             if alloc == 0:
                 continue
-            req = pod.requests.get(name, 0) if (pod.requests.get(name, 0) or not _is_scalar(name)) else 0
-            if _is_scalar(name) and not pod.requests.get(name):
-                continue
+            req = pod.requests.get(name, 0)
+            if req == 0 and _is_scalar(name):
+                continue  # an extended resource the pod does not ask for does not count
             fraction = float(node.requested.get(name, 0) + req) / float(alloc)
             fractions.append(min(fraction, 1.0))
         std = 0.0

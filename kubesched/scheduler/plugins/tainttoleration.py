@@ -15,6 +15,7 @@ from kubesched.scheduler.framework import (
     PreScorePlugin,
     ScorePlugin,
     default_normalize,
+    reject_flagged,
 )
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
 
@@ -38,11 +39,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
-        codes = np.zeros(len(positions), dtype=np.int64)
-        for k in np.flatnonzero(table.hard_taints[slots]):
-            if first_untolerated(nodes[positions[k]].taints, pod.tolerations, _hard) is not None:
-                codes[k] = 1
-        return codes
+        return reject_flagged(table.hard_taints[slots], nodes, positions,
+                              lambda node: first_untolerated(node.taints, pod.tolerations, _hard) is not None)
 
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status
