@@ -8,16 +8,20 @@ framework uses it when present and otherwise calls the per-node method, with ide
 
 from __future__ import annotations
 
+import copy
 import functools
+import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.nominator import Nominator
+from kubesched.scheduler.types import PODS, SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 if TYPE_CHECKING:
+    from kubesched.apiserver.server import APIServer
     from kubesched.scheduler.cache import Cache, NodeTable
     from kubesched.store.base import Store
 
@@ -41,6 +45,23 @@ class CycleState(dict[str, Any]):
         super().__init__()
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+
+    def clone(self) -> CycleState:
+        """A copy whose plugin data can be changed for a what-if (nominated pods, preemption's
+        dry run) without touching this one; values with a `clone()` are copied through it."""
+        out = CycleState()
+        for key, value in self.items():
+            clone = getattr(value, "clone", None)
+            out[key] = clone() if clone is not None else value
+        out.skip_filter, out.skip_score = set(self.skip_filter), set(self.skip_score)
+        return out
+
+
+@dataclass
+class PostFilterResult:
+    """NominatingInfo of a PostFilter: the node to nominate the pod to ("" clears the nomination)."""
+
+    nominated_node_name: str
 
 
 @dataclass
@@ -100,6 +121,14 @@ class Handle:
         self.store = store  # read-only listers (Namespaces); optional so a bare cache still works
         self.clock = clock
         self.waiting_pods: dict[str, WaitingPod] = {}  # by pod uid
+        # Filled in by the scheduler that owns this handle: the API client, the nominator, the
+        # profiles by schedulerName, the seeded RNG (preemption's dry-run offset), and the log of
+        # preemptions performed.
+        self.api: APIServer | None = None
+        self.nominator = Nominator()
+        self.profiles: dict[str, Profile] = {}
+        self.rng = random.Random(0)
+        self.preemptions: list[dict[str, Any]] = []
 
     def now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0
@@ -173,6 +202,11 @@ class PreFilterPlugin(Plugin):
 
 
 class FilterPlugin(Plugin):
+    # True when the verdict depends on a node's pods only through its requested totals (the
+    # cache table's `req` columns), or not at all. Pods nominated to a node can then be taken
+    # into account on the vectorised path by adding their requests to those columns.
+    pods_via_requests: ClassVar[bool] = False
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         raise NotImplementedError
 
@@ -187,7 +221,9 @@ class FilterPlugin(Plugin):
 
 
 class PostFilterPlugin(Plugin):
-    def post_filter(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]) -> tuple[Any, Status]:
+    def post_filter(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+                    ) -> tuple[PostFilterResult | None, Status]:
+        """Called when no node fits; `statuses` has each filtered node's failure."""
         raise NotImplementedError
 
 
@@ -345,15 +381,86 @@ class Profile:
                 return status
         return SUCCESS
 
+    def run_add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, node: NodeInfo) -> None:
+        """RunPreFilterExtensionAddPod: `added` now counts as running on `node` for this attempt."""
+        for pl in self.at("preFilter"):
+            if pl.name not in state.skip_filter:
+                pl.add_pod(state, pod, added, node)
+
+    def run_remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, node: NodeInfo) -> None:
+        for pl in self.at("preFilter"):
+            if pl.name not in state.skip_filter:
+                pl.remove_pod(state, pod, removed, node)
+
+    def filter_with_nominated(self, state: CycleState, pod: PodInfo, node: NodeInfo,
+                              nominated: Sequence[PodInfo]) -> Status:
+        """RunFilterPluginsWithNominatedPods. `nominated`: pods nominated to `node` with priority
+        >= the pod's. The pod must fit both with them (they will run there once their victims are
+        gone) and without them (they may end up elsewhere, and anti-affinity must hold either way)."""
+        if nominated:
+            with_them, with_state = node.clone(), state.clone()
+            for other in nominated:
+                with_them.add_pod(other)
+                self.run_add_pod(with_state, pod, other, with_them)
+            status = self.filter_node(with_state, pod, with_them)
+            if not status.ok:
+                return status
+        return self.filter_node(state, pod, node)
+
+    def _filter_chain(self, filters: list[Any], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                      chunk: np.ndarray, mask: np.ndarray, slots: np.ndarray, table: Any) -> dict[int, Status]:
+        """Run the filters over `chunk[mask]`; failing offsets are cleared in `mask` and returned."""
+        fail: dict[int, Status] = {}
+        for pl in filters:
+            live = np.flatnonzero(mask)
+            if not len(live):
+                break
+            positions = chunk[live]
+            codes = pl.filter_many(state, pod, nodes, positions, slots[positions], table)
+            if codes is None:
+                for j, i in zip(live.tolist(), positions.tolist(), strict=True):
+                    st = pl.filter(state, pod, nodes[i])
+                    if not st.ok:
+                        fail[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
+                        mask[j] = False
+            else:
+                for k in np.flatnonzero(codes).tolist():
+                    j = int(live[k])
+                    fail[j] = pl.decode(state, int(codes[k]))
+                    mask[j] = False
+        return fail
+
+    def _with_nominated_requests(self, table: NodeTable, nominated: dict[str, list[PodInfo]]) -> Any:
+        """A view of `table` in which nominated pods' requests already count on their nodes."""
+        view = copy.copy(table)
+        view.req = table.req.copy()
+        pods_col = table.columns[PODS]
+        for name, pods in nominated.items():
+            slot = self.handle.cache.nodes[name].slot
+            for other in pods:
+                view.req[slot, pods_col] += 1
+                for res, amount in other.requests.items():
+                    col = table.columns.get(res)
+                    if col is not None:
+                        view.req[slot, col] += amount
+        return view
+
     def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                      table: NodeTable, start: int, want: int) -> FilterOutcome:
+                      table: NodeTable, start: int, want: int,
+                      nominated: dict[str, list[PodInfo]] | None = None) -> FilterOutcome:
         """Walk `nodes` from `start` round-robin until `want` feasible nodes are found.
 
-        Equivalent to checking nodes one by one in that order; done in vectorised chunks.
+        Equivalent to checking nodes one by one in that order; done in vectorised chunks. Nodes
+        with `nominated` pods are checked with them too, vectorised when every filter sees pods
+        only through requests, else one by one.
         """
         out = FilterOutcome()
         n = len(nodes)
         filters = [pl for pl in self.at("filter") if pl.name not in state.skip_filter]
+        nominated = {k: v for k, v in (nominated or {}).items() if k in self.handle.cache.nodes}
+        nom_slots = np.fromiter((self.handle.cache.nodes[k].slot for k in nominated), dtype=np.int64)
+        vectorised = all(pl.pods_via_requests for pl in filters)
+        adjusted = self._with_nominated_requests(table, nominated) if nominated and vectorised else None
         found: list[np.ndarray] = []
         num_found = 0
         pos = 0
@@ -361,25 +468,28 @@ class Profile:
             need = want - num_found
             size = min(n - pos, max(need + need // 4, 64))
             chunk = (start + pos + np.arange(size)) % n  # positions in `nodes`
-            fail: dict[int, Status] = {}  # chunk offset -> status
             alive = np.ones(size, dtype=bool)  # passed every filter so far
-            for pl in filters:
-                live = np.flatnonzero(alive)
-                if not len(live):
-                    break
-                positions = chunk[live]
-                codes = pl.filter_many(state, pod, nodes, positions, slots[positions], table)
-                if codes is None:
-                    for j, i in zip(live.tolist(), positions.tolist(), strict=True):
-                        st = pl.filter(state, pod, nodes[i])
-                        if not st.ok:
-                            fail[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
-                            alive[j] = False
+            check = np.ones(size, dtype=bool)  # still to run through the plain filters
+            fail: dict[int, Status] = {}  # chunk offset -> status
+            if nominated:
+                special = np.isin(slots[chunk], nom_slots)
+                if adjusted is not None:
+                    mask = special.copy()
+                    fail.update(self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, adjusted))
+                    failed = special & ~mask
+                    alive &= ~failed
+                    check &= ~failed
                 else:
-                    for k in np.flatnonzero(codes).tolist():
-                        j = int(live[k])
-                        fail[j] = pl.decode(state, int(codes[k]))
-                        alive[j] = False
+                    check &= ~special
+                    for j in np.flatnonzero(special).tolist():
+                        node = nodes[int(chunk[j])]
+                        st = self.filter_with_nominated(state, pod, node, nominated[node.name])
+                        if not st.ok:
+                            fail[j] = st
+                            alive[j] = False
+            mask = check.copy()
+            fail.update(self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, table))
+            alive &= ~(check & ~mask)
             ok = np.flatnonzero(alive)
             cut = size
             if len(ok) >= need:

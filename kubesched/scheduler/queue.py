@@ -233,12 +233,12 @@ class SchedulingQueue:
             out += self._hints.get((ev.resource, "Update"), ())
         return out
 
-    def move_all(self, ev: Event) -> bool:
-        """MoveAllToActiveOrBackoffQueue; returns whether any pod moved."""
+    def move_all(self, ev: Event, only: Callable[[QueuedPodInfo], bool] | None = None) -> bool:
+        """MoveAllToActiveOrBackoffQueue (`only`: its preCheck); returns whether any pod moved."""
         for events in self._in_flight_events.values():
             events.append(ev)
         moved = False
-        for q in [q for q in self._unschedulable.values() if q.gated is None]:
+        for q in [q for q in self._unschedulable.values() if q.gated is None and (only is None or only(q))]:
             if self._worth_requeuing(q, ev) is not None:
                 self._requeue(q)
                 moved = True

@@ -8,6 +8,7 @@ the queue's backoff and flush timers are the only reason the scheduler waits.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from kubesched.runtime.clock import Timer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod
+from kubesched.scheduler.preemption import RECORD_KEY as PREEMPTION_RECORD
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.record import DecisionRecord, ScoreDetail
@@ -108,6 +110,7 @@ class Failure:
     code: Code
     rejectors: set[str] = field(default_factory=set)
     statuses: dict[str, Status] = field(default_factory=dict)
+    nominate: str | None = ""  # NominatingInfo: a node, "" to clear the nomination, None to leave it
 
 
 class Scheduler:
@@ -118,7 +121,11 @@ class Scheduler:
         self.config = config or SchedulerConfig()
         self.cache = Cache()
         self.handle = Handle(self.cache, api.store, clock)
+        self.handle.api = api
+        self.handle.rng = random.Random(seed)
+        self.nominator = self.handle.nominator
         self.profiles: dict[str, Profile] = build_profiles(self.config, self.handle)
+        self.handle.profiles = self.profiles
         for profile in self.profiles.values():
             for pl in profile.at("bind"):
                 if isinstance(pl, DefaultBinder):
@@ -186,8 +193,10 @@ class Scheduler:
                 removed = self.cache.remove_pod(uid)
                 self.queue.move_all(Event("AssignedPod", "Delete", removed, None))
             self.queue.delete(uid)
+            self._nominate(uid, pod, "")
         elif assigned:
             self.queue.delete(uid)
+            self.nominator.delete(uid)
             node = pod["spec"]["nodeName"]
             cached = self.cache.pod_info(uid)
             if cached is not None and self.cache.node_of(uid) == node and same_scheduling_view(cached.obj, pod):
@@ -199,11 +208,30 @@ class Scheduler:
                 self.cache.add_pod(info, node)
                 self.queue.move_all(Event("AssignedPod", "Add" if cached is None else "Update", old, info))
         elif pod.get("spec", {}).get("schedulerName", "default-scheduler") in self.profiles:
+            info = PodInfo.of(pod)
+            node = (pod.get("status") or {}).get("nominatedNodeName") or ""
+            was = ((old or {}).get("status") or {}).get("nominatedNodeName") or ""
+            if not node and not was and self.nominator.node_of(uid):
+                node = self.nominator.node_of(uid) or ""  # our own nomination, not written back yet
+            self._nominate(uid, pod, node, info)
             if ev.type == ADDED:
-                self.queue.add(PodInfo.of(pod))
+                self.queue.add(info)
             else:
-                self.queue.update(PodInfo.of(pod))
+                self.queue.update(info)
         self._kick()
+
+    def _nominate(self, uid: str, pod: Obj, node: str, info: PodInfo | None = None) -> None:
+        """Keep the nominator in step with a pod. A pod giving up a nomination frees the space it held
+        for pods of lower or equal priority, which upstream signals as an assigned pod's deletion."""
+        before = self.nominator.node_of(uid)
+        if info is not None and node:
+            self.nominator.add(info, node)
+        else:
+            self.nominator.delete(uid)
+        if before and before != node:
+            priority = (pod.get("spec") or {}).get("priority") or 0
+            self.queue.move_all(Event("AssignedPod", "Delete", info or PodInfo.of(pod), None),
+                                only=lambda q: q.pod.priority <= priority)
 
     # ---- the scheduling cycle -------------------------------------------------------------------
 
@@ -259,12 +287,26 @@ class Scheduler:
             nodes, slots = [all_nodes[i] for i in keep], all_slots[keep]
             absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                             (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]",))
+        nominated = self.nominator.relevant(pod) if len(self.nominator) else {}
+        first = (pod.obj.get("status") or {}).get("nominatedNodeName")
+        nominated_status = None
+        if first and first in self.cache.nodes:
+            # The node this pod preempted on is likely the only one that fits: try it alone first.
+            ni = self.cache.nodes[first]
+            nominated_status = profile.filter_with_nominated(state, pod, ni, nominated.get(first, ()))
+            if nominated_status.ok:
+                if rec is not None:
+                    rec.feasible = [first]
+                    rec.not_checked = num_all - 1
+                return first
         want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len(nodes))
         if not profile.at("score"):
             want = 1
         outcome = profile.find_feasible(state, pod, nodes, slots, self.cache.table,
-                                        self.next_start % max(len(nodes), 1), want)
-        self.next_start = (self.next_start + outcome.processed) % num_all
+                                        self.next_start % max(len(nodes), 1), want, nominated)
+        if nominated_status is not None and first not in outcome.statuses and first not in outcome.feasible:
+            outcome.statuses[first] = nominated_status  # counted even when the full pass stopped before it
+        self.next_start = (self.next_start + len(outcome.feasible) + len(outcome.statuses)) % num_all
         if rec is not None:
             rec.verdicts = {name: (st.plugin, st.code.name, list(st.reasons)) for name, st in outcome.statuses.items()}
             rec.feasible = [n.name for n in outcome.feasible]
@@ -292,16 +334,31 @@ class Scheduler:
     def _fit_failure(self, profile: Profile, state: CycleState, pod: PodInfo, rec: DecisionRecord | None,
                      num_all: int, statuses: dict[str, Status], absent: Status | None,
                      prefilter_msg: str | None, rejectors: set[str]) -> Failure:
-        postfilter_msg = None
-        for pl in profile.at("postFilter"):
-            _, status = pl.post_filter(state, pod, statuses)
+        """RunPostFilterPlugins on a FitError: the first success ends it (and its message is empty);
+        the reasons of plugins that could not help are joined into the message's last part."""
+        plugins = profile.at("postFilter")
+        if not plugins:
+            return Failure(fit_error_message(num_all, statuses, absent, prefilter_msg, None), Code.UNSCHEDULABLE,
+                           rejectors, statuses, "")
+        if rec is not None:
+            state[PREEMPTION_RECORD] = rec.postfilter = {}
+        reasons: list[str] = []
+        nominate: str | None = None
+        for pl in plugins:
+            result, status = pl.post_filter(state, pod, statuses)
             if status.ok:
+                reasons, nominate = [], (result.nominated_node_name if result is not None else None)
                 break
-            postfilter_msg = status.message() if postfilter_msg is None else postfilter_msg + ", " + status.message()
+            if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                message = fit_error_message(num_all, statuses, absent, prefilter_msg, status.message())
+                return Failure(message, Code.ERROR, set(), statuses, "")
+            if result is not None:
+                nominate = result.nominated_node_name
+            reasons.extend(status.reasons)
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 break
-        message = fit_error_message(num_all, statuses, absent, prefilter_msg, postfilter_msg)
-        return Failure(message, Code.UNSCHEDULABLE, rejectors, statuses)
+        message = fit_error_message(num_all, statuses, absent, prefilter_msg, ", ".join(reasons) or None)
+        return Failure(message, Code.UNSCHEDULABLE, rejectors, statuses, nominate)
 
     def _handle_failure(self, q: QueuedPodInfo, profile: Profile, state: CycleState, failure: Failure,
                         rec: DecisionRecord | None) -> None:
@@ -313,6 +370,8 @@ class Scheduler:
         if current is None or current["metadata"].get("uid") != pod.uid or current["spec"].get("nodeName"):
             self.queue.delete(pod.uid)
             return
+        if failure.nominate is not None:
+            self.nominator.add(pod, failure.nominate)
         message = failure.message
         if len(message) > NOTE_LENGTH_LIMIT:
             message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
@@ -320,13 +379,25 @@ class Scheduler:
         reason = "Unschedulable" if failure.code != Code.ERROR else "SchedulerError"
         condition = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
                      "lastTransitionTime": self.api.timestamp(), "reason": reason, "message": failure.message}
-        self.api.update_status("Pod", pod.namespace, pod.name, lambda st: set_condition(st, condition))
+
+        def update(status: Obj) -> bool:
+            changed = set_condition(status, condition)
+            if failure.nominate is not None and (status.get("nominatedNodeName") or "") != failure.nominate:
+                changed = True
+                if failure.nominate:
+                    status["nominatedNodeName"] = failure.nominate
+                else:
+                    status.pop("nominatedNodeName", None)
+            return changed
+
+        self.api.update_status("Pod", pod.namespace, pod.name, update)
         self.queue.add_unschedulable(q, failure.rejectors)
 
     def _assume_and_bind(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
                          rec: DecisionRecord | None) -> None:
         pod = q.pod
         self.cache.add_pod(pod, node_name)
+        self.nominator.delete(pod.uid)
         reserved = []
         failure: Status | None = None
         for pl in profile.at("reserve"):

@@ -197,6 +197,14 @@ class NodeInfo:
             images=images,
         )
 
+    def clone(self) -> NodeInfo:
+        """A copy whose pods can be added or removed for a what-if (NodeInfo.Snapshot): the
+        per-pod collections are copied, the node's own data and the PodInfos are shared."""
+        return NodeInfo(self.obj, self.name, self.slot, self.labels, self.taints, self.unschedulable,
+                        self.allocatable, self.images, dict(self.pods), dict(self.requested), self.nonzero_cpu,
+                        self.nonzero_memory, {k: dict(v) for k, v in self.used_ports.items()},
+                        dict(self.pods_with_affinity), dict(self.pods_with_required_anti_affinity))
+
     def add_pod(self, pod: PodInfo, sign: int = 1) -> None:
         """Account for a pod (sign=1) or remove it (sign=-1)."""
         if sign > 0:

@@ -117,7 +117,8 @@ def test_cluster_message_with_many_reasons() -> None:
     cluster.run()
     assert pending_message(cluster, "big") == (
         "0/13 nodes are available: 1 node(s) were unschedulable, 10 node(s) had untolerated taint(s), "
-        "2 Insufficient cpu.")
+        "2 Insufficient cpu. no new claims to deallocate, preemption: 0/13 nodes are available: "
+        "13 Preemption is not helpful for scheduling.")
 
 
 def test_cluster_message_with_nodes_left_out_by_prefilter() -> None:
@@ -131,7 +132,8 @@ def test_cluster_message_with_nodes_left_out_by_prefilter() -> None:
                                  "nodeSelectorTerms": [field]}}}}})
     cluster.run()
     assert pending_message(cluster, "pinned") == (
-        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].")
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
 
 
 def test_cluster_message_when_prefilter_rejects() -> None:
@@ -146,4 +148,6 @@ def test_cluster_message_when_prefilter_rejects() -> None:
                                  "nodeSelectorTerms": [term]}}}}})
     cluster.run()
     # n1 ∩ n0 within one term is empty, and it is the only term: NodeAffinity's PreFilter rejects.
-    assert pending_message(cluster, "conflict") == "0/2 nodes are available: pod affinity terms conflict."
+    assert pending_message(cluster, "conflict") == (
+        "0/2 nodes are available: pod affinity terms conflict. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")

@@ -8,6 +8,8 @@ from importlib.metadata import entry_points
 
 from kubesched.scheduler.framework import Plugin
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
+from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
+from kubesched.scheduler.plugins.dynamicresources import DynamicResources
 from kubesched.scheduler.plugins.imagelocality import ImageLocality
 from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
@@ -25,18 +27,17 @@ REGISTRY: dict[str, type[Plugin]] = {
     for cls in (
         SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
         NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
-        InterPodAffinity,
-        PodTopologySpread,
+        InterPodAffinity, PodTopologySpread, DynamicResources, DefaultPreemption,
     )
 }
 
 # The v1.35 default profile's multiPoint list (apis/config/v1/default_plugins.go), with its
-# score weights; volume and DRA plugins are absent (they skip pods without volumes or claims).
+# score weights; volume plugins are absent (they skip pods without volumes), and of DynamicResources
+# only its PostFilter is modelled (resource claims are not simulated).
 DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 0), ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
 ]
 

@@ -26,6 +26,7 @@ REASON_CONFLICT = "pod affinity terms conflict"
 
 class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "NodeAffinity"
+    pods_via_requests = True
     _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_POD,), "NodeAffinity")
     _enforced = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_ENFORCED,), "NodeAffinity")
 

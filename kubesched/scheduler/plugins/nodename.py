@@ -15,6 +15,7 @@ REASON = "node(s) didn't match the requested node name"
 
 class NodeName(FilterPlugin):
     name = "NodeName"
+    pods_via_requests = True
     _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "NodeName")
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:

@@ -108,6 +108,7 @@ class _FitState:
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "NodeResourcesFit"
+    pods_via_requests = True
 
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)

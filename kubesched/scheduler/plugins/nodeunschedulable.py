@@ -17,6 +17,7 @@ UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoS
 
 class NodeUnschedulable(FilterPlugin):
     name = "NodeUnschedulable"
+    pods_via_requests = True
     _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "NodeUnschedulable")
 
     def _tolerates(self, pod: PodInfo) -> bool:

@@ -30,6 +30,7 @@ def _hard(taint: dict) -> bool:
 
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "TaintToleration"
+    pods_via_requests = True
     _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "TaintToleration")
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:

@@ -1,0 +1,101 @@
+"""DefaultPreemption (PostFilter): when a pod fits nowhere, make room by preempting
+lower-priority pods on one node (plugins/defaultpreemption)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kubesched.api.objects import get_condition
+from kubesched.scheduler.framework import ConfigError, CycleState, PostFilterPlugin, PostFilterResult, Profile
+from kubesched.scheduler.preemption import RECORD_KEY, Budget, Evaluator, importance_key, split_by_pdb_violation, wall_now
+from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
+
+NAME = "DefaultPreemption"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+def terminating_by_preemption(pod: PodInfo) -> bool:
+    if not pod.terminating:
+        return False
+    cond = get_condition(pod.obj, "DisruptionTarget")
+    return cond is not None and cond.get("status") == "True" and cond.get("reason") == "PreemptionByScheduler"
+
+
+def _validate_args(pct: Any, absolute: Any) -> None:
+    base = f"pluginConfig[{NAME}].args"
+    if not isinstance(pct, int) or not 0 <= pct <= 100:
+        raise ConfigError(f"{base}.minCandidateNodesPercentage", f"Invalid value: {pct}: not in valid range [0, 100]")
+    if not isinstance(absolute, int) or absolute < 0:
+        raise ConfigError(f"{base}.minCandidateNodesAbsolute", f"Invalid value: {absolute}: not in valid range [0, inf)")
+    if pct == 0 and absolute == 0:
+        raise ConfigError(f"{base}.minCandidateNodesPercentage",
+                          "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute")
+
+
+class DefaultPreemption(PostFilterPlugin):
+    name = NAME
+
+    def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(handle, args)
+        pct = self.args.get("minCandidateNodesPercentage", 10)
+        absolute = self.args.get("minCandidateNodesAbsolute", 100)
+        _validate_args(pct, absolute)
+        self.evaluator = Evaluator(self, handle, pct, absolute)
+
+    def post_filter(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+                    ) -> tuple[PostFilterResult | None, Status]:
+        profile = self.handle.profiles[pod.scheduler_name]
+        record = state.get(RECORD_KEY)
+        result, status = self.evaluator.preempt(profile, state, pod, statuses, record)
+        if status.reasons:
+            return result, Status(status.code, (f"preemption: {status.message()}",), self.name)
+        return result, status
+
+    def eligible(self, pod: PodInfo, nominated_status: Status | None) -> tuple[bool, str]:
+        """PodEligibleToPreemptOthers: not for preemptionPolicy Never; and not while the node it
+        already preempted on still has lower-priority victims shutting down, unless that node can
+        no longer take the pod at all."""
+        if pod.preemption_policy == "Never":
+            return False, "not eligible due to preemptionPolicy=Never."
+        nominated = pod.obj.get("status", {}).get("nominatedNodeName")
+        if nominated:
+            if nominated_status is None or nominated_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            ni = self.handle.cache.nodes.get(nominated)
+            if ni is not None and any(p.priority < pod.priority and terminating_by_preemption(p)
+                                      for p in ni.pods.values()):
+                return False, "not eligible due to a terminating pod on the nominated node."
+        return True, ""
+
+    def select_victims_on_node(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo,
+                               budgets: Sequence[Budget]) -> tuple[list[PodInfo], dict[str, list[str]], Status]:
+        """Remove every lower-priority pod; if the pod then fits, put them back one at a time, most
+        important first and budget-protected ones before the rest, keeping each that still lets the
+        pod fit. Those that cannot come back are the victims."""
+        potential = [p for p in node.pods.values() if p.priority < pod.priority]
+        if not potential:
+            return [], {}, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,), self.name)
+        nominated = [p for p in self.handle.nominator.pods_for_node(node.name)
+                     if p.priority >= pod.priority and p.uid != pod.uid]
+        node, state = node.clone(), state.clone()
+        for p in potential:
+            node.add_pod(p, -1)
+            profile.run_remove_pod(state, pod, p, node)
+        status = profile.filter_with_nominated(state, pod, node, nominated)
+        if not status.ok:
+            return [], {}, status
+        now = wall_now(self.handle.api)
+        potential.sort(key=lambda p: importance_key(p, now))
+        violating, others, violations = split_by_pdb_violation(potential, budgets)
+        victims: list[PodInfo] = []
+        for p in violating + others:
+            node.add_pod(p)
+            profile.run_add_pod(state, pod, p, node)
+            if not profile.filter_with_nominated(state, pod, node, nominated).ok:
+                node.add_pod(p, -1)
+                profile.run_remove_pod(state, pod, p, node)
+                victims.append(p)
+        if violating and others:
+            victims.sort(key=lambda p: importance_key(p, now))
+        return victims, violations, SUCCESS

@@ -1,0 +1,263 @@
+"""Preemption (framework/preemption): find nodes where removing lower-priority pods lets a pod
+fit, pick one, and start removing its victims.
+
+The Evaluator is the generic part upstream shares between preemption plugins; which pods may be
+victims on one node is the plugin's `select_victims_on_node`. Everything here works on copies
+(`NodeInfo.clone`, `CycleState.clone`) changed one pod at a time, never on the cache itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.objects import Obj, parse_time, set_condition
+from kubesched.api.selectors import LabelSelector, SelectorError
+from kubesched.scheduler.framework import CycleState, PostFilterResult, Profile
+from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.framework import Handle
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+RECORD_KEY = "DefaultPreemption/record"  # CycleState key of a dict to fill in when the attempt is explained
+INT32_MAX = 2**31 - 1
+
+
+def start_time(pod: PodInfo, now: float) -> float:
+    """GetPodStartTime as Unix seconds: status.startTime, or `now` for pods not started yet."""
+    raw = (pod.obj.get("status") or {}).get("startTime")
+    return parse_time(raw).timestamp() if raw else now
+
+
+def wall_now(api: Any) -> float:
+    """The API server's current time as Unix seconds (the unit of `start_time`)."""
+    return parse_time(api.timestamp()).timestamp()
+
+
+def importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
+    """Sort key putting MoreImportantPod first: higher priority, then the earlier start."""
+    return (-pod.priority, start_time(pod, now))
+
+
+@dataclass
+class Budget:
+    """The parts of a PodDisruptionBudget preemption reads."""
+
+    namespace: str
+    name: str
+    selector: LabelSelector | None  # None: invalid, matches nothing
+    allowed: int
+    disrupted: set[str]
+
+    @classmethod
+    def of(cls, pdb: Obj) -> Budget:
+        spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
+        try:
+            selector = LabelSelector.compile(spec.get("selector")) if spec.get("selector") is not None else None
+        except SelectorError:
+            selector = None
+        return cls(pdb["metadata"].get("namespace", "default"), pdb["metadata"]["name"], selector,
+                   int(status.get("disruptionsAllowed") or 0), set(status.get("disruptedPods") or {}))
+
+    def covers(self, pod: PodInfo) -> bool:
+        # A nil or empty selector matches nothing here (unlike in the eviction API).
+        return (self.namespace == pod.namespace and self.selector is not None and not self.selector.is_empty()
+                and self.selector.matches(pod.labels))
+
+
+def split_by_pdb_violation(pods: Sequence[PodInfo], budgets: Sequence[Budget]
+                           ) -> tuple[list[PodInfo], list[PodInfo], dict[str, list[str]]]:
+    """filterPodsWithPDBViolation: taking `pods` in order, each matching budget's allowance is
+    debited; a pod that drives one below zero would violate it. Pods the API server already
+    counts as disrupted are not debited again. Returns (violating, others, pod uid -> budgets)."""
+    allowed = [b.allowed for b in budgets]
+    violating, others = [], []
+    violated: dict[str, list[str]] = {}
+    for pod in pods:
+        hit = []
+        if pod.labels:
+            for i, b in enumerate(budgets):
+                if not b.covers(pod) or pod.name in b.disrupted:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    hit.append(b.name)
+        if hit:
+            violating.append(pod)
+            violated[pod.uid] = hit
+        else:
+            others.append(pod)
+    return violating, others, violated
+
+
+@dataclass
+class Candidate:
+    node: str
+    victims: list[PodInfo]  # most important first
+    num_pdb_violations: int
+    violations: dict[str, list[str]] = field(default_factory=dict)  # victim uid -> budgets it violates
+
+
+CRITERIA: list[tuple[str, Callable[[Candidate, float], float]]] = [
+    ("fewest PodDisruptionBudget violations", lambda c, now: -c.num_pdb_violations),
+    ("lowest highest-victim priority", lambda c, now: -c.victims[0].priority),
+    ("smallest sum of victim priorities", lambda c, now: -sum(v.priority + INT32_MAX + 1 for v in c.victims)),
+    ("fewest victims", lambda c, now: -len(c.victims)),
+    # The latest of the earliest start times among each node's highest-priority victims: disrupt
+    # the pods that have run the least.
+    ("latest start of the highest-priority victims",
+     lambda c, now: min(start_time(v, now) for v in c.victims if v.priority == c.victims[0].priority)),
+]
+
+
+def pick_one_node(candidates: Sequence[Candidate], now: float) -> tuple[Candidate, str]:
+    """pickOneNodeForPreemption: apply the criteria in order until one candidate is left; the
+    second value names the criterion that decided ("only candidate", or "first of the rest")."""
+    if len(candidates) == 1:
+        return candidates[0], "only candidate"
+    remaining = list(candidates)
+    for name, score in CRITERIA:
+        values = [score(c, now) for c in remaining]
+        best = max(values)
+        remaining = [c for c, v in zip(remaining, values, strict=True) if v == best]
+        if len(remaining) == 1:
+            return remaining[0], name
+    return remaining[0], "first of the candidates left"
+
+
+class Evaluator:
+    """Runs one preemption attempt for a plugin that supplies eligibility and victim selection."""
+
+    def __init__(self, plugin: Any, handle: Handle, min_percentage: int, min_absolute: int) -> None:
+        self.plugin = plugin
+        self.handle = handle
+        self.min_percentage = min_percentage
+        self.min_absolute = min_absolute
+
+    def num_candidates(self, num_nodes: int) -> int:
+        """calculateNumCandidates: a percentage of the nodes, at least the absolute minimum."""
+        n = num_nodes * self.min_percentage // 100
+        return min(max(n, self.min_absolute), num_nodes)
+
+    def preempt(self, profile: Profile, state: CycleState, pod: PodInfo, statuses: dict[str, Status],
+                record: dict[str, Any] | None) -> tuple[PostFilterResult | None, Status]:
+        cache = self.handle.cache
+        nominated = pod.obj.get("status", {}).get("nominatedNodeName") or ""
+        ok, why = self.plugin.eligible(pod, statuses.get(nominated))
+        if not ok:
+            if record is not None:
+                record["eligible"] = False
+            return None, Status(Code.UNSCHEDULABLE, (why,))
+        all_nodes, _ = cache.ordered()
+        potential = [ni for ni in all_nodes if ni.name in statuses
+                     and statuses[ni.name].code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+        node_statuses: dict[str, Status] = {}
+        candidates: list[Candidate] = []
+        if not potential:
+            if nominated:
+                clear_nomination(self.handle.api, pod)
+        else:
+            budgets = [Budget.of(p) for p in self.handle.list_objects("PodDisruptionBudget")]
+            offset = self.handle.rng.randrange(len(potential))
+            want = self.num_candidates(len(potential))
+            if record is not None:
+                record.update(potentialNodes=len(potential), offset=offset, numCandidates=want)
+            candidates, node_statuses = self.dry_run(profile, state, pod, potential, offset, want, budgets)
+            if record is not None:
+                record["candidates"] = [_candidate_json(c) for c in candidates]
+                record["rejected"] = {n: st.message() for n, st in node_statuses.items()}
+        if not candidates:
+            parts = {}
+            for st in node_statuses.values():
+                for reason in st.reasons:
+                    parts[reason] = parts.get(reason, 0) + 1
+            rest = len(all_nodes) - len(node_statuses)
+            if rest:
+                parts[NOT_HELPFUL] = parts.get(NOT_HELPFUL, 0) + rest
+            detail = ", ".join(sorted(f"{c} {r}" for r, c in parts.items()))
+            msg = f"0/{len(all_nodes)} nodes are available: {detail}."
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (msg,))
+        best, criterion = pick_one_node(candidates, wall_now(self.handle.api))
+        if record is not None:
+            record.update(nominatedNode=best.node, decidedBy=criterion)
+        self.prepare_candidate(best, pod, profile.scheduler_name, criterion)
+        return PostFilterResult(best.node), Status()
+
+    def dry_run(self, profile: Profile, state: CycleState, pod: PodInfo, potential: list[NodeInfo], offset: int,
+                want: int, budgets: list[Budget]) -> tuple[list[Candidate], dict[str, Status]]:
+        """Try nodes from `offset` round-robin; stop once `want` candidates are found, at least one
+        of them violating no budget. Non-violating candidates come first."""
+        clean: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses: dict[str, Status] = {}
+        n = len(potential)
+        for i in range(n):
+            ni = potential[(offset + i) % n]
+            victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni, budgets)
+            if status.ok and victims:
+                c = Candidate(ni.name, victims, sum(1 for v in victims if v.uid in violations),
+                              {u: b for u, b in violations.items() if any(v.uid == u for v in victims)})
+                (violating if c.num_pdb_violations else clean).append(c)
+                if clean and len(clean) + len(violating) >= want:
+                    break
+                continue
+            if status.ok:
+                status = Status(Code.ERROR, (f'expected at least one victim pod on node "{ni.name}"',))
+            statuses[ni.name] = status
+        return clean + violating, statuses
+
+    def prepare_candidate(self, c: Candidate, pod: PodInfo, scheduler_name: str, criterion: str) -> None:
+        """Hand the node to the preemptor (prepareCandidateAsync). The API calls run just after this
+        scheduling attempt, as upstream's goroutine does: lower-priority pods nominated to the node
+        lose their nomination, then each victim gets the DisruptionTarget condition, a graceful
+        delete and a `Preempted` event (a victim waiting at Permit is rejected instead). Victims
+        already terminating need nothing; when all are, v1.35 also leaves nominations alone."""
+        h = self.handle
+        to_delete = [v for v in c.victims if not v.terminating]
+        h.preemptions.append({
+            "time": h.now(), "preemptor": pod.key, "priority": pod.priority, "node": c.node, "decidedBy": criterion,
+            "victims": [{"pod": v.key, "priority": v.priority, "violates": c.violations.get(v.uid, []),
+                         "alreadyTerminating": v.terminating} for v in c.victims],
+        })
+        if to_delete:
+            h.clock.call_soon(lambda: self._preempt(c.node, pod, to_delete, scheduler_name))
+
+    def _preempt(self, node: str, pod: PodInfo, victims: list[PodInfo], scheduler_name: str) -> None:
+        h = self.handle
+        api = h.api
+        assert api is not None
+        for other in h.nominator.pods_for_node(node):
+            if other.priority < pod.priority:
+                clear_nomination(api, other)
+        for victim in victims:
+            message = f"Preempted by pod {pod.uid} on node {node}"
+            waiting = h.waiting_pods.get(victim.uid)
+            if waiting is not None:
+                waiting.reject(self.plugin.name, "preempted")
+                api.record_event(victim.obj, "Normal", "Preempted", message, source=scheduler_name)
+                continue
+            current = api.store.get("Pod", victim.namespace, victim.name)
+            if current is None or current["metadata"].get("uid") != victim.uid:
+                continue  # already gone: nothing to do, no event
+            cond = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                    "lastTransitionTime": api.timestamp(), "reason": "PreemptionByScheduler",
+                    "message": f"{scheduler_name}: preempting to accommodate a higher priority pod"}
+            api.update_status("Pod", victim.namespace, victim.name, lambda st, cond=cond: set_condition(st, cond))
+            current = api.delete("Pod", victim.namespace, victim.name) or current
+            api.record_event(current, "Normal", "Preempted", message, source=scheduler_name)
+
+
+def clear_nomination(api: Any, pod: PodInfo) -> None:
+    """ClearNominatedNodeName: a status patch; the nominator follows from the update event."""
+    current = api.store.get("Pod", pod.namespace, pod.name)
+    if current is None or current["metadata"].get("uid") != pod.uid:
+        return
+    if (current.get("status") or {}).get("nominatedNodeName"):
+        api.update_status("Pod", pod.namespace, pod.name, lambda st: st.pop("nominatedNodeName", None))
+
+
+def _candidate_json(c: Candidate) -> dict[str, Any]:
+    return {"node": c.node, "victims": [v.key for v in c.victims], "pdbViolations": c.num_pdb_violations,
+            "violatedBudgets": {v.key: c.violations[v.uid] for v in c.victims if v.uid in c.violations}}
