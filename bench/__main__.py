@@ -13,22 +13,23 @@ from bench.workloads import WORKLOADS, Workload
 from kubesched.runtime.cluster import Cluster
 
 
-def run(w: Workload) -> tuple[int, float, int]:
+def run(w: Workload) -> tuple[int, float, int, int]:
     cluster = Cluster()
     for obj in w.nodes():
         cluster.create(obj)
     for obj in w.initial():
         cluster.create(obj)
     cluster.run()
-    before = sum(1 for h in cluster.pods.values() if h.obj["spec"].get("nodeName"))
     measured = w.measured()
+    names = {obj["metadata"]["name"] for obj in measured}
     start = time.perf_counter()
     for obj in measured:
         cluster.create(obj)
     cluster.run()
     elapsed = time.perf_counter() - start
-    scheduled = sum(1 for h in cluster.pods.values() if h.obj["spec"].get("nodeName")) - before
-    return scheduled, elapsed, len(measured)
+    scheduled = sum(1 for h in cluster.pods.values()
+                    if h.obj["spec"].get("nodeName") and h.obj["metadata"]["name"] in names)
+    return scheduled, elapsed, len(measured), len(cluster.scheduler.handle.preemptions)
 
 
 def main() -> None:
@@ -38,14 +39,15 @@ def main() -> None:
     console = Console()
     table = Table(title="scheduler_perf workloads")
     table.add_column("workload", no_wrap=True)
-    for col in ("measured pods", "scheduled", "seconds", "pods/s", "k8s CI threshold", "peak RSS so far"):
+    for col in ("measured pods", "scheduled", "preemptions", "seconds", "pods/s", "k8s CI threshold",
+                "peak RSS so far"):
         table.add_column(col, justify="right")
     for w in WORKLOADS:
         if args.names and w.name not in args.names:
             continue
-        scheduled, elapsed, total = run(w)
+        scheduled, elapsed, total, preemptions = run(w)
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-        table.add_row(w.name, str(total), str(scheduled), f"{elapsed:.1f}", f"{scheduled / elapsed:.0f}",
+        table.add_row(w.name, str(total), str(scheduled), str(preemptions), f"{elapsed:.1f}", f"{scheduled / elapsed:.0f}",
                       str(w.threshold or "-"), f"{rss} MiB")
     console.print(table)
 

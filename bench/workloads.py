@@ -63,6 +63,10 @@ def anti_affinity_pod(name: str, namespace: str) -> Obj:
     return p
 
 
+def priority_class(name: str, value: int) -> Obj:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
 def namespaces(*names: str) -> list[Obj]:
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names]
 
@@ -116,5 +120,15 @@ WORKLOADS = [
         lambda: [pod(f"init-{i}") for i in range(5000)],
         lambda: [spreading_pod(f"pod-{i}", "ScheduleAnyway") for i in range(5000)],
         340,
+    ),
+    # misc/performance-config.yaml PreemptionBasic: 4 low-priority 900m pods fill each node's 4 cpu
+    # (pod-low-priority.yaml), then every high-priority 3000m pod (pod-high-priority.yaml, priority
+    # 10) must preempt three of them; the run lasts until the victims' 30 s grace periods end.
+    Workload(
+        "PreemptionBasic",
+        lambda: [priority_class("high", 10)] + [node(i) for i in range(1000)],
+        lambda: [pod(f"init-{i}", cpu="900m") for i in range(4000)],
+        lambda: [pod(f"pod-{i}", cpu="3000m", priorityClassName="high") for i in range(1000)],
+        None,
     ),
 ]

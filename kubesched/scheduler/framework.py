@@ -206,9 +206,16 @@ class FilterPlugin(Plugin):
     # cache table's `req` columns), or not at all. Pods nominated to a node can then be taken
     # into account on the vectorised path by adding their requests to those columns.
     pods_via_requests: ClassVar[bool] = False
+    uses_requests: ClassVar[bool] = False  # of those, whether the requested totals matter at all
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         raise NotImplementedError
+
+    def filter_requested(self, state: CycleState, pod: PodInfo, node: NodeInfo, requested: dict[str, int],
+                         num_pods: int) -> Status:
+        """For `pods_via_requests` plugins: the verdict if `node`'s pods requested `requested` in
+        total and numbered `num_pods` (what-ifs without copying the node)."""
+        return self.filter(state, pod, node)
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray | None:

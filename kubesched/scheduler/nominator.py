@@ -14,6 +14,8 @@ class Nominator:
     def __init__(self) -> None:
         self._node_of: dict[str, str] = {}  # uid -> node
         self._pods: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod, in nomination order
+        self._lists: dict[str, list[PodInfo]] = {}  # node -> its pods as a list, kept in step
+        self._priorities: dict[int, int] = {}  # priority -> number of nominated pods having it
 
     def __len__(self) -> int:
         return len(self._node_of)
@@ -27,21 +29,33 @@ class Nominator:
         if not node:
             return
         self._node_of[pod.uid] = node
-        self._pods.setdefault(node, {})[pod.uid] = pod
+        pods = self._pods.setdefault(node, {})
+        pods[pod.uid] = pod
+        self._lists[node] = list(pods.values())
+        self._priorities[pod.priority] = self._priorities.get(pod.priority, 0) + 1
 
     def delete(self, uid: str) -> None:
         node = self._node_of.pop(uid, None)
         if node is not None:
             pods = self._pods[node]
-            del pods[uid]
-            if not pods:
-                del self._pods[node]
+            priority = pods.pop(uid).priority
+            self._priorities[priority] -= 1
+            if not self._priorities[priority]:
+                del self._priorities[priority]
+            if pods:
+                self._lists[node] = list(pods.values())
+            else:
+                del self._pods[node], self._lists[node]
 
     def pods_for_node(self, node: str) -> list[PodInfo]:
-        return list(self._pods.get(node, {}).values())
+        """In nomination order; shared, must not be changed."""
+        return self._lists.get(node, [])
 
     def relevant(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
-        """Per node, the nominated pods `pod` must make room for: priority >= its own, not itself."""
+        """Per node, the nominated pods `pod` must make room for: priority >= its own, not itself.
+        The result is shared and must not be changed."""
+        if pod.uid not in self._node_of and min(self._priorities, default=pod.priority) >= pod.priority:
+            return self._lists  # every nominated pod counts
         out: dict[str, list[PodInfo]] = {}
         for node, pods in self._pods.items():
             chosen = [p for p in pods.values() if p.priority >= pod.priority and p.uid != pod.uid]

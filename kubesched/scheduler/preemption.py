@@ -8,9 +8,12 @@ victims on one node is the plugin's `select_victims_on_node`. Everything here wo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kubesched.api.objects import Obj, parse_time, set_condition
 from kubesched.api.selectors import LabelSelector, SelectorError
@@ -28,7 +31,12 @@ INT32_MAX = 2**31 - 1
 def start_time(pod: PodInfo, now: float) -> float:
     """GetPodStartTime as Unix seconds: status.startTime, or `now` for pods not started yet."""
     raw = (pod.obj.get("status") or {}).get("startTime")
-    return parse_time(raw).timestamp() if raw else now
+    return _unix(raw) if raw else now
+
+
+@functools.lru_cache(maxsize=4096)
+def _unix(raw: str) -> float:
+    return parse_time(raw).timestamp()
 
 
 def wall_now(api: Any) -> float:
@@ -39,6 +47,93 @@ def wall_now(api: Any) -> float:
 def importance_key(pod: PodInfo, now: float) -> tuple[int, float]:
     """Sort key putting MoreImportantPod first: higher priority, then the earlier start."""
     return (-pod.priority, start_time(pod, now))
+
+
+class WhatIf:
+    """A node with pods taken off or put back for one attempt only (NodeInfo.Snapshot + CycleState
+    Clone upstream), answering whether the pod fits, nominated pods included."""
+
+    def __init__(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo,
+                 nominated: Sequence[PodInfo]) -> None:
+        self.profile, self.pod, self.nominated = profile, pod, nominated
+        self.node, self.state = node.clone(), state.clone()
+
+    def remove(self, other: PodInfo) -> None:
+        self.node.add_pod(other, -1)
+        self.profile.run_remove_pod(self.state, self.pod, other, self.node)
+
+    def add(self, other: PodInfo) -> None:
+        self.node.add_pod(other)
+        self.profile.run_add_pod(self.state, self.pod, other, self.node)
+
+    def check(self) -> Status:
+        return self.profile.filter_with_nominated(self.state, self.pod, self.node, self.nominated)
+
+    def hopeless(self) -> bool:
+        """A cheap proof that the pod cannot fit whatever is removed; False when there is none."""
+        return False
+
+
+class TotalsWhatIf(WhatIf):
+    """The same answers from running totals alone, valid when every active filter sees a node's
+    pods only through their summed requests (`pods_via_requests`): nothing is copied, and the
+    verdicts of filters that ignore pods altogether are taken once."""
+
+    def __init__(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo,
+                 nominated: Sequence[PodInfo], dynamic: list[Any], fixed: Status | None) -> None:
+        """`dynamic`: the filters reading requested totals that run before `fixed`, the verdict of
+        the first pod-independent filter that rejects the node (None if all pass)."""
+        self.profile, self.pod, self.nominated = profile, pod, nominated
+        self.node, self.state = node, state
+        self.requested = dict(node.requested)
+        self.num_pods = len(node.pods)
+        self.extra: dict[str, int] = {}
+        for other in nominated:
+            for name, amount in other.requests.items():
+                self.extra[name] = self.extra.get(name, 0) + amount
+        self.dynamic, self.fixed = dynamic, fixed
+
+    def remove(self, other: PodInfo) -> None:
+        req = self.requested
+        for name, amount in other.requests.items():
+            req[name] = req.get(name, 0) - amount
+        self.num_pods -= 1
+
+    def add(self, other: PodInfo) -> None:
+        req = self.requested
+        for name, amount in other.requests.items():
+            req[name] = req.get(name, 0) + amount
+        self.num_pods += 1
+
+    def _run(self, requested: dict[str, int], num_pods: int) -> Status:
+        for pl in self.dynamic:
+            st = pl.filter_requested(self.state, self.pod, self.node, requested, num_pods)
+            if not st.ok:
+                return st if st.plugin else Status(st.code, st.reasons, pl.name)
+        return self.fixed or Status()
+
+    def _with_nominated(self, requested: dict[str, int], num_pods: int) -> Status:
+        if self.nominated:
+            with_them = dict(requested)
+            for name, amount in self.extra.items():
+                with_them[name] = with_them.get(name, 0) + amount
+            st = self._run(with_them, num_pods + len(self.nominated))
+            if not st.ok:
+                return st
+        return self._run(requested, num_pods)
+
+    def check(self) -> Status:
+        return self._with_nominated(self.requested, self.num_pods)
+
+    def hopeless(self) -> bool:
+        """Whether the pod would not fit even with every pod gone (only nominated ones left)."""
+        return not self._with_nominated({}, 0).ok
+
+
+def totals_filters(profile: Profile, state: CycleState) -> list[Any] | None:
+    """The active filters if what-ifs can run on totals (TotalsWhatIf), else None."""
+    filters = [pl for pl in profile.at("filter") if pl.name not in state.skip_filter]
+    return filters if all(pl.pods_via_requests for pl in filters) else None
 
 
 @dataclass
@@ -63,7 +158,7 @@ class Budget:
 
     def covers(self, pod: PodInfo) -> bool:
         # A nil or empty selector matches nothing here (unlike in the eviction API).
-        return (self.namespace == pod.namespace and self.selector is not None and not self.selector.is_empty()
+        return (self.namespace == pod.namespace and self.selector is not None and not self.selector.is_empty
                 and self.selector.matches(pod.labels))
 
 
@@ -135,6 +230,45 @@ class Evaluator:
         self.handle = handle
         self.min_percentage = min_percentage
         self.min_absolute = min_absolute
+        self.now = 0.0  # the API server's clock in Unix seconds, taken once per attempt (start times)
+        self.totals: list[Any] | None = None  # per attempt: see totals_filters
+        self.dynamic_at: list[tuple[int, Any]] = []  # of those, the ones reading requests, with positions
+        self.dynamic: list[Any] = []
+        self.fixed: dict[str, tuple[int, Status]] = {}  # node -> first rejecting pod-independent filter
+
+    def what_if(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo) -> WhatIf:
+        """A what-if of `node` for `pod`, with the pods nominated there that it must respect."""
+        nominated = [p for p in self.handle.nominator.pods_for_node(node.name)
+                     if p.priority >= pod.priority and p.uid != pod.uid]
+        if self.totals is None:
+            return WhatIf(profile, state, pod, node, nominated)
+        fixed = self.fixed.get(node.name)
+        if fixed is None:
+            return TotalsWhatIf(profile, state, pod, node, nominated, self.dynamic, None)
+        return TotalsWhatIf(profile, state, pod, node, nominated,
+                            [pl for i, pl in self.dynamic_at if i < fixed[0]], fixed[1])
+
+    def _fixed_verdicts(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> None:
+        """Run the pod-independent filters once over all `nodes`, vectorised: per node, the first
+        one that rejects it (position in the filter order, status)."""
+        assert self.totals is not None
+        self.dynamic_at = [(i, pl) for i, pl in enumerate(self.totals) if pl.uses_requests]
+        self.dynamic = [pl for _, pl in self.dynamic_at]
+        self.fixed = {}
+        table = self.handle.cache.table
+        slots = np.fromiter((ni.slot for ni in nodes), dtype=np.int64, count=len(nodes))
+        alive = np.ones(len(nodes), dtype=bool)
+        for i, pl in enumerate(self.totals):
+            live = np.flatnonzero(alive)
+            if pl.uses_requests or not len(live):
+                continue
+            codes = pl.filter_many(state, pod, nodes, live, slots[live], table)
+            failed = ([(int(j), pl.filter(state, pod, nodes[int(j)])) for j in live] if codes is None
+                      else [(int(live[k]), pl.decode(state, int(codes[k]))) for k in np.flatnonzero(codes)])
+            for j, st in failed:
+                if not st.ok:
+                    self.fixed[nodes[j].name] = (i, st if st.plugin else Status(st.code, st.reasons, pl.name))
+                    alive[j] = False
 
     def num_candidates(self, num_nodes: int) -> int:
         """calculateNumCandidates: a percentage of the nodes, at least the absolute minimum."""
@@ -144,6 +278,8 @@ class Evaluator:
     def preempt(self, profile: Profile, state: CycleState, pod: PodInfo, statuses: dict[str, Status],
                 record: dict[str, Any] | None) -> tuple[PostFilterResult | None, Status]:
         cache = self.handle.cache
+        self.now = wall_now(self.handle.api)
+        self.totals = totals_filters(profile, state)
         nominated = pod.obj.get("status", {}).get("nominatedNodeName") or ""
         ok, why = self.plugin.eligible(pod, statuses.get(nominated))
         if not ok:
@@ -160,11 +296,14 @@ class Evaluator:
                 clear_nomination(self.handle.api, pod)
         else:
             budgets = [Budget.of(p) for p in self.handle.list_objects("PodDisruptionBudget")]
+            if self.totals is not None:
+                self._fixed_verdicts(state, pod, potential)
             offset = self.handle.rng.randrange(len(potential))
             want = self.num_candidates(len(potential))
             if record is not None:
                 record.update(potentialNodes=len(potential), offset=offset, numCandidates=want)
-            candidates, node_statuses = self.dry_run(profile, state, pod, potential, offset, want, budgets)
+            candidates, node_statuses = self.dry_run(profile, state, pod, potential, offset, want, budgets,
+                                                     record is not None)
             if record is not None:
                 record["candidates"] = [_candidate_json(c) for c in candidates]
                 record["rejected"] = {n: st.message() for n, st in node_statuses.items()}
@@ -179,26 +318,32 @@ class Evaluator:
             detail = ", ".join(sorted(f"{c} {r}" for r, c in parts.items()))
             msg = f"0/{len(all_nodes)} nodes are available: {detail}."
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (msg,))
-        best, criterion = pick_one_node(candidates, wall_now(self.handle.api))
+        best, criterion = pick_one_node(candidates, self.now)
         if record is not None:
             record.update(nominatedNode=best.node, decidedBy=criterion)
         self.prepare_candidate(best, pod, profile.scheduler_name, criterion)
         return PostFilterResult(best.node), Status()
 
     def dry_run(self, profile: Profile, state: CycleState, pod: PodInfo, potential: list[NodeInfo], offset: int,
-                want: int, budgets: list[Budget]) -> tuple[list[Candidate], dict[str, Status]]:
+                want: int, budgets: list[Budget], explain: bool = False) -> tuple[list[Candidate], dict[str, Status]]:
         """Try nodes from `offset` round-robin; stop once `want` candidates are found, at least one
         of them violating no budget. Non-violating candidates come first."""
         clean: list[Candidate] = []
         violating: list[Candidate] = []
         statuses: dict[str, Status] = {}
+        hopeless: list[NodeInfo] = []  # cannot be candidates; why matters only if nothing else is
         n = len(potential)
         for i in range(n):
             ni = potential[(offset + i) % n]
-            victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni, budgets)
+            node_now = self.what_if(profile, state, pod, ni)
+            if node_now.hopeless():
+                hopeless.append(ni)
+                continue
+            victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni, budgets,
+                                                                             node_now)
             if status.ok and victims:
                 c = Candidate(ni.name, victims, sum(1 for v in victims if v.uid in violations),
-                              {u: b for u, b in violations.items() if any(v.uid == u for v in victims)})
+                              {v.uid: violations[v.uid] for v in victims if v.uid in violations})
                 (violating if c.num_pdb_violations else clean).append(c)
                 if clean and len(clean) + len(violating) >= want:
                     break
@@ -206,6 +351,9 @@ class Evaluator:
             if status.ok:
                 status = Status(Code.ERROR, (f'expected at least one victim pod on node "{ni.name}"',))
             statuses[ni.name] = status
+        if hopeless and (explain or not (clean or violating)):
+            for ni in hopeless:
+                statuses[ni.name] = self.plugin.select_victims_on_node(profile, state, pod, ni, budgets)[2]
         return clean + violating, statuses
 
     def prepare_candidate(self, c: Candidate, pod: PodInfo, scheduler_name: str, criterion: str) -> None:

@@ -211,14 +211,15 @@ class SchedulingQueue:
 
     # ---- cluster events -----------------------------------------------------------------------
 
-    def _worth_requeuing(self, q: QueuedPodInfo, ev: Event, self_update: bool = False) -> str | None:
+    def _worth_requeuing(self, q: QueuedPodInfo, ev: Event, self_update: bool = False,
+                         matching: list[tuple[str, ClusterEvent]] | None = None) -> str | None:
         """None = skip; else a non-None marker meaning 'queue after backoff' (QueueingHint Queue)."""
         if not q.rejectors:
             return "backoff"
         for plugin in q.rejectors:
             if plugin not in self._registers_events:
                 return "backoff"  # plugins without EnqueueExtensions get every event
-        for plugin_name, reg in self._matching(ev):
+        for plugin_name, reg in self._matching(ev) if matching is None else matching:
             if plugin_name not in q.rejectors:
                 continue
             if ev.resource == "Pod" and not self_update:
@@ -238,8 +239,9 @@ class SchedulingQueue:
         for events in self._in_flight_events.values():
             events.append(ev)
         moved = False
+        matching = self._matching(ev)
         for q in [q for q in self._unschedulable.values() if q.gated is None and (only is None or only(q))]:
-            if self._worth_requeuing(q, ev) is not None:
+            if self._worth_requeuing(q, ev, matching=matching) is not None:
                 self._requeue(q)
                 moved = True
         return moved

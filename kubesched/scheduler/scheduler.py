@@ -20,8 +20,8 @@ from kubesched.runtime.clock import Timer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod
-from kubesched.scheduler.preemption import RECORD_KEY as PREEMPTION_RECORD
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
+from kubesched.scheduler.preemption import RECORD_KEY as PREEMPTION_RECORD
 from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.record import DecisionRecord, ScoreDetail
 from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status

@@ -8,7 +8,14 @@ from typing import Any
 
 from kubesched.api.objects import get_condition
 from kubesched.scheduler.framework import ConfigError, CycleState, PostFilterPlugin, PostFilterResult, Profile
-from kubesched.scheduler.preemption import RECORD_KEY, Budget, Evaluator, importance_key, split_by_pdb_violation, wall_now
+from kubesched.scheduler.preemption import (
+    RECORD_KEY,
+    Budget,
+    Evaluator,
+    WhatIf,
+    importance_key,
+    split_by_pdb_violation,
+)
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
 
 NAME = "DefaultPreemption"
@@ -69,32 +76,29 @@ class DefaultPreemption(PostFilterPlugin):
         return True, ""
 
     def select_victims_on_node(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo,
-                               budgets: Sequence[Budget]) -> tuple[list[PodInfo], dict[str, list[str]], Status]:
+                               budgets: Sequence[Budget], node_now: WhatIf | None = None
+                               ) -> tuple[list[PodInfo], dict[str, list[str]], Status]:
         """Remove every lower-priority pod; if the pod then fits, put them back one at a time, most
         important first and budget-protected ones before the rest, keeping each that still lets the
         pod fit. Those that cannot come back are the victims."""
         potential = [p for p in node.pods.values() if p.priority < pod.priority]
         if not potential:
             return [], {}, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,), self.name)
-        nominated = [p for p in self.handle.nominator.pods_for_node(node.name)
-                     if p.priority >= pod.priority and p.uid != pod.uid]
-        node, state = node.clone(), state.clone()
+        if node_now is None:
+            node_now = self.evaluator.what_if(profile, state, pod, node)
         for p in potential:
-            node.add_pod(p, -1)
-            profile.run_remove_pod(state, pod, p, node)
-        status = profile.filter_with_nominated(state, pod, node, nominated)
+            node_now.remove(p)
+        status = node_now.check()
         if not status.ok:
             return [], {}, status
-        now = wall_now(self.handle.api)
+        now = self.evaluator.now
         potential.sort(key=lambda p: importance_key(p, now))
         violating, others, violations = split_by_pdb_violation(potential, budgets)
         victims: list[PodInfo] = []
         for p in violating + others:
-            node.add_pod(p)
-            profile.run_add_pod(state, pod, p, node)
-            if not profile.filter_with_nominated(state, pod, node, nominated).ok:
-                node.add_pod(p, -1)
-                profile.run_remove_pod(state, pod, p, node)
+            node_now.add(p)
+            if not node_now.check().ok:
+                node_now.remove(p)
                 victims.append(p)
         if violating and others:
             victims.sort(key=lambda p: importance_key(p, now))

@@ -109,6 +109,7 @@ class _FitState:
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "NodeResourcesFit"
     pods_via_requests = True
+    uses_requests = True
 
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)
@@ -145,8 +146,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return code
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        s = state[FIT_STATE]
-        code = self._fit_code(s, node.allocatable, node.requested, len(node.pods))
+        return self.filter_requested(state, pod, node, node.requested, len(node.pods))
+
+    def filter_requested(self, state: CycleState, pod: PodInfo, node: NodeInfo, requested: dict[str, int],
+                         num_pods: int) -> Status:
+        code = self._fit_code(state[FIT_STATE], node.allocatable, requested, num_pods)
         return SUCCESS if code == 0 else self.decode(state, code)
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
