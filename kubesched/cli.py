@@ -46,12 +46,13 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...]) -> N
     if output == "table":
         console = Console()
         render_table(result, console)
-        for key in sorted(keys):
-            if key == "*":
-                for k, recs in result.cluster.scheduler.records.items():
-                    explain_view.render(k, recs, console)
-            else:
-                explain_view.render(key, result.cluster.scheduler.records.get(key, []), console)
+        records = {k: r for s in result.cluster.schedulers for k, r in s.records.items()}
+        preemptions = [p for s in result.cluster.schedulers for p in s.handle.preemptions]
+        for key in sorted(records) if "*" in keys else sorted(keys):
+            victim = any(v["pod"] == key for p in preemptions for v in p["victims"])
+            if records.get(key) or not victim:
+                explain_view.render(key, records.get(key, []), console)
+            explain_view.render_victim(key, preemptions, console)
     else:
         data = to_json(result, keys or None)
         if output == "json":

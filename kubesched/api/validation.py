@@ -1026,7 +1026,10 @@ def validate(objects: list[LoadedObject]) -> None:
     for lo in objects:
         c = _Ctx(lo, problems)
         if _object(c, lo.obj, "", tuple(API_VERSIONS)):
-            if object_key(lo.obj)[2] or lo.obj["kind"] not in OBJECT_KINDS:  # nameless: reported already
+            # Nameless objects were reported already; each KubeSchedulerConfiguration is one more
+            # scheduler, so several are fine (their schedulerNames must differ, checked by the runner).
+            if (object_key(lo.obj)[2] or lo.obj["kind"] not in OBJECT_KINDS) \
+                    and lo.obj["kind"] != "KubeSchedulerConfiguration":
                 define(c, lo.obj, "", lo.where)
             if c.timeline:
                 scenarios.append(c)

@@ -12,12 +12,20 @@ from typing import Any
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.objects import Obj, set_condition
+from kubesched.api.quantity import resource_amount
+from kubesched.api.resources import pod_requests
 from kubesched.apiserver.server import APIServer
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import DELETED, WatchEvent
 
 DURATION_ANNOTATION = "sim.kubesched.io/duration"
+DEFAULT_MAX_PODS = 110  # kubelet --max-pods
 SHUTDOWN_ANNOTATION = "sim.kubesched.io/shutdown"
+
+
+def insufficient(resource: str, requested: int, used: int, capacity: int) -> str:
+    """InsufficientResourceError's text; cpu in millicores, memory and storage in bytes."""
+    return f"Node didn't have enough resource: {resource}, requested: {requested}, used: {used}, capacity: {capacity}"
 
 
 def _annotation_seconds(pod: Obj, key: str) -> float | None:
@@ -33,6 +41,7 @@ class Kubelets:
         self.clock = clock
         self._finish: dict[str, Timer] = {}  # uid -> duration timer
         self._terminate: dict[str, Timer] = {}  # uid -> end of graceful shutdown
+        self._admitted: dict[str, dict[str, dict[str, int]]] = {}  # node -> uid -> requests of pods it runs
 
     def start(self) -> None:
         for pod in self.api.store.list("Pod"):
@@ -42,16 +51,20 @@ class Kubelets:
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
         uid = pod["metadata"].get("uid", "")
+        node = pod.get("spec", {}).get("nodeName")
+        phase = pod.get("status", {}).get("phase")
+        if ev.type == DELETED or phase in ("Succeeded", "Failed"):
+            self._admitted.get(node or "", {}).pop(uid, None)
         if ev.type == DELETED:
             for timers in (self._finish, self._terminate):
                 t = timers.pop(uid, None)
                 if t is not None:
                     t.cancel()
             return
-        node = pod.get("spec", {}).get("nodeName")
         if not node:
             return
-        phase = pod.get("status", {}).get("phase")
+        if phase == "Running":
+            self._admitted.setdefault(node, {}).setdefault(uid, pod_requests(pod.get("spec", {})))
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
             if uid not in self._terminate:
@@ -70,6 +83,13 @@ class Kubelets:
         self._finish.pop(uid, None)
         if pod is None or pod["metadata"].get("deletionTimestamp") or pod["status"].get("phase") != "Pending":
             return
+        node = pod["spec"]["nodeName"]
+        requests = pod_requests(pod["spec"])
+        refusal = self._admit(node, requests)
+        if refusal is not None:
+            self._reject(pod, *refusal)
+            return
+        self._admitted.setdefault(node, {})[uid] = requests
         now = self.api.timestamp()
 
         def running(status: Obj) -> None:
@@ -83,6 +103,37 @@ class Kubelets:
         duration = _annotation_seconds(pod, DURATION_ANNOTATION)
         if duration is not None:
             self._finish[uid] = self.clock.call_later(duration, lambda: self._succeed(ns, name, uid))
+
+    def _admit(self, node_name: str, requests: dict[str, int]) -> tuple[str, str] | None:
+        """The kubelet's own resource check at admission (GeneralPredicates): the pods it already
+        runs (terminating ones too) plus this one must fit the node's allocatable. A scheduler that
+        raced another one, or a pod bound by hand, can fail it. Returns (reason, message)."""
+        node = self.api.store.get("Node", "", node_name)
+        if node is None:
+            return None
+        status = node.get("status") or {}
+        alloc = {k: resource_amount(k, v) for k, v in (status.get("allocatable") or status.get("capacity") or {}).items()}
+        running = self._admitted.get(node_name, {})
+        max_pods = alloc.get("pods", DEFAULT_MAX_PODS)
+        if len(running) + 1 > max_pods:
+            return "OutOfpods", insufficient("pods", 1, len(running), max_pods)
+        for name in ("cpu", "memory", "ephemeral-storage", *sorted(k for k in requests if "/" in k)):
+            want = requests.get(name, 0)
+            if not want:
+                continue
+            used = sum(r.get(name, 0) for r in running.values())
+            if used + want > alloc.get(name, 0):
+                return f"OutOf{name}", insufficient(name, want, used, alloc.get(name, 0))
+        return None
+
+    def _reject(self, pod: Obj, reason: str, message: str) -> None:
+        meta = pod["metadata"]
+
+        def failed(status: Obj) -> None:
+            status.update(phase="Failed", reason=reason, message=f"Pod was rejected: {message}")
+
+        self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"], failed)
+        self.api.record_event(pod, "Warning", reason, message, source="kubelet")
 
     def _succeed(self, ns: str, name: str, uid: str) -> None:
         self._finish.pop(uid, None)

@@ -60,6 +60,8 @@ class ClusterEvent:
 class Cluster:
     seed: int = 0
     scheduler_config: SchedulerConfig | None = None
+    # More scheduler instances, each with its own cache and queue (other schedulerNames).
+    other_scheduler_configs: list[SchedulerConfig] = field(default_factory=list)
     explain: set[str] | None = None
     epoch: datetime = DEFAULT_EPOCH
     clock: VirtualClock = field(default_factory=VirtualClock)
@@ -72,9 +74,12 @@ class Cluster:
         self.api = APIServer(self.store, self.clock.now, self.seed, self.epoch)
         self.store.watch(self._track_pod, {"Pod"})
         self.store.watch(self._track_event, {"Event"})
-        self.scheduler = Scheduler(self.api, self.clock, self.scheduler_config, self.seed, self.explain)
+        self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain)
+                           for cfg in [self.scheduler_config, *self.other_scheduler_configs]]
+        self.scheduler = self.schedulers[0]
         self.kubelets = Kubelets(self.api, self.clock)
-        self.scheduler.start()
+        for scheduler in self.schedulers:
+            scheduler.start()
         self.kubelets.start()
 
     def now(self) -> float:

@@ -364,10 +364,15 @@ class Evaluator:
         already terminating need nothing; when all are, v1.35 also leaves nominations alone."""
         h = self.handle
         to_delete = [v for v in c.victims if not v.terminating]
+        chosen = {v.uid for v in c.victims}
+        node = h.cache.nodes.get(c.node)
         h.preemptions.append({
             "time": h.now(), "preemptor": pod.key, "priority": pod.priority, "node": c.node, "decidedBy": criterion,
             "victims": [{"pod": v.key, "priority": v.priority, "violates": c.violations.get(v.uid, []),
                          "alreadyTerminating": v.terminating} for v in c.victims],
+            # Lower-priority pods left running there: the preemptor fits with them back.
+            "reprieved": [p.key for p in (node.pods.values() if node else ())
+                          if p.priority < pod.priority and p.uid not in chosen],
         })
         if to_delete:
             h.clock.call_soon(lambda: self._preempt(c.node, pod, to_delete, scheduler_name))

@@ -36,6 +36,7 @@ class DecisionRecord:
     verdicts: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)  # node -> (plugin, code, reasons)
     feasible: list[str] = field(default_factory=list)
     not_checked: int = 0  # nodes never filtered: enough feasible nodes were found first
+    nominated_first: bool = False  # the pod's nominated node passed on its own, nothing else was tried
     prefilter: str | None = None
     skipped: list[str] = field(default_factory=list)
     scores: list[ScoreDetail] = field(default_factory=list)
@@ -49,7 +50,7 @@ class DecisionRecord:
         out: dict[str, Any] = {
             "pod": self.pod, "time": self.time, "attempt": self.attempt, "profile": self.profile,
             "result": self.result, "message": self.message, "nodeName": self.chosen,
-            "numNodes": self.num_nodes, "notChecked": self.not_checked,
+            "numNodes": self.num_nodes, "notChecked": self.not_checked, "nominatedFirst": self.nominated_first,
             "filter": [{"node": n, "plugin": p, "code": c, "reasons": r} for n, (p, c, r) in self.verdicts.items()]
             + [{"node": n, "plugin": None, "code": "Success", "reasons": []} for n in self.feasible],
         }

@@ -296,8 +296,7 @@ class Scheduler:
             nominated_status = profile.filter_with_nominated(state, pod, ni, nominated.get(first, ()))
             if nominated_status.ok:
                 if rec is not None:
-                    rec.feasible = [first]
-                    rec.not_checked = num_all - 1
+                    rec.feasible, rec.not_checked, rec.nominated_first = [first], num_all - 1, True
                 return first
         want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len(nodes))
         if not profile.at("score"):
@@ -429,7 +428,9 @@ class Scheduler:
                     n, f"rejected due to timeout after waiting {format_go_duration(t)} at plugin {n}"))
             self.handle.waiting_pods[pod.uid] = wp
             return
-        self._finish_binding(q, profile, state, node_name, reserved, rec, failure)
+        # The binding cycle runs apart from the scheduling cycle (a goroutine upstream): another
+        # scheduler acting at this instant does not see this pod on the node until it is bound.
+        self.clock.call_soon(lambda: self._finish_binding(q, profile, state, node_name, reserved, rec, failure))
 
     def _finish_binding(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
                         reserved: list[Any], rec: DecisionRecord | None, failure: Status | None) -> None:

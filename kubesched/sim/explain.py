@@ -9,6 +9,43 @@ from kubesched.api.duration import format_duration
 from kubesched.scheduler.record import DecisionRecord
 
 
+def render_preemption(rec: DecisionRecord, console: Console) -> None:
+    """The PostFilter part of an attempt: DefaultPreemption's dry run and choice."""
+    pf = rec.postfilter or {}
+    if pf.get("eligible") is False:
+        return  # the message says why
+    if "candidates" not in pf:
+        if pf:
+            console.print("  Preemption: no node where removing pods could help")
+        return
+    console.print(f"  Preemption dry run: {pf['potentialNodes']} node(s) where it might help, starting at "
+                  f"offset {pf['offset']}, looking for {pf['numCandidates']} candidate(s)")
+    table = Table(title="Preemption candidates", title_justify="left")
+    for col in ("node", "victims", "PDB violations", ""):
+        table.add_column(col)
+    for c in pf["candidates"]:
+        mark = f"← chosen ({pf['decidedBy']})" if c["node"] == pf.get("nominatedNode") else ""
+        violated = ", ".join(f"{k} ({'/'.join(v)})" for k, v in c["violatedBudgets"].items())
+        table.add_row(c["node"], ", ".join(c["victims"]), f"{c['pdbViolations']} {violated}".strip(), mark)
+    for node, why in pf["rejected"].items():
+        table.add_row(node, "-", "-", f"not a candidate: {why}")
+    console.print(table)
+
+
+def render_victim(key: str, preemptions: list[dict], console: Console) -> None:
+    for p in preemptions:
+        for v in p["victims"]:
+            if v["pod"] != key:
+                continue
+            kept = ", ".join(p["reprieved"]) or "none"
+            console.print(
+                f"[bold]{key}[/bold] was preempted at {format_duration(p['time'])} by {p['preemptor']} "
+                f"(priority {p['priority']} > {v['priority']}) on {p['node']}; node chosen by: {p['decidedBy']}. "
+                f"Victims are reprieved most important first while the preemptor still fits; {key} could not "
+                f"be (kept on the node: {kept})"
+                + (f"; it violates PodDisruptionBudget {'/'.join(v['violates'])}" if v["violates"] else ""))
+
+
 def render(key: str, records: list[DecisionRecord], console: Console) -> None:
     if not records:
         console.print(f"[bold]{key}[/bold]: no scheduling attempt was made (unknown pod, already bound, "
@@ -32,9 +69,11 @@ def render(key: str, records: list[DecisionRecord], console: Console) -> None:
         for name, (plugin, code, reasons) in rec.verdicts.items():
             filt.add_row(name, f"[red]{code}[/red]", plugin, ", ".join(reasons))
         if rec.not_checked:
-            filt.add_row(f"({rec.not_checked} more)", "not checked", "",
-                         "enough feasible nodes were found first (percentageOfNodesToScore)")
+            why = ("the pod's nominated node, tried first, fits" if rec.nominated_first
+                   else "enough feasible nodes were found first (percentageOfNodesToScore)")
+            filt.add_row(f"({rec.not_checked} more)", "not checked", "", why)
         console.print(filt)
+        render_preemption(rec, console)
         if rec.scores and rec.totals is not None:
             score = Table(title="Score (normalised × weight)", title_justify="left")
             score.add_column("node")

@@ -48,10 +48,14 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
                    for e in cluster.events],
         "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in cluster.rejected],
     }
+    preemptions = [p for s in cluster.schedulers for p in s.handle.preemptions]
+    if preemptions:
+        out["preemptions"] = sorted(preemptions, key=lambda p: p["time"])
     if result.expects:
         out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
     if explain:
-        out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in cluster.scheduler.records.items()}
+        out["decisions"] = {k: [r.to_json() for r in recs]
+                            for s in cluster.schedulers for k, recs in s.records.items()}
     return out
 
 
@@ -103,6 +107,19 @@ def render_table(result: SimResult, console: Console) -> None:
         for r in cluster.rejected:
             rej.add_row(format_duration(r.time), r.object, r.message)
         console.print(rej)
+
+    preemptions = sorted((p for s in cluster.schedulers for p in s.handle.preemptions), key=lambda p: p["time"])
+    if preemptions:
+        pre = Table(title="Preemptions", title_justify="left")
+        for col in ("time", "preemptor", "node", "victims", "chosen by"):
+            pre.add_column(col)
+        for p in preemptions:
+            victims = ", ".join(
+                f"{v['pod']} ({v['priority']}{', violates ' + '/'.join(v['violates']) if v['violates'] else ''}"
+                f"{', already terminating' if v['alreadyTerminating'] else ''})" for v in p["victims"])
+            pre.add_row(format_duration(p["time"]), f"{p['preemptor']} ({p['priority']})", p["node"], victims,
+                        p["decidedBy"])
+        console.print(pre)
 
     timeline = Table(title="Timeline", title_justify="left")
     for col in ("time", "object", "reason", "message"):

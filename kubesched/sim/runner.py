@@ -47,13 +47,21 @@ def load(paths: list[str]) -> Scenario:
                 if action in ACTIONS and action not in SUPPORTED_ACTIONS:
                     problems.append(lo.problem(f"spec.events[{i}].{action}",
                                                f"not supported yet (supported: {', '.join(SUPPORTED_ACTIONS)})"))
+    served: dict[str, LoadedObject] = {}
     for lo in loaded:
         valid = not any(p.source == lo.source and p.doc == lo.doc for p in problems)
         if lo.obj.get("kind") == "KubeSchedulerConfiguration" and valid:
             try:
-                check_config(lo.obj, lo)
+                config = check_config(lo.obj, lo)
             except InputError as e:
                 problems.extend(e.problems)
+                continue
+            for i, profile in enumerate(config.profiles):
+                name = profile.get("schedulerName", "default-scheduler")
+                if name in served:
+                    problems.append(lo.problem(f"profiles[{i}].schedulerName",
+                                               f'Duplicate value: "{name}": already served by another scheduler'))
+                served[name] = lo
     if problems:
         raise InputError(problems)
     return build(loaded)
@@ -87,11 +95,12 @@ def _apply(cluster: Cluster, action: TimedAction) -> None:
 
 
 def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
-    config = check_config(scenario.scheduler_config, scenario.scheduler_config_origin)
+    configs = [check_config(lo.obj, lo) for lo in scenario.scheduler_configs] or [check_config(None, None)]
     scored = {e["pod"] for e in scenario.expects if "score" in e}
     if scored:
         explain = (explain or set()) | scored  # score expectations need the decision records
-    cluster = Cluster(seed=scenario.seed, scheduler_config=config, explain=explain, epoch=scenario.epoch)
+    cluster = Cluster(seed=scenario.seed, scheduler_config=configs[0], other_scheduler_configs=configs[1:],
+                      explain=explain, epoch=scenario.epoch)
     result = SimResult(scenario, cluster)
     clock = cluster.clock
     for at, obj in scenario.objects:

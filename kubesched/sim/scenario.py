@@ -39,8 +39,8 @@ class Scenario:
     objects: list[tuple[float, Obj]] = field(default_factory=list)  # (creation time, object)
     actions: list[TimedAction] = field(default_factory=list)
     expects: list[dict[str, Any]] = field(default_factory=list)
-    scheduler_config: Obj | None = None
-    scheduler_config_origin: LoadedObject | None = None
+    # One scheduler instance per KubeSchedulerConfiguration document (none: the default scheduler).
+    scheduler_configs: list[LoadedObject] = field(default_factory=list)
     scenario_origin: LoadedObject | None = None
     kubelet_config: Obj | None = None
     descheduler_policy: Obj | None = None
@@ -69,7 +69,7 @@ def build(loaded: list[LoadedObject]) -> Scenario:
                 sc.actions.append(TimedAction(parse_duration(ev.get("at", 0)), action, ev[action], i))
             sc.expects.extend(spec.get("expect") or ())
         elif kind == "KubeSchedulerConfiguration":
-            sc.scheduler_config, sc.scheduler_config_origin = obj, lo
+            sc.scheduler_configs.append(lo)
         elif kind == "KubeletConfiguration":
             sc.kubelet_config = obj
         elif kind == "DeschedulerPolicy":
