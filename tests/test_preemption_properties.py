@@ -22,6 +22,7 @@ pod's included) and the reference rules below are written from the spec, not fro
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
@@ -42,8 +43,8 @@ GRACE = [None, 0, 5, 60]  # None: the default 30 s
 APPS = ["a", "b", "c"]
 INT32_MAX = 2**31 - 1
 
-PROPS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FEW = settings(max_examples=120, deadline=None,
+PROPS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(max_examples=150, deadline=None,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
@@ -141,7 +142,7 @@ def fits(pods: list[dict[str, Any]], alloc: dict[str, tuple[int, int]], pod: dic
 
 # --- instrumenting a run -------------------------------------------------------------------------
 
-class SnapshotList(list):  # type: ignore[type-arg]
+class SnapshotList(list[dict[str, Any]]):
     """Stands in for handle.preemptions: keeps the store's pods as they were at each preemption."""
 
     def __init__(self, cluster: Cluster) -> None:
@@ -151,7 +152,7 @@ class SnapshotList(list):  # type: ignore[type-arg]
         self.marks: list[int] = []  # how many nomination changes the observer had seen by then
         self.observer: Observer | None = None
 
-    def append(self, record: Any) -> None:
+    def append(self, record: dict[str, Any]) -> None:
         self.snapshots.append(list(self.cluster.store.list("Pod")))
         self.marks.append(len(self.observer.nominations) if self.observer else 0)
         super().append(record)
@@ -216,7 +217,7 @@ class Observer:
                                    f"{[key_of(p) for p in waiting]}")
 
 
-def start(node_objs: list[dict[str, Any]], extra: list[dict[str, Any]] = (),  # type: ignore[assignment]
+def start(node_objs: list[dict[str, Any]], extra: Sequence[dict[str, Any]] = (),
           seed: int = 0) -> tuple[Cluster, SnapshotList, Observer]:
     cluster = Cluster(seed=seed)
     records = SnapshotList(cluster)
@@ -254,9 +255,11 @@ def final_pod(cluster: Cluster, key: str) -> Any:
 # --- the checks every run gets -------------------------------------------------------------------
 
 def check_preemptions(cluster: Cluster, records: SnapshotList, obs: Observer, liveness: bool,
-                      budgets: bool = False) -> None:
+                      with_budgets: bool = False) -> None:
     assert obs.violations == []
     assert not cluster.rejected
+    # The kubelet never had to turn a pod away for lack of room (it would mark it Failed).
+    assert not [key_of(h.obj) for h in cluster.pods.values() if h.obj["status"].get("phase") == "Failed"]
     by_key = {key_of(h.obj): h for h in cluster.pods.values()}  # names are unique in these runs
     not_terminating_victims: set[str] = set()
     last_record: dict[str, int] = {}
@@ -286,7 +289,7 @@ def check_preemptions(cluster: Cluster, records: SnapshotList, obs: Observer, li
         assert fits(snap, obs.alloc, preemptor, node, gone), rec
         for p in victims:
             assert not fits(snap, obs.alloc, preemptor, node, gone - {uid_of(p)}), (rec, key_of(p), "not needed")
-        if not budgets:
+        if not with_budgets:
             # Reprieve goes most important first: a victim did not fit back even next to just the
             # kept pods of its own priority or higher (a superset of those kept before its turn).
             potential = [p for p in snap if p["spec"].get("nodeName") == node and holds_room(p)
@@ -348,6 +351,21 @@ def check_preemptions(cluster: Cluster, records: SnapshotList, obs: Observer, li
 # --- 1-5. random workloads -----------------------------------------------------------------------
 
 @st.composite
+def budgets(draw: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Per app label value, maybe a budget allowing 0-2 disruptions; sometimes a decoy budget with
+    an empty selector (which protects nothing from preemption) allowing none."""
+    allowed = {}
+    objs = []
+    for app in APPS:
+        if draw(st.booleans()):
+            allowed[app] = draw(st.sampled_from([0, 0, 1, 2]))
+            objs.append(pdb_obj(f"pdb-{app}", {"matchLabels": {"app": app}}, allowed[app]))
+    if draw(st.booleans()):
+        objs.append(pdb_obj("pdb-empty", {}, 0))
+    return objs, allowed
+
+
+@st.composite
 def workloads(draw: Any, classes: list[str | None] | None = None, durations: bool | None = None) -> dict[str, Any]:
     nodes = [node_obj(f"n{i}", draw(st.sampled_from(NODE_CPU)), draw(st.sampled_from(["110", "110", "2", "3"])))
              for i in range(draw(st.integers(1, 5)))]
@@ -358,13 +376,16 @@ def workloads(draw: Any, classes: list[str | None] | None = None, durations: boo
         at = draw(st.sampled_from([0, 0, 0, 1, 5, 12, 45, 100]))
         duration = draw(st.sampled_from([None, None, "20s", "90s"])) if use_durations else None
         port = 10000 + i if draw(st.integers(0, 3)) == 0 else None
+        app = draw(st.sampled_from([*APPS, None]))
         pods.append((at, pod_obj(f"p{i}", draw(st.sampled_from(POD_CPU)), draw(st.sampled_from(pool)),
-                                 grace=draw(st.sampled_from(GRACE)), duration=duration, port=port)))
-    return {"nodes": nodes, "pods": pods, "durations": use_durations, "seed": draw(st.integers(0, 3))}
+                                 grace=draw(st.sampled_from(GRACE)), duration=duration, port=port,
+                                 labels={"app": app} if app else None)))
+    pdbs = draw(budgets())[0] if draw(st.integers(0, 2)) == 0 else []
+    return {"nodes": nodes, "pods": pods, "pdbs": pdbs, "durations": use_durations, "seed": draw(st.integers(0, 3))}
 
 
 def run_workload(w: dict[str, Any]) -> tuple[Cluster, SnapshotList, Observer]:
-    cluster, records, obs = start(w["nodes"], [p for at, p in w["pods"] if at == 0], seed=w["seed"])
+    cluster, records, obs = start(w["nodes"], [*w["pdbs"], *(p for at, p in w["pods"] if at == 0)], seed=w["seed"])
     for at, p in w["pods"]:
         if at:
             cluster.clock.call_at(at, lambda p=p: cluster.create(p))
@@ -376,16 +397,16 @@ def run_workload(w: dict[str, Any]) -> tuple[Cluster, SnapshotList, Observer]:
 @given(workloads())
 def test_preemption_invariants_on_random_workloads(w: dict[str, Any]) -> None:
     cluster, records, obs = run_workload(w)
-    check_preemptions(cluster, records, obs, liveness=not w["durations"])
+    check_preemptions(cluster, records, obs, liveness=not w["durations"], with_budgets=bool(w["pdbs"]))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_equal_priorities_never_preempt(data: st.DataObject) -> None:
     pc = data.draw(st.sampled_from([None, "low", "high", "never"]))
     w = data.draw(workloads(classes=[pc]))
     cluster, records, obs = run_workload(w)
-    check_preemptions(cluster, records, obs, liveness=False)
+    check_preemptions(cluster, records, obs, liveness=False, with_budgets=bool(w["pdbs"]))
     assert list(records) == []
     assert not any(h.reason == "Preempted" for h in cluster.pods.values())
 
@@ -507,21 +528,6 @@ def test_higher_priority_preemptor_takes_the_node(data: st.DataObject) -> None:
 
 # --- 6. disruption budgets -----------------------------------------------------------------------
 
-@st.composite
-def budgets(draw: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Per app label value, maybe a budget allowing 0-2 disruptions; sometimes a decoy budget with
-    an empty selector (which protects nothing from preemption) allowing none."""
-    allowed = {}
-    objs = []
-    for app in APPS:
-        if draw(st.booleans()):
-            allowed[app] = draw(st.sampled_from([0, 0, 1, 2]))
-            objs.append(pdb_obj(f"pdb-{app}", {"matchLabels": {"app": app}}, allowed[app]))
-    if draw(st.booleans()):
-        objs.append(pdb_obj("pdb-empty", {}, 0))
-    return objs, allowed
-
-
 @FEW
 @given(st.data())
 def test_pdb_protected_victim_avoided_when_possible(data: st.DataObject) -> None:
@@ -541,7 +547,7 @@ def test_pdb_protected_victim_avoided_when_possible(data: st.DataObject) -> None
     cluster, records, obs = start(nodes, [*pdbs, *running, pod_obj("new", "2", "high")],
                                   seed=data.draw(st.integers(0, 3)))
     step_and_check(cluster, obs, [0, 1])
-    check_preemptions(cluster, records, obs, liveness=True, budgets=True)
+    check_preemptions(cluster, records, obs, liveness=True, with_budgets=True)
     assert [r["preemptor"] for r in records] == ["default/new"], list(records)
     rec = records[0]
     node = rec["node"]
@@ -592,7 +598,7 @@ def test_pdb_chosen_node_minimises_violations_then_priorities(data: st.DataObjec
     cluster, records, obs = start(nodes, [*pdbs, *running, pod_obj("new", cap, "top")],
                                   seed=data.draw(st.integers(0, 3)))
     step_and_check(cluster, obs, [0, 1])
-    check_preemptions(cluster, records, obs, liveness=True, budgets=True)
+    check_preemptions(cluster, records, obs, liveness=True, with_budgets=True)
     assert [r["preemptor"] for r in records] == ["default/new"], list(records)
     rec = records[0]
     node = rec["node"]
