@@ -46,8 +46,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...]) -> N
     if output == "table":
         console = Console()
         render_table(result, console)
-        records = {k: r for s in result.cluster.schedulers for k, r in s.records.items()}
-        preemptions = [p for s in result.cluster.schedulers for p in s.handle.preemptions]
+        records, preemptions = result.cluster.records(), result.cluster.preemptions()
         for key in sorted(records) if "*" in keys else sorted(keys):
             victim = any(v["pod"] == key for p in preemptions for v in p["victims"])
             if records.get(key) or not victim:

@@ -42,6 +42,7 @@ class Kubelets:
         self._finish: dict[str, Timer] = {}  # uid -> duration timer
         self._terminate: dict[str, Timer] = {}  # uid -> end of graceful shutdown
         self._admitted: dict[str, dict[str, dict[str, int]]] = {}  # node -> uid -> requests of pods it runs
+        self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
 
     def start(self) -> None:
         for pod in self.api.store.list("Pod"):
@@ -111,8 +112,13 @@ class Kubelets:
         node = self.api.store.get("Node", "", node_name)
         if node is None:
             return None
-        status = node.get("status") or {}
-        alloc = {k: resource_amount(k, v) for k, v in (status.get("allocatable") or status.get("capacity") or {}).items()}
+        version = node["metadata"].get("resourceVersion", "")
+        cached = self._allocatable.get(node_name)
+        if cached is None or cached[0] != version:
+            status = node.get("status") or {}
+            raw = status.get("allocatable") or status.get("capacity") or {}
+            cached = self._allocatable[node_name] = (version, {k: resource_amount(k, v) for k, v in raw.items()})
+        alloc = cached[1]
         running = self._admitted.get(node_name, {})
         max_pods = alloc.get("pods", DEFAULT_MAX_PODS)
         if len(running) + 1 > max_pods:

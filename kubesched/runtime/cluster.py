@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, get_condition, namespaced, ref
 from kubesched.apiserver.errors import APIError
@@ -15,6 +16,7 @@ from kubesched.apiserver.server import APIServer
 from kubesched.kubelet.agent import Kubelets
 from kubesched.runtime.clock import VirtualClock
 from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.record import DecisionRecord
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 from kubesched.store.memory import MemoryStore
@@ -84,6 +86,14 @@ class Cluster:
 
     def now(self) -> float:
         return self.clock.now()
+
+    def preemptions(self) -> list[dict[str, Any]]:
+        """Every preemption any scheduler performed, in time order."""
+        return sorted((p for s in self.schedulers for p in s.handle.preemptions), key=lambda p: p["time"])
+
+    def records(self) -> dict[str, list[DecisionRecord]]:
+        """The decision records of explained pods, from every scheduler."""
+        return {k: r for s in self.schedulers for k, r in s.records.items()}
 
     # ---- applying input -----------------------------------------------------------------------
 

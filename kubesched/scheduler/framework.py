@@ -213,9 +213,9 @@ class FilterPlugin(Plugin):
 
     def filter_requested(self, state: CycleState, pod: PodInfo, node: NodeInfo, requested: dict[str, int],
                          num_pods: int) -> Status:
-        """For `pods_via_requests` plugins: the verdict if `node`'s pods requested `requested` in
-        total and numbered `num_pods` (what-ifs without copying the node)."""
-        return self.filter(state, pod, node)
+        """Required of `uses_requests` plugins: the verdict if `node`'s pods requested `requested`
+        in total and numbered `num_pods` (what-ifs without copying the node)."""
+        raise NotImplementedError
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray | None:
@@ -316,6 +316,28 @@ def default_normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
         return np.full_like(scores, MAX_NODE_SCORE) if reverse else scores
     out = scores * MAX_NODE_SCORE // top
     return MAX_NODE_SCORE - out if reverse else out
+
+
+def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Status | None,
+                      prefilter_msg: str | None, postfilter_msg: str | None) -> str:
+    """FitError.Error(): reasons counted over nodes, "<count> <reason>" sorted as strings."""
+    msg = f"0/{num_nodes} nodes are available:"
+    if prefilter_msg:
+        msg += f" {prefilter_msg}."
+    else:
+        counts: dict[str, int] = {}
+        for status in statuses.values():
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        if absent is not None and len(statuses) < num_nodes:
+            for reason in absent.reasons:
+                counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
+        parts = sorted(f"{c} {r}" for r, c in counts.items())
+        if parts:
+            msg += " " + ", ".join(parts) + "."
+    if postfilter_msg:
+        msg += " " + postfilter_msg
+    return msg
 
 
 @dataclass

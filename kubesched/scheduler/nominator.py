@@ -51,14 +51,18 @@ class Nominator:
         """In nomination order; shared, must not be changed."""
         return self._lists.get(node, [])
 
+    def relevant_on(self, pod: PodInfo, node: str) -> list[PodInfo]:
+        """The pods nominated to `node` that `pod` must make room for: priority >= its own, not itself."""
+        return [p for p in self._lists.get(node, ()) if p.priority >= pod.priority and p.uid != pod.uid]
+
     def relevant(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
         """Per node, the nominated pods `pod` must make room for: priority >= its own, not itself.
         The result is shared and must not be changed."""
         if pod.uid not in self._node_of and min(self._priorities, default=pod.priority) >= pod.priority:
             return self._lists  # every nominated pod counts
         out: dict[str, list[PodInfo]] = {}
-        for node, pods in self._pods.items():
-            chosen = [p for p in pods.values() if p.priority >= pod.priority and p.uid != pod.uid]
+        for node in self._lists:
+            chosen = self.relevant_on(pod, node)
             if chosen:
                 out[node] = chosen
         return out

@@ -17,7 +17,7 @@ import numpy as np
 
 from kubesched.api.objects import Obj, parse_time, set_condition
 from kubesched.api.selectors import LabelSelector, SelectorError
-from kubesched.scheduler.framework import CycleState, PostFilterResult, Profile
+from kubesched.scheduler.framework import CycleState, PostFilterResult, Profile, fit_error_message
 from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
 
 if TYPE_CHECKING:
@@ -238,8 +238,7 @@ class Evaluator:
 
     def what_if(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo) -> WhatIf:
         """A what-if of `node` for `pod`, with the pods nominated there that it must respect."""
-        nominated = [p for p in self.handle.nominator.pods_for_node(node.name)
-                     if p.priority >= pod.priority and p.uid != pod.uid]
+        nominated = self.handle.nominator.relevant_on(pod, node.name)
         if self.totals is None:
             return WhatIf(profile, state, pod, node, nominated)
         fixed = self.fixed.get(node.name)
@@ -291,10 +290,7 @@ class Evaluator:
                      and statuses[ni.name].code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
         node_statuses: dict[str, Status] = {}
         candidates: list[Candidate] = []
-        if not potential:
-            if nominated:
-                clear_nomination(self.handle.api, pod)
-        else:
+        if potential:  # else the empty result below clears any nomination
             budgets = [Budget.of(p) for p in self.handle.list_objects("PodDisruptionBudget")]
             if self.totals is not None:
                 self._fixed_verdicts(state, pod, potential)
@@ -308,15 +304,9 @@ class Evaluator:
                 record["candidates"] = [_candidate_json(c) for c in candidates]
                 record["rejected"] = {n: st.message() for n, st in node_statuses.items()}
         if not candidates:
-            parts = {}
-            for st in node_statuses.values():
-                for reason in st.reasons:
-                    parts[reason] = parts.get(reason, 0) + 1
-            rest = len(all_nodes) - len(node_statuses)
-            if rest:
-                parts[NOT_HELPFUL] = parts.get(NOT_HELPFUL, 0) + rest
-            detail = ", ".join(sorted(f"{c} {r}" for r, c in parts.items()))
-            msg = f"0/{len(all_nodes)} nodes are available: {detail}."
+            # The dry run's verdicts as a FitError; nodes it did not try could not be helped.
+            not_helpful = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NOT_HELPFUL,))
+            msg = fit_error_message(len(all_nodes), node_statuses, not_helpful, None, None)
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, (msg,))
         best, criterion = pick_one_node(candidates, self.now)
         if record is not None:

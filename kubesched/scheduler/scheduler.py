@@ -19,7 +19,7 @@ from kubesched.apiserver.server import APIServer
 from kubesched.runtime.clock import Timer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
-from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod
+from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod, fit_error_message
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.preemption import RECORD_KEY as PREEMPTION_RECORD
 from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
@@ -78,28 +78,6 @@ def format_go_duration(seconds: float) -> str:
     h, rem = divmod(whole, 3600)
     m, sec = divmod(rem, 60)
     return (f"{h}h" if h else "") + f"{m}m{sec}s"
-
-
-def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Status | None,
-                      prefilter_msg: str | None, postfilter_msg: str | None) -> str:
-    """FitError.Error(): reasons counted over nodes, "<count> <reason>" sorted as strings."""
-    msg = f"0/{num_nodes} nodes are available:"
-    if prefilter_msg:
-        msg += f" {prefilter_msg}."
-    else:
-        counts: dict[str, int] = {}
-        for status in statuses.values():
-            for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
-        if absent is not None and len(statuses) < num_nodes:
-            for reason in absent.reasons:
-                counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
-        parts = sorted(f"{c} {r}" for r, c in counts.items())
-        if parts:
-            msg += " " + ", ".join(parts) + "."
-    if postfilter_msg:
-        msg += " " + postfilter_msg
-    return msg
 
 
 @dataclass

@@ -11,12 +11,11 @@ from kubesched.scheduler.record import DecisionRecord
 
 def render_preemption(rec: DecisionRecord, console: Console) -> None:
     """The PostFilter part of an attempt: DefaultPreemption's dry run and choice."""
-    pf = rec.postfilter or {}
-    if pf.get("eligible") is False:
-        return  # the message says why
+    pf = rec.postfilter
+    if pf is None or pf.get("eligible") is False:
+        return  # no PostFilter ran, or the message says why
     if "candidates" not in pf:
-        if pf:
-            console.print("  Preemption: no node where removing pods could help")
+        console.print("  Preemption: no node where removing pods could help")
         return
     console.print(f"  Preemption dry run: {pf['potentialNodes']} node(s) where it might help, starting at "
                   f"offset {pf['offset']}, looking for {pf['numCandidates']} candidate(s)")

@@ -48,14 +48,13 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
                    for e in cluster.events],
         "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in cluster.rejected],
     }
-    preemptions = [p for s in cluster.schedulers for p in s.handle.preemptions]
+    preemptions = cluster.preemptions()
     if preemptions:
-        out["preemptions"] = sorted(preemptions, key=lambda p: p["time"])
+        out["preemptions"] = preemptions
     if result.expects:
         out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
     if explain:
-        out["decisions"] = {k: [r.to_json() for r in recs]
-                            for s in cluster.schedulers for k, recs in s.records.items()}
+        out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in cluster.records().items()}
     return out
 
 
@@ -108,7 +107,7 @@ def render_table(result: SimResult, console: Console) -> None:
             rej.add_row(format_duration(r.time), r.object, r.message)
         console.print(rej)
 
-    preemptions = sorted((p for s in cluster.schedulers for p in s.handle.preemptions), key=lambda p: p["time"])
+    preemptions = cluster.preemptions()
     if preemptions:
         pre = Table(title="Preemptions", title_justify="left")
         for col in ("time", "preemptor", "node", "victims", "chosen by"):

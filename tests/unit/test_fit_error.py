@@ -11,7 +11,7 @@ from typing import Any
 
 from kubesched.api.objects import get_condition
 from kubesched.runtime.cluster import Cluster
-from kubesched.scheduler.scheduler import fit_error_message
+from kubesched.scheduler.framework import fit_error_message
 from kubesched.scheduler.types import Code, Status
 
 UU, U = Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE
