@@ -94,9 +94,21 @@ def pod_obj(name: str, cpu: str, pc: str | None = None, *, grace: int | None = N
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
-def pdb_obj(name: str, selector: dict[str, Any], allowed: int) -> dict[str, Any]:
+def pdb_obj(name: str, selector: dict[str, Any], min_available: int) -> dict[str, Any]:
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"selector": selector, "maxUnavailable": 1}, "status": {"disruptionsAllowed": allowed}}
+            "spec": {"selector": selector, "minAvailable": min_available}}
+
+
+def with_budgets(allowed: dict[str, int], decoy: bool, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Budgets whose controller-computed disruptionsAllowed is min(allowed, matching pods): the
+    pods are bare, so an integer minAvailable of (matching pods - allowed) says it."""
+    objs = []
+    for app, n in allowed.items():
+        count = sum(1 for p in pods if (p["metadata"].get("labels") or {}).get("app") == app)
+        objs.append(pdb_obj(f"pdb-{app}", {"matchLabels": {"app": app}}, max(0, count - n)))
+    if decoy:  # selects every pod in policy/v1 and allows nothing; preemption ignores empty selectors
+        objs.append(pdb_obj("pdb-empty", {}, len(pods)))
+    return objs
 
 
 # --- reference arithmetic on pod objects ---------------------------------------------------------
@@ -351,18 +363,14 @@ def check_preemptions(cluster: Cluster, records: SnapshotList, obs: Observer, li
 # --- 1-5. random workloads -----------------------------------------------------------------------
 
 @st.composite
-def budgets(draw: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """Per app label value, maybe a budget allowing 0-2 disruptions; sometimes a decoy budget with
-    an empty selector (which protects nothing from preemption) allowing none."""
+def budgets(draw: Any) -> tuple[dict[str, int], bool]:
+    """Per app label value, maybe a budget allowing 0-2 disruptions; and whether to add a decoy
+    budget with an empty selector (which protects nothing from preemption) allowing none."""
     allowed = {}
-    objs = []
     for app in APPS:
         if draw(st.booleans()):
             allowed[app] = draw(st.sampled_from([0, 0, 1, 2]))
-            objs.append(pdb_obj(f"pdb-{app}", {"matchLabels": {"app": app}}, allowed[app]))
-    if draw(st.booleans()):
-        objs.append(pdb_obj("pdb-empty", {}, 0))
-    return objs, allowed
+    return allowed, draw(st.booleans())
 
 
 @st.composite
@@ -380,7 +388,7 @@ def workloads(draw: Any, classes: list[str | None] | None = None, durations: boo
         pods.append((at, pod_obj(f"p{i}", draw(st.sampled_from(POD_CPU)), draw(st.sampled_from(pool)),
                                  grace=draw(st.sampled_from(GRACE)), duration=duration, port=port,
                                  labels={"app": app} if app else None)))
-    pdbs = draw(budgets())[0] if draw(st.integers(0, 2)) == 0 else []
+    pdbs = with_budgets(*draw(budgets()), [p for _, p in pods]) if draw(st.integers(0, 2)) == 0 else []
     return {"nodes": nodes, "pods": pods, "pdbs": pdbs, "durations": use_durations, "seed": draw(st.integers(0, 3))}
 
 
@@ -534,7 +542,7 @@ def test_pdb_protected_victim_avoided_when_possible(data: st.DataObject) -> None
     """N nodes, each with one low pod taking the whole node; the pending pod needs a whole node.
     The victim is PDB-protected only if every candidate is; among equals, the lowest priority."""
     n = data.draw(st.integers(2, 5))
-    pdbs, allowed = data.draw(budgets())
+    allowed, decoy = data.draw(budgets())
     nodes, running, protected, priority = [], [], {}, {}
     for i in range(n):
         name = f"n{i}"
@@ -544,8 +552,10 @@ def test_pdb_protected_victim_avoided_when_possible(data: st.DataObject) -> None
         running.append(pod_obj(f"v{i}", "2", pc, node=name, labels={"app": app} if app else None))
         protected[name] = [f"pdb-{app}"] if app in allowed and allowed[app] == 0 else []
         priority[name] = priority_of(pc)
-    cluster, records, obs = start(nodes, [*pdbs, *running, pod_obj("new", "2", "high")],
+    cluster, records, obs = start(nodes, [*with_budgets(allowed, decoy, running), *running],
                                   seed=data.draw(st.integers(0, 3)))
+    cluster.run(until=0)  # the pods run and the budgets' status is settled before the preemptor comes
+    cluster.create(pod_obj("new", "2", "high"))
     step_and_check(cluster, obs, [0, 1])
     check_preemptions(cluster, records, obs, liveness=True, with_budgets=True)
     assert [r["preemptor"] for r in records] == ["default/new"], list(records)
@@ -569,7 +579,7 @@ def test_pdb_chosen_node_minimises_violations_then_priorities(data: st.DataObjec
     victim priority, sum of priority + 2^31, number of victims)."""
     n = data.draw(st.integers(2, 4))
     cap = data.draw(st.sampled_from(["2", "3"]))
-    pdbs, allowed = data.draw(budgets())
+    allowed, decoy = data.draw(budgets())
     nodes, running = [], []
     expected: dict[str, tuple[int, int, int, int]] = {}
     for i in range(n):
@@ -595,8 +605,10 @@ def test_pdb_chosen_node_minimises_violations_then_priorities(data: st.DataObjec
             prios.append(priority_of(pc))
         violations = sum(max(0, c - allowed[app]) for app, c in covered.items())
         expected[name] = (violations, max(prios), sum(p + INT32_MAX + 1 for p in prios), len(prios))
-    cluster, records, obs = start(nodes, [*pdbs, *running, pod_obj("new", cap, "top")],
+    cluster, records, obs = start(nodes, [*with_budgets(allowed, decoy, running), *running],
                                   seed=data.draw(st.integers(0, 3)))
+    cluster.run(until=0)  # the pods run and the budgets' status is settled before the preemptor comes
+    cluster.create(pod_obj("new", cap, "top"))
     step_and_check(cluster, obs, [0, 1])
     check_preemptions(cluster, records, obs, liveness=True, with_budgets=True)
     assert [r["preemptor"] for r in records] == ["default/new"], list(records)

@@ -82,3 +82,21 @@ def set_condition(status: Obj, condition: Obj) -> bool:
             return True
     conditions.append(condition)
     return True
+
+
+def controller_of(obj: Obj) -> Obj | None:
+    """The ownerReference with `controller: true` (metav1.GetControllerOf), if any."""
+    for owner in obj.get("metadata", {}).get("ownerReferences") or ():
+        if owner.get("controller"):
+            return owner
+    return None
+
+
+def is_pod_ready(pod: Obj) -> bool:
+    """podutil.IsPodReady: the Ready condition is True."""
+    cond = get_condition(pod, "Ready")
+    return cond is not None and cond.get("status") == "True"
+
+
+def is_terminating(obj: Obj) -> bool:
+    return bool(obj.get("metadata", {}).get("deletionTimestamp"))

@@ -44,8 +44,16 @@ PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
 # What an `expect` entry about a pod or a node may check.
-POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score")
-NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints")
+POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score",
+              "message", "messageContains", "conditions", "restartCount", "replaced")
+NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints", "conditions")
+EVICTION_CHECKS = ("attempt", "code", "message", "messageContains", "cause", "requester")
+PDB_CHECKS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
+              "observedGeneration", "conditions")
+DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
+EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
+                   "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS}
+CONDITION_STATUSES = ("True", "False", "Unknown")
 # Annotations the simulated kubelet reads as durations: how long a pod runs, how long it takes to stop.
 SIM_DURATION_ANNOTATIONS = ("sim.kubesched.io/duration", "sim.kubesched.io/shutdown")
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
@@ -815,14 +823,22 @@ def _message_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
         c.err(path, "Invalid value: specify message or messageContains, not both")
 
 
+def _conditions_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
+    """`conditions: {Type: "True"|"False"|"Unknown"}`."""
+    for ctype, status in (c.get(entry, "conditions", path, dict) or {}).items():
+        if status not in CONDITION_STATUSES:
+            c.unsupported(_at(_at(path, "conditions"), ctype), status, CONDITION_STATUSES)
+
+
 def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
-    subjects = [key for key in ("pod", "node", "rejected") if key in entry]
+    subjects = [key for key in EXPECT_SUBJECTS if key in entry]
+    names = ", ".join(EXPECT_SUBJECTS)
     if len(subjects) != 1:
-        c.err(path, "Required value: exactly one of pod, node or rejected" if not subjects
-              else f"Invalid value: exactly one of pod, node or rejected, not {' and '.join(subjects)}")
+        c.err(path, f"Required value: exactly one of {names}" if not subjects
+              else f"Invalid value: exactly one of {names}, not {' and '.join(subjects)}")
         return
     subject = subjects[0]
-    allowed = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains")}[subject]
+    allowed = EXPECT_SUBJECTS[subject]
     for key in entry:
         if key not in (subject, "at", *allowed):
             c.err(_at(path, key), f'unknown field "{key}" for a {subject} expectation')
@@ -838,6 +854,27 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
         return
     if not any(key in entry for key in allowed):
         c.required(path, f"at least one of {', '.join(allowed)}")
+    _conditions_check(c, entry, path)
+    if subject in ("eviction", "pdb"):
+        _subject(c, entry[subject], _at(path, subject), 2)
+        for key in allowed:
+            if key in ("message", "messageContains", "cause", "requester"):
+                c.get(entry, key, path, str)
+            elif key == "disruptedPods":
+                for i, item in enumerate(c.get(entry, key, path, list) or []):
+                    c.typed(item, f"{path}.{key}[{i}]", str)
+            elif key != "conditions":
+                c.get(entry, key, path, int)
+        _message_check(c, entry, path)
+        return
+    if subject == "drain":
+        _subject(c, entry["drain"], _at(path, "drain"), 1)
+        c.enum(entry, "status", path, ("Drained", "Failed", "TimedOut", "InProgress"))
+        for key in ("evicted", "notEvicted"):
+            for i, item in enumerate(c.get(entry, key, path, list) or []):
+                c.typed(item, f"{path}.{key}[{i}]", str)
+        _message_check(c, entry, path)
+        return
     if subject == "node":
         _subject(c, entry["node"], _at(path, "node"), 1)
         for key in ("requested", "allocatable"):
@@ -848,6 +885,9 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
     _subject(c, entry["pod"], _at(path, "pod"), 2)
     for key in ("nodeName", "nominatedNodeName", "reason"):
         c.get(entry, key, path, str)
+    _message_check(c, entry, path)
+    c.get(entry, "restartCount", path, int)
+    c.get(entry, "replaced", path, bool)
     c.enum(entry, "phase", path, POD_PHASES)
     c.get(entry, "deleted", path, bool)
     c.get(entry, "priority", path, int, 32)
@@ -895,6 +935,8 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
         return
     if action in ("delete", "evict", "patch"):
         ref = _object_ref(c, payload, action_path, kind_needed=action != "evict")
+        if action == "evict" and isinstance(payload, dict):
+            _evict_options(c, payload, action_path)
         if action == "patch" and isinstance(payload, dict):
             patch = c.need(payload, "patch", action_path, dict)
             if ref is not None and patch is not None:
@@ -905,7 +947,7 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     if c.typed(payload, action_path, dict) is None:
         return
     if action == "drain":
-        c.need(payload, "node", action_path, str)
+        _drain_options(c, payload, action_path)
         return
     # usage: what a pod's containers actually use, per resource (drives kubelet eviction).
     c.need(payload, "name", action_path, str)
@@ -915,6 +957,34 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     if not amounts:
         c.required(action_path, "at least one resource amount (e.g. memory: 1Gi)")
     _resource_list(c, amounts, action_path)
+
+
+def _evict_options(c: _Ctx, payload: dict[str, Any], path: str) -> None:
+    for key in payload:
+        if key not in ("namespace", "name", "apiVersion", "gracePeriodSeconds", "dryRun"):
+            c.err(_at(path, key), f'unknown field "{key}" (an eviction has namespace, name, apiVersion, '
+                                  "gracePeriodSeconds, dryRun)")
+    c.enum(payload, "apiVersion", path, ("policy/v1", "policy/v1beta1"))
+    grace = c.get(payload, "gracePeriodSeconds", path, int)
+    if grace is not None and grace < 0:
+        c.invalid(_at(path, "gracePeriodSeconds"), grace, _NONNEGATIVE_MSG)
+    c.get(payload, "dryRun", path, bool)
+
+
+DRAIN_FLAGS = ("force", "ignoreDaemonsets", "deleteEmptydirData", "disableEviction")
+
+
+def _drain_options(c: _Ctx, payload: dict[str, Any], path: str) -> None:
+    """`kubectl drain` flags, camelCased."""
+    for key in payload:
+        if key not in ("node", "timeout", "gracePeriod", *DRAIN_FLAGS):
+            c.err(_at(path, key), f'unknown field "{key}" (a drain has node, timeout, gracePeriod, '
+                                  f"{', '.join(DRAIN_FLAGS)})")
+    c.need(payload, "node", path, str)
+    c.duration(payload, "timeout", path)
+    c.get(payload, "gracePeriod", path, int)
+    for key in DRAIN_FLAGS:
+        c.get(payload, key, path, bool)
 
 
 def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:

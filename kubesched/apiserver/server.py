@@ -21,13 +21,18 @@ from kubesched.api.objects import (
     format_time,
     merge_patch,
     namespaced,
+    parse_time,
     set_condition,
 )
 from kubesched.api.qos import qos_class
 from kubesched.api.validation import object_problems
 from kubesched.apiserver import admission
+from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.store.base import Conflict, NotFound, Store
+
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
 
 
 class APIServer:
@@ -38,7 +43,9 @@ class APIServer:
         self.epoch = epoch
         # UIDs come from their own RNG so that adding objects never shifts tie-breaking draws.
         self._uid_rng = random.Random(f"uid-{seed}")
+        self._name_rng = random.Random(f"names-{seed}")  # generateName suffixes
         self._event_seq = 0
+        self.evictions: list[Obj] = []  # every pods/eviction request with its answer, in order
         for pc in admission.system_priority_classes():
             self._stamp_new(pc)
             store.create(pc)
@@ -47,6 +54,10 @@ class APIServer:
 
     def timestamp(self, seconds: float | None = None) -> str:
         return format_time(self.epoch, self.now() if seconds is None else seconds)
+
+    def seconds(self, stamp: str) -> float:
+        """A timestamp the API wrote, as seconds of virtual time."""
+        return (parse_time(stamp) - self.epoch).total_seconds()
 
     def _stamp_new(self, obj: Obj) -> None:
         meta = obj.setdefault("metadata", {})
@@ -76,7 +87,11 @@ class APIServer:
             meta.setdefault("namespace", "default")
         else:
             meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(kind, meta.get("namespace", ""), meta["generateName"])
         self._validate(obj)
+        if kind == "PodDisruptionBudget":
+            obj["status"] = {}  # status is the disruption controller's to write (PrepareForCreate)
         if kind == "Pod":
             admission.admit_pod(obj, self.store)
             obj["status"]["qosClass"] = qos_class(obj)
@@ -87,6 +102,15 @@ class APIServer:
             return self.store.create(obj)
         except Conflict as e:
             raise AlreadyExists(str(e)) from None
+
+    def _generate_name(self, kind: str, namespace: str, prefix: str) -> str:
+        """names.SimpleNameGenerator: the prefix (cut to leave room) plus five random characters
+        from the alphabet utilrand uses (no vowels, no confusable digits)."""
+        while True:
+            suffix = "".join(self._name_rng.choice(NAME_ALPHABET) for _ in range(5))
+            name = prefix[:MAX_GENERATED_PREFIX] + suffix
+            if self.store.get(kind, namespace if namespaced(kind) else "", name) is None:
+                return name
 
     @staticmethod
     def _validate(obj: Obj) -> None:
@@ -107,10 +131,10 @@ class APIServer:
             new["metadata"] = dict(current["metadata"])
         else:
             self._validate(new)
-        if kind == "Pod" and not status_only:
-            self._check_pod_update(current, new)
-            if new.get("spec") != current.get("spec"):
-                new["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
+        if not status_only:
+            if kind == "Pod":
+                self._check_pod_update(current, new)
+            self._bump_generation(current, new)
         return self._write(new, meta.get("resourceVersion"))
 
     def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False) -> Obj:
@@ -123,7 +147,14 @@ class APIServer:
             self._validate(new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
+            self._bump_generation(current, new)
         return self._write(new, None)
+
+    @staticmethod
+    def _bump_generation(current: Obj, new: Obj) -> None:
+        """metadata.generation counts spec changes, so controllers can report observedGeneration."""
+        if new.get("spec") != current.get("spec"):
+            new["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
 
     def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj:
         """Read-modify-write of .status: `mutate` edits a copy; returns the stored object."""
@@ -193,6 +224,10 @@ class APIServer:
         except NotFound as e:
             raise NotFoundError(str(e)) from None
         return None
+
+    def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "") -> Obj:
+        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction."""
+        return eviction_subresource.evict(self, namespace, name, eviction, requester)
 
     def record_event(self, involved: Obj, etype: str, reason: str, message: str,
                      source: str = "default-scheduler") -> Obj:

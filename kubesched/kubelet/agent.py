@@ -36,9 +36,10 @@ def _annotation_seconds(pod: Obj, key: str) -> float | None:
 class Kubelets:
     """All simulated kubelets at once; each pod is handled by the agent of the node it is bound to."""
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Any, config: Obj | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.config = config or {}
         self._finish: dict[str, Timer] = {}  # uid -> duration timer
         self._terminate: dict[str, Timer] = {}  # uid -> end of graceful shutdown
         self._admitted: dict[str, dict[str, dict[str, int]]] = {}  # node -> uid -> requests of pods it runs
@@ -74,6 +75,9 @@ class Kubelets:
         if phase == "Pending" and uid not in self._finish:
             ns, name = meta.get("namespace", "default"), meta["name"]
             self._finish[uid] = self.clock.call_soon(lambda: self._start_pod(ns, name, uid))
+
+    def set_usage(self, ns: str, name: str, amounts: dict[str, str], container: str | None = None) -> None:
+        """A `usage` scenario event: what the pod (or one container) uses from now on."""
 
     def _current(self, ns: str, name: str, uid: str) -> Obj | None:
         pod = self.api.store.get("Pod", ns, name)

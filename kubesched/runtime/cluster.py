@@ -10,9 +10,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kubesched.api.objects import DEFAULT_EPOCH, Obj, get_condition, namespaced, ref
+from kubesched.api.objects import (
+    DEFAULT_EPOCH,
+    Obj,
+    controller_of,
+    get_condition,
+    is_terminating,
+    namespaced,
+    ref,
+)
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
+from kubesched.controllers.daemonset import DaemonSetController
+from kubesched.controllers.deployment import DeploymentController
+from kubesched.controllers.disruption import DisruptionController
+from kubesched.controllers.nodelifecycle import NodeLifecycleController
+from kubesched.controllers.replicaset import ReplicaSetController
+from kubesched.controllers.tainteviction import TaintEvictionController
+from kubesched.kubectl.drain import Drainer, DrainOptions
 from kubesched.kubelet.agent import Kubelets
 from kubesched.runtime.clock import VirtualClock
 from kubesched.scheduler.config import SchedulerConfig
@@ -42,6 +57,24 @@ class PodHistory:
 
 
 @dataclass
+class Disruption:
+    """A running (or bound) pod's removal: when it began, why, and what replaced it."""
+
+    time: float
+    pod: str  # namespace/name
+    uid: str
+    node: str | None
+    cause: str  # Preempted, Evicted, TaintManagerEviction, EvictionAPI, Drained, Deleted, or a failure reason
+    detail: str
+    owner_uid: str | None = None
+    replacement: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"time": self.time, "pod": self.pod, "node": self.node, "cause": self.cause,
+                "detail": self.detail, "replacement": self.replacement}
+
+
+@dataclass
 class Rejection:
     time: float
     object: str
@@ -65,21 +98,31 @@ class Cluster:
     # More scheduler instances, each with its own cache and queue (other schedulerNames).
     other_scheduler_configs: list[SchedulerConfig] = field(default_factory=list)
     explain: set[str] | None = None
+    kubelet_config: Obj | None = None  # KubeletConfiguration for every simulated node
     epoch: datetime = DEFAULT_EPOCH
     clock: VirtualClock = field(default_factory=VirtualClock)
     pods: dict[str, PodHistory] = field(default_factory=dict)  # by uid, in creation order
     events: list[ClusterEvent] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
+    disruptions: list[Disruption] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.store = MemoryStore()
         self.api = APIServer(self.store, self.clock.now, self.seed, self.epoch)
         self.store.watch(self._track_pod, {"Pod"})
         self.store.watch(self._track_event, {"Event"})
+        # Controllers watch before the schedulers do, so a budget's status or a replacement pod
+        # is settled before a scheduling cycle at the same instant reads it.
+        self.controllers = [cls(self.api, self.clock) for cls in (
+            DisruptionController, DeploymentController, ReplicaSetController, DaemonSetController,
+            NodeLifecycleController, TaintEvictionController)]
+        for controller in self.controllers:
+            controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain)
                            for cfg in [self.scheduler_config, *self.other_scheduler_configs]]
         self.scheduler = self.schedulers[0]
-        self.kubelets = Kubelets(self.api, self.clock)
+        self.kubelets = Kubelets(self.api, self.clock, self.kubelet_config)
+        self.drainer = Drainer(self.api, self.clock)
         for scheduler in self.schedulers:
             scheduler.start()
         self.kubelets.start()
@@ -108,22 +151,72 @@ class Cluster:
             self.rejected.append(Rejection(self.now(), ref(obj), e.message, e.code))
             return None
 
+    def drain(self, node: str, options: DrainOptions) -> None:
+        self.drainer.drain(node, options)
+
     def run(self, until: float | None = None) -> None:
         self.clock.run(until)
 
     # ---- tracking -----------------------------------------------------------------------------
 
     def _track_pod(self, ev: WatchEvent) -> None:
-        uid = ev.obj["metadata"].get("uid", "")
+        pod = ev.obj
+        uid = pod["metadata"].get("uid", "")
         if ev.type == ADDED or uid not in self.pods:
-            self.pods[uid] = PodHistory(ev.obj)
+            self.pods[uid] = PodHistory(pod)
+            owner = controller_of(pod)
+            if ev.type == ADDED and owner is not None:
+                self._note_replacement(pod, owner.get("uid"))
         history = self.pods[uid]
-        history.obj = ev.obj
+        history.obj = pod
         if ev.type == DELETED:
             history.deleted = True
             history.deleted_at = self.now()
-            cond = get_condition(ev.obj, "DisruptionTarget")
-            history.reason = REMOVAL_REASONS.get(cond.get("reason", ""), "Deleted") if cond else "Deleted"
+            history.reason = self._removal_cause(pod)
+        self._track_disruption(ev)
+
+    def _removal_cause(self, pod: Obj) -> str:
+        cond = get_condition(pod, "DisruptionTarget")
+        cause = REMOVAL_REASONS.get(cond.get("reason", ""), "Deleted") if cond else "Deleted"
+        if cause == "EvictionAPI":
+            uid = pod["metadata"].get("uid")
+            # The first accepted eviction started the termination; later ones found it terminating.
+            requester = next((e["requester"] for e in self.api.evictions
+                              if e.get("uid") == uid and e["code"] == 200), "")
+            if requester.startswith("drain/"):
+                return "Drained"
+        return cause
+
+    def _track_disruption(self, ev: WatchEvent) -> None:
+        """Record a pod's removal once, when it begins: graceful termination starting, the pod
+        failing on its node (kubelet eviction, admission), or a deletion with no grace."""
+        pod, old = ev.obj, ev.old
+        if not pod.get("spec", {}).get("nodeName") or ev.type == ADDED or old is None:
+            return  # a pod that never had a node is not disrupted by going away
+        status = pod.get("status") or {}
+        if is_terminating(old) or old.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+            return  # recorded already, or it had finished
+        if ev.type == DELETED or is_terminating(pod):
+            cause = self._removal_cause(pod)
+        elif status.get("phase") == "Failed":
+            cause = status.get("reason") or "Failed"
+        else:
+            return
+        cond = get_condition(pod, "DisruptionTarget")
+        detail = status.get("message") if cause not in REMOVAL_REASONS.values() and cause != "Drained" \
+            else (cond or {}).get("message", "")
+        owner = controller_of(pod)
+        meta = pod["metadata"]
+        self.disruptions.append(Disruption(
+            self.now(), f"{meta.get('namespace', 'default')}/{meta['name']}", meta.get("uid", ""),
+            pod["spec"]["nodeName"], cause, detail or "", owner.get("uid") if owner else None))
+
+    def _note_replacement(self, pod: Obj, owner_uid: str | None) -> None:
+        meta = pod["metadata"]
+        for d in self.disruptions:
+            if d.owner_uid == owner_uid and d.replacement is None:
+                d.replacement = f"{meta.get('namespace', 'default')}/{meta['name']}"
+                return
 
     def _track_event(self, ev: WatchEvent) -> None:
         if ev.type != ADDED:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, resource_amount
 from kubesched.runtime.cluster import Cluster
 
@@ -41,6 +42,20 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     for key in actual:
         if key in e and e[key] != actual[key]:
             return False, f"{key} is {actual[key]!r}, expected {e[key]!r}"
+    if not _message_ok(e, status.get("message") or ""):
+        return False, f"status.message is {status.get('message')!r}"
+    ok, detail = _conditions_ok(obj, e)
+    if not ok:
+        return ok, detail
+    if "restartCount" in e:
+        restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or ())
+        if restarts != e["restartCount"]:
+            return False, f"restartCount is {restarts}, expected {e['restartCount']}"
+    if "replaced" in e:
+        uid = obj["metadata"].get("uid")
+        replacement = next((d.replacement for d in cluster.disruptions if d.uid == uid), None)
+        if (replacement is not None) != e["replaced"]:
+            return False, f"replacement is {replacement!r}"
     if "score" in e:
         ok, detail = _check_score(cluster, e["pod"], e["score"])
         if not ok:
@@ -52,6 +67,66 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         if not any(_message_ok(want, ev.message) for ev in events):
             seen = "; ".join(f"{ev.reason}: {ev.message}" for ev in events) or "none"
             return False, f"no matching {want.get('reason', '')} event (seen: {seen})"
+    return True, ""
+
+
+def _conditions_ok(obj: dict[str, Any], e: dict[str, Any]) -> tuple[bool, str]:
+    for ctype, want in (e.get("conditions") or {}).items():
+        cond = get_condition(obj, ctype)
+        have = cond.get("status") if cond else None
+        if have != want:
+            return False, f"condition {ctype} is {have!r}, expected {want!r}"
+    return True, ""
+
+
+def _check_eviction(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    """The pod's eviction attempt number `attempt` (1-based; default the latest so far)."""
+    attempts = [a for a in cluster.api.evictions if a["pod"] == e["eviction"]]
+    if not attempts:
+        return False, f"no eviction of {e['eviction']} was asked"
+    n = e.get("attempt", len(attempts))
+    if not 1 <= n <= len(attempts):
+        return False, f"only {len(attempts)} eviction attempts"
+    a = attempts[n - 1]
+    shown = f"attempt {n}: {a['code']} {a['message']} {a['causes']}"
+    if "code" in e and a["code"] != e["code"]:
+        return False, shown
+    if not _message_ok(e, a["message"]):
+        return False, shown
+    if "cause" in e and e["cause"] not in a["causes"]:
+        return False, shown
+    if "requester" in e and a["requester"] != e["requester"]:
+        return False, shown
+    return True, ""
+
+
+def _check_pdb(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    ns, _, name = e["pdb"].partition("/")
+    pdb = cluster.store.get("PodDisruptionBudget", ns, name)
+    if pdb is None:
+        return False, f"PodDisruptionBudget {e['pdb']} does not exist"
+    status = pdb.get("status") or {}
+    for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "observedGeneration"):
+        if key in e and (status.get(key) or 0) != e[key]:
+            return False, f"{key} is {status.get(key) or 0}, expected {e[key]}"
+    if "disruptedPods" in e and sorted(status.get("disruptedPods") or {}) != sorted(e["disruptedPods"]):
+        return False, f"disruptedPods is {sorted(status.get('disruptedPods') or {})}"
+    return _conditions_ok(pdb, e)
+
+
+def _check_drain(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    drains = [d for d in cluster.drainer.drains if d.node == e["drain"]]
+    if not drains:
+        return False, f"node {e['drain']} was never drained"
+    d = drains[-1]
+    if "status" in e and d.status != e["status"]:
+        return False, f"status is {d.status} ({d.log[-1][1] if d.log else ''})"
+    if "evicted" in e and sorted(d.evicted) != sorted(e["evicted"]):
+        return False, f"evicted {d.evicted}"
+    if "notEvicted" in e and sorted(d.pending) != sorted(e["notEvicted"]):
+        return False, f"not evicted {sorted(d.pending)}"
+    if ("message" in e or "messageContains" in e) and not any(_message_ok(e, m) for _, m in d.log):
+        return False, "no such line in: " + " | ".join(m for _, m in d.log)
     return True, ""
 
 
@@ -96,7 +171,7 @@ def _check_node(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
                 for t in node.get("spec", {}).get("taints") or ()]
         if have != e["taints"]:
             return False, f"taints are {have}"
-    return True, ""
+    return _conditions_ok(node, e)
 
 
 def _check_rejected(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
@@ -109,10 +184,8 @@ def _check_rejected(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
 
 def check(cluster: Cluster, e: dict[str, Any]) -> ExpectResult:
-    if "pod" in e:
-        ok, detail = _check_pod(cluster, e)
-    elif "node" in e:
-        ok, detail = _check_node(cluster, e)
-    else:
-        ok, detail = _check_rejected(cluster, e)
+    checks = {"pod": _check_pod, "node": _check_node, "eviction": _check_eviction, "pdb": _check_pdb,
+              "drain": _check_drain, "rejected": _check_rejected}
+    subject = next(k for k in checks if k in e)
+    ok, detail = checks[subject](cluster, e)
     return ExpectResult(e, ok, detail, cluster.now())

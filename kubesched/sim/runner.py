@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 from kubesched.api.duration import parse_duration
@@ -9,15 +10,13 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import LoadedObject, collect_paths
 from kubesched.api.validation import validate
 from kubesched.apiserver.errors import APIError
+from kubesched.kubectl.drain import DrainOptions
 from kubesched.runtime.cluster import Cluster, Rejection
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import ConfigError, SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import Handle
 from kubesched.sim.expect import ExpectResult, check
 from kubesched.sim.scenario import Scenario, TimedAction, build
-
-ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
-SUPPORTED_ACTIONS = ("create", "delete", "patch")
 
 
 @dataclass
@@ -39,14 +38,6 @@ def load(paths: list[str]) -> Scenario:
         validate(loaded)
     except InputError as e:
         problems.extend(e.problems)
-    for lo in loaded:
-        if lo.obj.get("kind") != "Scenario":
-            continue
-        for i, ev in enumerate((lo.obj.get("spec") or {}).get("events") or ()):
-            for action in ev if isinstance(ev, dict) else ():
-                if action in ACTIONS and action not in SUPPORTED_ACTIONS:
-                    problems.append(lo.problem(f"spec.events[{i}].{action}",
-                                               f"not supported yet (supported: {', '.join(SUPPORTED_ACTIONS)})"))
     served: dict[str, LoadedObject] = {}
     for lo in loaded:
         valid = not any(p.source == lo.source and p.doc == lo.doc for p in problems)
@@ -90,8 +81,27 @@ def _apply(cluster: Cluster, action: TimedAction) -> None:
             cluster.api.delete(kind, ns, body["name"])
         elif action.action == "patch":
             cluster.api.patch(kind, ns, body["name"], body.get("patch") or {})
+        elif action.action == "evict":
+            _evict(cluster, ns, body)
+        elif action.action == "drain":
+            cluster.drain(body["node"], DrainOptions.from_event(body, parse_duration))
+        elif action.action == "usage":
+            amounts = {k: str(v) for k, v in body.items() if k not in ("namespace", "name", "container")}
+            cluster.kubelets.set_usage(ns, body["name"], amounts, body.get("container"))
     except APIError as e:
         cluster.rejected.append(Rejection(cluster.now(), target, e.message, e.code))
+
+
+def _evict(cluster: Cluster, ns: str, body: dict) -> None:
+    """An `evict` event: the Eviction API's answer is a result (cluster.api.evictions), not bad input."""
+    eviction: dict = {"apiVersion": body.get("apiVersion", "policy/v1"), "kind": "Eviction",
+                      "metadata": {"name": body["name"], "namespace": ns}}
+    options = {k: v for k, v in (("gracePeriodSeconds", body.get("gracePeriodSeconds")),
+                                  ("dryRun", ["All"] if body.get("dryRun") else None)) if v is not None}
+    if options:
+        eviction["deleteOptions"] = options
+    with contextlib.suppress(APIError):
+        cluster.api.evict(ns, body["name"], eviction, requester="scenario")
 
 
 def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
@@ -100,7 +110,7 @@ def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
     if scored:
         explain = (explain or set()) | scored  # score expectations need the decision records
     cluster = Cluster(seed=scenario.seed, scheduler_config=configs[0], other_scheduler_configs=configs[1:],
-                      explain=explain, epoch=scenario.epoch)
+                      explain=explain, epoch=scenario.epoch, kubelet_config=scenario.kubelet_config)
     result = SimResult(scenario, cluster)
     clock = cluster.clock
     for at, obj in scenario.objects:

@@ -803,10 +803,12 @@ def test_scenario_expectations() -> None:
         'in.yaml doc 1: spec.expect[0].pod: Invalid value: "a": must be "namespace/name"',
         "in.yaml doc 1: spec.expect[0].nodeName: expected a string, got integer",
         "in.yaml doc 1: spec.expect[1]: Required value: at least one of nodeName, phase, deleted, reason, "
-        "nominatedNodeName, priority, event, score",
-        "in.yaml doc 1: spec.expect[2]: Invalid value: exactly one of pod, node or rejected, not pod and node",
+        "nominatedNodeName, priority, event, score, message, messageContains, conditions, restartCount, replaced",
+        "in.yaml doc 1: spec.expect[2]: Invalid value: exactly one of pod, node, rejected, eviction, pdb, drain, "
+        "not pod and node",
         'in.yaml doc 1: spec.expect[3].phase: unknown field "phase" for a node expectation',
-        "in.yaml doc 1: spec.expect[3]: Required value: at least one of requested, allocatable, unschedulable, taints",
+        "in.yaml doc 1: spec.expect[3]: Required value: at least one of requested, allocatable, unschedulable, taints, "
+        "conditions",
         'in.yaml doc 1: spec.expect[4].rejected: Unsupported value: "Foo": supported values: "DaemonSet", '
         '"Deployment", "Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
         '"RuntimeClass"',
@@ -823,7 +825,7 @@ def test_scenario_expectations() -> None:
         "in.yaml doc 1: spec.expect[9].unschedulable: expected a boolean, got integer",
         'in.yaml doc 1: spec.expect[9].taints[0].effect: Unsupported value: "Never": supported values: "NoExecute", '
         '"NoSchedule", "PreferNoSchedule"',
-        "in.yaml doc 1: spec.expect[10]: Required value: exactly one of pod, node or rejected",
+        "in.yaml doc 1: spec.expect[10]: Required value: exactly one of pod, node, rejected, eviction, pdb, drain",
         "in.yaml doc 1: spec.expect[11].event: Invalid value: specify message or messageContains, not both",
     ]
 

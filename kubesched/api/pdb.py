@@ -1,0 +1,39 @@
+"""PodDisruptionBudget helpers shared by the disruption controller and the eviction subresource."""
+
+from __future__ import annotations
+
+from kubesched.api.objects import Obj
+from kubesched.api.selectors import LabelSelector, SelectorError
+
+
+def pdb_selector(pdb: Obj) -> LabelSelector | None:
+    """The pods a budget selects, or None for none at all.
+
+    A missing or invalid selector selects nothing. An empty selector (`{}`) selects every pod in
+    the namespace in policy/v1, but nothing in policy/v1beta1 (the API server converts it to a
+    match-nothing selector), so the stored apiVersion decides.
+    """
+    raw = (pdb.get("spec") or {}).get("selector")
+    if raw is None:
+        return None
+    try:
+        selector = LabelSelector.compile(raw)
+    except SelectorError:
+        return None
+    if selector.is_empty and pdb.get("apiVersion") == "policy/v1beta1":
+        return None
+    return selector
+
+
+def pdb_covers(pdb: Obj, pod: Obj, selector: LabelSelector | None) -> bool:
+    return (selector is not None and pdb["metadata"].get("namespace") == pod["metadata"].get("namespace")
+            and selector.matches(pod["metadata"].get("labels") or {}))
+
+
+def disruption_allowed_condition(status: Obj, now: str) -> Obj:
+    """The DisruptionAllowed condition that matches status.disruptionsAllowed
+    (pdbhelper.UpdateDisruptionAllowedCondition)."""
+    allowed = (status.get("disruptionsAllowed") or 0) > 0
+    return {"type": "DisruptionAllowed", "status": "True" if allowed else "False",
+            "reason": "SufficientPods" if allowed else "InsufficientPods", "message": "",
+            "observedGeneration": status.get("observedGeneration"), "lastTransitionTime": now}

@@ -1,0 +1,137 @@
+"""The pods/eviction subresource: a DELETE that a PodDisruptionBudget may refuse.
+
+Follows pkg/registry/core/pod/storage/eviction.go (v1.35). Pods that are Pending, Succeeded,
+Failed or already terminating are deleted without looking at budgets. Otherwise the pod's one
+budget must allow a disruption; several budgets are a misconfiguration (500), none means yes.
+An allowed eviction debits the budget at once (disruptionsAllowed - 1, the pod recorded in
+status.disruptedPods) so a second eviction racing the disruption controller is refused, then
+marks the pod with the DisruptionTarget condition and deletes it with its grace period.
+An unready pod may go without a debit while the budget is otherwise met (IfHealthyBudget, the
+default) or always (AlwaysAllow), since it is not counted as healthy anyway.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.objects import Obj, is_pod_ready, is_terminating, set_condition
+from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_selector
+from kubesched.apiserver.errors import APIError, BadRequest, Forbidden, TooManyRequests
+
+if TYPE_CHECKING:
+    from kubesched.apiserver.server import APIServer
+
+EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
+MAX_DISRUPTED_POD_SIZE = 2000
+VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
+MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
+class MultiplePDBs(APIError):
+    """Returned as a Status with code 500 (not an exception upstream; the answer is the same)."""
+
+    code = 500
+    reason = "InternalError"
+
+
+def _can_ignore_pdb(pod: Obj) -> bool:
+    return pod.get("status", {}).get("phase") in ("Succeeded", "Failed", "Pending") or is_terminating(pod)
+
+
+def _check_body(name: str, eviction: Obj | None) -> tuple[int | None, bool]:
+    """(gracePeriodSeconds, dryRun) from the Eviction's deleteOptions; BadRequest if malformed."""
+    if not eviction:
+        return None, False
+    if eviction.get("apiVersion", "policy/v1") not in EVICTION_VERSIONS or eviction.get("kind", "Eviction") != "Eviction":
+        raise BadRequest(f"not a Eviction object: {eviction.get('apiVersion')}, Kind={eviction.get('kind')}")
+    if (eviction.get("metadata") or {}).get("name", name) != name:
+        raise BadRequest("name in URL does not match name in Eviction object")
+    options = eviction.get("deleteOptions") or {}
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+        raise BadRequest("deleteOptions.gracePeriodSeconds: must be an integer")
+    dry_run = options.get("dryRun") or []
+    if dry_run not in ([], ["All"]):
+        raise BadRequest(f'dryRun: Unsupported value: "{dry_run[0] if dry_run else dry_run}": supported values: "All"')
+    return grace, bool(dry_run)
+
+
+def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, requester: str) -> Obj:
+    """POST pods/<name>/eviction; returns a Success Status or raises the refusal.
+
+    Every request and its answer is appended to `api.evictions`, the record results report.
+    """
+    entry: dict[str, Any] = {"time": api.now(), "pod": f"{namespace}/{name}", "requester": requester}
+    try:
+        grace, dry_run = _check_body(name, eviction)
+        entry["uid"] = api.get("Pod", namespace, name)["metadata"].get("uid")
+        budget = _admit(api, namespace, name, dry_run)
+        entry["pdb"] = budget
+        if not dry_run:
+            _mark_and_delete(api, namespace, name, grace)
+    except APIError as e:
+        entry.update(code=e.code, reason=e.reason, message=e.message, causes=list(e.causes))
+        api.evictions.append(entry)
+        raise
+    entry.update(code=200, reason="", message="", causes=[], dryRun=dry_run)
+    api.evictions.append(entry)
+    return {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 200}
+
+
+def _admit(api: APIServer, namespace: str, name: str, dry_run: bool) -> str | None:
+    """Raise unless the eviction may proceed; debit the budget. Returns the budget's name."""
+    pod = api.get("Pod", namespace, name)
+    if _can_ignore_pdb(pod):
+        return None
+    pdbs = [p for p in api.store.list("PodDisruptionBudget", namespace) if pdb_covers(p, pod, pdb_selector(p))]
+    if len(pdbs) > 1:
+        raise MultiplePDBs(MULTIPLE_PDBS)
+    if not pdbs:
+        return None
+    pdb = pdbs[0]
+    spec, status = pdb.get("spec") or {}, pdb.get("status") or {}
+    pdb_name = pdb["metadata"]["name"]
+    if not is_pod_ready(pod):
+        if spec.get("unhealthyPodEvictionPolicy") == "AlwaysAllow":
+            return pdb_name
+        desired = status.get("desiredHealthy") or 0
+        if (status.get("currentHealthy") or 0) >= desired > 0:
+            return pdb_name
+    if (status.get("observedGeneration") or 0) < pdb["metadata"].get("generation", 1):
+        raise TooManyRequests(VIOLATION, [f"The disruption budget {pdb_name} is still being processed by the server."])
+    allowed = status.get("disruptionsAllowed") or 0
+    if allowed < 0:
+        raise Forbidden(f'poddisruptionbudgets.policy "{pdb_name}" is forbidden: pdb disruptions allowed is negative')
+    if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_POD_SIZE:
+        raise Forbidden(f'poddisruptionbudgets.policy "{pdb_name}" is forbidden: DisruptedPods map too big - '
+                        "too many evictions not confirmed by PDB controller")
+    if allowed == 0:
+        raise TooManyRequests(VIOLATION, [
+            f"The disruption budget {pdb_name} needs {status.get('desiredHealthy') or 0} healthy pods "
+            f"and has {status.get('currentHealthy') or 0} currently"])
+    if dry_run:
+        return pdb_name
+    now = api.timestamp()
+
+    def debit(st: Obj) -> None:
+        st["disruptionsAllowed"] = allowed - 1
+        if allowed - 1 == 0:
+            set_condition(st, disruption_allowed_condition(st, now))
+        st.setdefault("disruptedPods", {})[name] = now
+
+    api.update_status("PodDisruptionBudget", namespace, pdb_name, debit)
+    return pdb_name
+
+
+def _mark_and_delete(api: APIServer, namespace: str, name: str, grace: int | None) -> None:
+    """addConditionAndDeletePod: DisruptionTarget (EvictionByEvictionAPI), then a graceful delete."""
+    now = api.timestamp()
+
+    def mark(status: Obj) -> None:
+        set_condition(status, {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                               "lastTransitionTime": now, "reason": "EvictionByEvictionAPI",
+                               "message": "Eviction API: evicting"})
+
+    api.update_status("Pod", namespace, name, mark)
+    api.delete("Pod", namespace, name, grace_period=grace)
+

@@ -1,0 +1,1 @@
+"""Client-side behaviour of kubectl commands that scenarios replay (drain)."""
