@@ -25,6 +25,7 @@ from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
 from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.nodelifecycle import NodeLifecycleController
+from kubesched.controllers.podgc import PodGCController
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.tainteviction import TaintEvictionController
 from kubesched.kubectl.drain import Drainer, DrainOptions
@@ -115,7 +116,7 @@ class Cluster:
         # is settled before a scheduling cycle at the same instant reads it.
         self.controllers = [cls(self.api, self.clock) for cls in (
             DisruptionController, DeploymentController, ReplicaSetController, DaemonSetController,
-            NodeLifecycleController, TaintEvictionController)]
+            NodeLifecycleController, TaintEvictionController, PodGCController)]
         for controller in self.controllers:
             controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain)
