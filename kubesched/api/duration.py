@@ -73,3 +73,17 @@ def format_duration(seconds: float) -> str:
         whole, frac = divmod(nanos, 10**9)
         parts.append(f"{whole}.{frac:09d}".rstrip("0") + "s" if frac else f"{whole}s")
     return "".join(parts)
+
+
+def go_duration(seconds: float) -> str:
+    """time.Duration.String(), for messages that quote a Go duration ("2m0s", "1h0m5s", "1.5s")."""
+    if seconds == 0:
+        return "0s"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:g}s"
+    if hours or minutes:
+        text = f"{int(minutes)}m{text}"
+    if hours:
+        text = f"{int(hours)}h{text}"
+    return text

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.duration import format_duration
+from kubesched.api.duration import go_duration
 from kubesched.api.objects import Obj, controller_of, is_terminal
 from kubesched.apiserver.errors import APIError, NotFoundError, TooManyRequests
 from kubesched.apiserver.server import APIServer
@@ -136,24 +136,45 @@ class Drainer:
         return keep
 
     def _verdict(self, pod: Obj, o: DrainOptions) -> tuple[str, str] | None:
-        """None: evict it; ("skip"|"warn"|"fatal", message) otherwise ("warn" is still evicted)."""
+        """kubectl's filters in order: a pod stops at the first that keeps it ("skip", "fatal");
+        a warning lets it through to the next filters, and the last warning is the one shown.
+        None means evict it silently; ("warn", message) evicts it with a warning."""
+        verdict = None
+        for check in (self._daemonset_filter, self._mirror_filter, self._local_storage_filter,
+                      self._unreplicated_filter):
+            result = check(pod, o)
+            if result is None:
+                continue
+            if result[0] != "warn":
+                return result
+            verdict = result
+        return verdict
+
+    def _daemonset_filter(self, pod: Obj, o: DrainOptions) -> tuple[str, str] | None:
         owner = controller_of(pod)
-        finished = is_terminal(pod)
-        if owner is not None and owner.get("kind") == "DaemonSet" and not finished:
-            if not o.ignore_daemonsets:
-                return "fatal", DAEMONSET_FATAL
-            return "skip", DAEMONSET_WARNING
-        if MIRROR_ANNOTATION in (pod["metadata"].get("annotations") or {}):
-            return "skip-silent", ""
-        if not finished and any("emptyDir" in v for v in pod.get("spec", {}).get("volumes") or ()):
-            if not o.delete_emptydir_data:
-                return "fatal", LOCAL_STORAGE_FATAL
-            return "warn", LOCAL_STORAGE_WARNING
-        if not finished and owner is None:
-            if not o.force:
-                return "fatal", UNMANAGED_FATAL
-            return "warn", UNMANAGED_WARNING
-        return None
+        if owner is None or owner.get("kind") != "DaemonSet" or is_terminal(pod):
+            return None
+        if self.api.store.get("DaemonSet", pod["metadata"].get("namespace", "default"), owner.get("name", "")) is None:
+            # An orphan of a deleted DaemonSet: nothing would recreate it, so it may go with --force.
+            missing = f'daemonsets.apps "{owner.get("name")}" not found'
+            return ("warn", missing) if o.force else ("fatal", missing)
+        return ("skip", DAEMONSET_WARNING) if o.ignore_daemonsets else ("fatal", DAEMONSET_FATAL)
+
+    @staticmethod
+    def _mirror_filter(pod: Obj, o: DrainOptions) -> tuple[str, str] | None:
+        return ("skip-silent", "") if MIRROR_ANNOTATION in (pod["metadata"].get("annotations") or {}) else None
+
+    @staticmethod
+    def _local_storage_filter(pod: Obj, o: DrainOptions) -> tuple[str, str] | None:
+        if is_terminal(pod) or not any("emptyDir" in v for v in pod.get("spec", {}).get("volumes") or ()):
+            return None
+        return ("warn", LOCAL_STORAGE_WARNING) if o.delete_emptydir_data else ("fatal", LOCAL_STORAGE_FATAL)
+
+    @staticmethod
+    def _unreplicated_filter(pod: Obj, o: DrainOptions) -> tuple[str, str] | None:
+        if is_terminal(pod) or controller_of(pod) is not None:
+            return None
+        return ("warn", UNMANAGED_WARNING) if o.force else ("fatal", UNMANAGED_FATAL)
 
     def _evict(self, d: Drain, ns: str, name: str) -> None:
         if d.status != "InProgress":
@@ -218,7 +239,7 @@ class Drainer:
     def _timeout(self, d: Drain) -> None:
         if d.status == "InProgress":
             assert d.options.timeout is not None
-            self._finish(d, "TimedOut", f"drain did not complete within {format_duration(d.options.timeout)}")
+            self._finish(d, "TimedOut", f"drain did not complete within {go_duration(d.options.timeout)}")
 
     def _finish(self, d: Drain, status: str, message: str) -> None:
         d.status = status

@@ -51,11 +51,44 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
     preemptions = cluster.preemptions()
     if preemptions:
         out["preemptions"] = preemptions
+    if cluster.disruptions:
+        out["disruptions"] = [d.to_json() for d in cluster.disruptions]
+    if cluster.api.evictions:
+        out["evictions"] = [_eviction_json(e) for e in cluster.api.evictions]
+    if cluster.drainer.drains:
+        out["drains"] = [d.to_json() for d in cluster.drainer.drains]
     if result.expects:
         out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
     if explain:
         out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in cluster.records().items()}
     return out
+
+
+def _eviction_json(e: dict[str, Any]) -> dict[str, Any]:
+    return {"time": e["time"], "pod": e["pod"], "requester": e["requester"], "code": e["code"],
+            "message": e["message"], "causes": e["causes"], "pdb": e.get("pdb")}
+
+
+def _answer(e: dict[str, Any]) -> str:
+    if e["code"] == 200:
+        return "200 evicted" + (f" (budget {e['pdb']})" if e.get("pdb") else "")
+    return f"{e['code']} {e['message']}" + "".join(f" {c}" for c in e["causes"])
+
+
+def _collapse_retries(attempts: list[dict[str, Any]]) -> list[tuple[float, float, int, dict[str, Any]]]:
+    """Fold a requester's repeated identical answers for one pod (drain retries every 5 s) into
+    one row: (first time, last time, count, attempt)."""
+    rows: list[list[Any]] = []
+    open_rows: dict[tuple[str, str], int] = {}  # (pod, requester) -> its latest row
+    for e in attempts:
+        key = (e["pod"], e["requester"])
+        i = open_rows.get(key)
+        if i is not None and e["code"] != 200 and _answer(rows[i][3]) == _answer(e):
+            rows[i][1], rows[i][2] = e["time"], rows[i][2] + 1
+            continue
+        open_rows[key] = len(rows)
+        rows.append([e["time"], e["time"], 1, e])
+    return [(a, b, n, e) for a, b, n, e in rows]
 
 
 def render_table(result: SimResult, console: Console) -> None:
@@ -119,6 +152,36 @@ def render_table(result: SimResult, console: Console) -> None:
             pre.add_row(format_duration(p["time"]), f"{p['preemptor']} ({p['priority']})", p["node"], victims,
                         p["decidedBy"])
         console.print(pre)
+
+    if cluster.disruptions:
+        dis = Table(title="Disruptions", title_justify="left")
+        for col in ("time", "pod", "node", "cause", "detail", "replaced by"):
+            dis.add_column(col)
+        for d in cluster.disruptions:
+            dis.add_row(format_duration(d.time), d.pod, d.node or "-", d.cause, d.detail, d.replacement or "-")
+        console.print(dis)
+
+    if cluster.api.evictions:
+        ev = Table(title="Eviction requests", title_justify="left")
+        for col in ("time", "pod", "by", "answer"):
+            ev.add_column(col)
+        for first, last, count, e in _collapse_retries(cluster.api.evictions):
+            when = format_duration(first) + (f"-{format_duration(last)} ({count} times)" if count > 1 else "")
+            ev.add_row(when, e["pod"], e["requester"], _answer(e), style=None if e["code"] == 200 else "yellow")
+        console.print(ev)
+
+    for d in cluster.drainer.drains:
+        drain = Table(title=f"Drain of {d.node}: {d.status}", title_justify="left")
+        for col in ("time", "kubectl drain"):
+            drain.add_column(col)
+        rows: dict[str, list[Any]] = {}  # kubectl repeats a refusal every 5 s: one row per line
+        for t, line in d.log:
+            rows.setdefault(line, [t, t, 0])
+            rows[line][1:] = [t, rows[line][2] + 1]
+        for line, (first, last, count) in rows.items():
+            when = format_duration(first) + (f"-{format_duration(last)} ({count} times)" if count > 1 else "")
+            drain.add_row(when, line)
+        console.print(drain)
 
     timeline = Table(title="Timeline", title_justify="left")
     for col in ("time", "object", "reason", "message"):
