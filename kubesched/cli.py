@@ -48,10 +48,14 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...]) -> N
         render_table(result, console)
         records, preemptions = result.cluster.records(), result.cluster.preemptions()
         for key in sorted(records) if "*" in keys else sorted(keys):
-            victim = any(v["pod"] == key for p in preemptions for v in p["victims"])
-            if records.get(key) or not victim:
+            # A pod that was only removed (preempted, evicted...) is explained by its removal alone.
+            removed = any(v["pod"] == key for p in preemptions for v in p["victims"]) or any(
+                d.pod == key for d in result.cluster.disruptions) or any(
+                e["pod"] == key for e in result.cluster.api.evictions)
+            if records.get(key) or not removed:
                 explain_view.render(key, records.get(key, []), console)
             explain_view.render_victim(key, preemptions, console)
+            explain_view.render_removal(key, result.cluster.disruptions, result.cluster.api.evictions, console)
     else:
         data = to_json(result, keys or None)
         if output == "json":

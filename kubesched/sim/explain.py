@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 
@@ -87,3 +89,22 @@ def render(key: str, records: list[DecisionRecord], console: Console) -> None:
             console.print(score)
             console.print("  cells: weighted score (raw plugin score); ties between equal totals go to the "
                           "node Go's heap puts first, as kube-scheduler v1.35 does")
+
+
+def render_removal(key: str, disruptions: list[Any], evictions: list[dict[str, Any]], console: Console) -> None:
+    """How the pod left its node (any cause) and every eviction asked for it, with the answers."""
+    for d in disruptions:
+        if d.pod != key:
+            continue
+        line = f"[bold]{key}[/bold] was removed from {d.node} at {format_duration(d.time)}: {d.cause}"
+        if d.detail:
+            line += f" ({d.detail})"
+        if d.replacement:
+            line += f"; replaced by {d.replacement}"
+        else:
+            line += "; no replacement yet" if d.owner_uid else "; not replaced (no controller owns it)"
+        console.print(line)
+    for e in evictions:
+        if e["pod"] == key:
+            answer = "allowed" if e["code"] == 200 else f"refused {e['code']}: {e['message']} {' '.join(e['causes'])}"
+            console.print(f"  eviction asked by {e['requester']} at {format_duration(e['time'])}: {answer}")
