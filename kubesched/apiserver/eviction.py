@@ -65,16 +65,16 @@ def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, reque
     try:
         grace, dry_run = _check_body(name, eviction)
         entry["uid"] = api.get("Pod", namespace, name)["metadata"].get("uid")
-        budget = _admit(api, namespace, name, dry_run)
-        entry["pdb"] = budget
-        if not dry_run:
-            _mark_and_delete(api, namespace, name, grace)
+        entry["pdb"] = _admit(api, namespace, name, dry_run)
     except APIError as e:
         entry.update(code=e.code, reason=e.reason, message=e.message, causes=list(e.causes))
         api.evictions.append(entry)
         raise
+    # Recorded before the delete, so watchers of the deletion can tell who evicted the pod.
     entry.update(code=200, reason="", message="", causes=[], dryRun=dry_run)
     api.evictions.append(entry)
+    if not dry_run:
+        _mark_and_delete(api, namespace, name, grace)
     return {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 200}
 
 
