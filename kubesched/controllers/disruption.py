@@ -195,11 +195,12 @@ class DisruptionController:
         """On an error nothing may be disrupted until the next good sync."""
         now = self.api.timestamp()
 
-        def write(st: Obj) -> None:
+        def write(st: Obj) -> bool:
+            changed = st.get("disruptionsAllowed") != 0
             st["disruptionsAllowed"] = 0
-            set_condition(st, {"type": "DisruptionAllowed", "status": "False", "reason": "SyncFailed",
-                               "message": message, "observedGeneration": st.get("observedGeneration"),
-                               "lastTransitionTime": now})
+            return set_condition(st, {"type": "DisruptionAllowed", "status": "False", "reason": "SyncFailed",
+                                      "message": message, "observedGeneration": st.get("observedGeneration"),
+                                      "lastTransitionTime": now}) or changed
 
         self._write(pdb, write)
 

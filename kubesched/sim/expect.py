@@ -60,13 +60,18 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         ok, detail = _check_score(cluster, e["pod"], e["score"])
         if not ok:
             return ok, detail
-    if "event" in e:
-        want = e["event"]
-        ref = f"Pod/{ns}/{name}"
-        events = [ev for ev in cluster.events if ev.object == ref and ev.reason == want.get("reason", ev.reason)]
-        if not any(_message_ok(want, ev.message) for ev in events):
-            seen = "; ".join(f"{ev.reason}: {ev.message}" for ev in events) or "none"
-            return False, f"no matching {want.get('reason', '')} event (seen: {seen})"
+    return _event_ok(cluster, f"Pod/{ns}/{name}", e)
+
+
+def _event_ok(cluster: Cluster, ref: str, e: dict[str, Any]) -> tuple[bool, str]:
+    """`event: {reason, message|messageContains}`: some Event about the object matches."""
+    if "event" not in e:
+        return True, ""
+    want = e["event"]
+    events = [ev for ev in cluster.events if ev.object == ref and ev.reason == want.get("reason", ev.reason)]
+    if not any(_message_ok(want, ev.message) for ev in events):
+        seen = "; ".join(f"{ev.reason}: {ev.message}" for ev in events) or "none"
+        return False, f"no matching {want.get('reason', '')} event (seen: {seen})"
     return True, ""
 
 
@@ -111,7 +116,8 @@ def _check_pdb(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
             return False, f"{key} is {status.get(key) or 0}, expected {e[key]}"
     if "disruptedPods" in e and sorted(status.get("disruptedPods") or {}) != sorted(e["disruptedPods"]):
         return False, f"disruptedPods is {sorted(status.get('disruptedPods') or {})}"
-    return _conditions_ok(pdb, e)
+    ok, detail = _conditions_ok(pdb, e)
+    return _event_ok(cluster, f"PodDisruptionBudget/{ns}/{name}", e) if ok else (ok, detail)
 
 
 def _check_drain(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
