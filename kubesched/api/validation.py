@@ -49,7 +49,7 @@ POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "pr
 NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints", "conditions")
 EVICTION_CHECKS = ("attempt", "code", "message", "messageContains", "cause", "requester")
 PDB_CHECKS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
-              "observedGeneration", "conditions")
+              "observedGeneration", "conditions", "event")
 DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
 EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
                    "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS}
@@ -758,7 +758,9 @@ _KUBELET_CONFIG: _Schema = {
     "evictionHard": {"*": str}, "evictionSoft": {"*": str}, "evictionSoftGracePeriod": {"*": str},
     "evictionMinimumReclaim": {"*": str}, "systemReserved": {"*": str}, "kubeReserved": {"*": str},
     "featureGates": {"*": bool}, "maxPods": int, "evictionMaxPodGracePeriod": int,
-}
+    "evictionPressureTransitionPeriod": str, "mergeDefaultEvictionSettings": bool,
+    "enforceNodeAllocatable": [str],
+}  # the eviction values themselves are checked by kubesched.kubelet.config.problems
 _DESCHEDULER_POLICY: _Schema = {
     "profiles": [{"name": str, "pluginConfig": [{"name": str, "args": dict}],
                   "plugins": {"*": {"enabled": [str], "disabled": [str]}}}],
@@ -830,6 +832,21 @@ def _conditions_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
             c.unsupported(_at(_at(path, "conditions"), ctype), status, CONDITION_STATUSES)
 
 
+def _event_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
+    """`event: {reason, message|messageContains}`."""
+    event = c.get(entry, "event", path, dict)
+    if event is None:
+        return
+    event_path = _at(path, "event")
+    for key in event:
+        if key not in ("reason", "message", "messageContains"):
+            c.err(_at(event_path, key), f'unknown field "{key}" for an event expectation')
+    if not event:
+        c.required(event_path, "at least one of reason, message, messageContains")
+    c.get(event, "reason", event_path, str)
+    _message_check(c, event, event_path)
+
+
 def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
     subjects = [key for key in EXPECT_SUBJECTS if key in entry]
     names = ", ".join(EXPECT_SUBJECTS)
@@ -863,6 +880,8 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
             elif key == "disruptedPods":
                 for i, item in enumerate(c.get(entry, key, path, list) or []):
                     c.typed(item, f"{path}.{key}[{i}]", str)
+            elif key == "event":
+                _event_check(c, entry, path)
             elif key != "conditions":
                 c.get(entry, key, path, int)
         _message_check(c, entry, path)
@@ -891,16 +910,7 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
     c.enum(entry, "phase", path, POD_PHASES)
     c.get(entry, "deleted", path, bool)
     c.get(entry, "priority", path, int, 32)
-    event = c.get(entry, "event", path, dict)
-    if event is not None:
-        event_path = _at(path, "event")
-        for key in event:
-            if key not in ("reason", "message", "messageContains"):
-                c.err(_at(event_path, key), f'unknown field "{key}" for an event expectation')
-        if not event:
-            c.required(event_path, "at least one of reason, message, messageContains")
-        c.get(event, "reason", event_path, str)
-        _message_check(c, event, event_path)
+    _event_check(c, entry, path)
     score = c.get(entry, "score", path, dict)
     if score is not None:
         score_path = _at(path, "score")
@@ -949,14 +959,20 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     if action == "drain":
         _drain_options(c, payload, action_path)
         return
-    # usage: what a pod's containers actually use, per resource (drives kubelet eviction).
+    # usage: what a pod (or one of its containers) uses from now on; the keys are
+    # kubesched.kubelet.usage.USAGE_KEYS (tests/unit/test_kubelet_usage.py keeps the two in step).
+    usage_keys = ("cpu", "memory", "ephemeral-storage", "inodes", "pids", "writable-layer", "writable-layer-inodes")
     c.need(payload, "name", action_path, str)
     c.get(payload, "namespace", action_path, str)
     c.get(payload, "container", action_path, str)
     amounts = {k: v for k, v in payload.items() if k not in ("name", "namespace", "container")}
     if not amounts:
         c.required(action_path, "at least one resource amount (e.g. memory: 1Gi)")
-    _resource_list(c, amounts, action_path)
+    for key in amounts:
+        if key not in usage_keys:
+            c.err(_at(action_path, key), f'unknown field "{key}" (a usage event has namespace, name, '
+                                         f"container and amounts of {', '.join(usage_keys)})")
+    _resource_list(c, {k: v for k, v in amounts.items() if k in usage_keys}, action_path)
 
 
 def _evict_options(c: _Ctx, payload: dict[str, Any], path: str) -> None:

@@ -1,9 +1,21 @@
-"""Simulated node agents: start bound pods, run them for their duration, terminate them gracefully.
+"""Simulated node agents: start bound pods, run them for their duration, terminate them gracefully,
+evict pods under node pressure and let the OOM killer act.
 
 No containers run. A pod bound to a node becomes Running at once; `sim.kubesched.io/duration`
 makes it Succeed after that long; a deleted pod keeps running through its shutdown time (the
 `sim.kubesched.io/shutdown` annotation, else the whole grace period) and is then removed with a
 zero-grace delete, as the kubelet confirms termination to the API server.
+
+What pods and nodes use (kubelet/usage.py) drives node-pressure eviction (kubelet/eviction.py):
+an evicted pod gets an `Evicted` event (and, for node pressure, a DisruptionTarget condition) at
+once, keeps running through its eviction grace period (or its shutdown time, if shorter) and
+then ends Failed with reason `Evicted` and the eviction message, its resources freed. PodDisruptionBudgets are not
+consulted. When usage exceeds a memory limit (a container's, the pods' cgroup, the node) the OOM
+killer ends a container at once (kubelet/oom.py): its status records OOMKilled; under
+restartPolicy Always or OnFailure it restarts immediately (CrashLoopBackOff delays are not
+modelled) with restartCount + 1, under Never it stays terminated and the pod fails when no
+container is left. A killed container starts again with no memory and no processes in use, until
+a `usage` event says otherwise.
 """
 
 from __future__ import annotations
@@ -11,12 +23,24 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.duration import parse_duration
-from kubesched.api.objects import Obj, set_condition
-from kubesched.api.quantity import resource_amount
+from kubesched.api.objects import Obj, is_terminating, set_condition
+from kubesched.api.quantity import QuantityError, resource_amount
 from kubesched.api.resources import pod_requests
+from kubesched.apiserver.errors import BadRequest, NotFoundError
 from kubesched.apiserver.server import APIServer
+from kubesched.kubelet import config as eviction_config
+from kubesched.kubelet.eviction import REASON, EvictionManager
+from kubesched.kubelet.oom import victim
+from kubesched.kubelet.usage import (
+    POD_USAGE_PREFIX,
+    USAGE_KEYS,
+    ContainerUsage,
+    PodUsage,
+    UsageTracker,
+    amount,
+)
 from kubesched.runtime.clock import Timer
-from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 DURATION_ANNOTATION = "sim.kubesched.io/duration"
 DEFAULT_MAX_PODS = 110  # kubelet --max-pods
@@ -33,6 +57,25 @@ def _annotation_seconds(pod: Obj, key: str) -> float | None:
     return None if value is None else parse_duration(value)
 
 
+def _usage_annotations(pod: Obj) -> dict[str, str]:
+    annotations = pod["metadata"].get("annotations") or {}
+    return {key: annotations[POD_USAGE_PREFIX + key] for key in USAGE_KEYS if POD_USAGE_PREFIX + key in annotations}
+
+
+def _node_figures(node: Obj) -> tuple[Any, ...]:
+    """What a node's eviction signals are computed from."""
+    status = node.get("status") or {}
+    return status.get("capacity"), status.get("allocatable"), node["metadata"].get("annotations")
+
+
+def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None) -> None:
+    for ctype in ("Ready", "ContainersReady"):
+        cond = {"type": ctype, "status": "False", "reason": reason, "lastProbeTime": None, "lastTransitionTime": stamp}
+        if message is not None:
+            cond["message"] = message
+        set_condition(status, cond)
+
+
 class Kubelets:
     """All simulated kubelets at once; each pod is handled by the agent of the node it is bound to."""
 
@@ -42,13 +85,35 @@ class Kubelets:
         self.config = config or {}
         self._finish: dict[str, Timer] = {}  # uid -> duration timer
         self._terminate: dict[str, Timer] = {}  # uid -> end of graceful shutdown
+        self._evicting: dict[str, Timer] = {}  # uid -> end of an eviction's grace period
         self._admitted: dict[str, dict[str, dict[str, int]]] = {}  # node -> uid -> requests of pods it runs
         self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
+        self.usage = UsageTracker()
+        self._pending_usage: dict[str, list[tuple[dict[str, int], str | None]]] = {}  # uid -> before it runs
+        # uid -> signal, threshold and what was available when the kubelet evicted the pod.
+        self.pressure_evictions: dict[str, dict] = {}
+        self.eviction = EvictionManager(api, clock, eviction_config.parse(config), self.usage, self._evict,
+                                        self.pressure_evictions)
 
     def start(self) -> None:
+        for node in self.api.store.list("Node"):
+            self._on_node(WatchEvent(ADDED, "Node", node, None))
+        self.api.store.watch(self._on_node, {"Node"})
         for pod in self.api.store.list("Pod"):
-            self._on_pod(WatchEvent("ADDED", "Pod", pod, None))
+            self._on_pod(WatchEvent(ADDED, "Pod", pod, None))
         self.api.store.watch(self._on_pod, {"Pod"})
+
+    def _on_node(self, ev: WatchEvent) -> None:
+        name = ev.obj["metadata"]["name"]
+        if ev.type == DELETED:
+            self.eviction.node_removed(name)
+            return
+        if ev.type == ADDED:
+            self.eviction.node_added(name)
+        elif ev.old is not None and _node_figures(ev.old) == _node_figures(ev.obj):
+            return  # conditions, taints, labels: nothing the signals read
+        self._check_oom(name)
+        self.eviction.touch(name)
 
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
@@ -57,16 +122,20 @@ class Kubelets:
         phase = pod.get("status", {}).get("phase")
         if ev.type == DELETED or phase in ("Succeeded", "Failed"):
             self._admitted.get(node or "", {}).pop(uid, None)
+            if self.usage.remove(uid) is not None:
+                self.eviction.touch(node or "")
         if ev.type == DELETED:
-            for timers in (self._finish, self._terminate):
+            for timers in (self._finish, self._terminate, self._evicting):
                 t = timers.pop(uid, None)
                 if t is not None:
                     t.cancel()
+            self._pending_usage.pop(uid, None)
             return
         if not node:
             return
         if phase == "Running":
             self._admitted.setdefault(node, {}).setdefault(uid, pod_requests(pod.get("spec", {})))
+            self._track(ev, node, self._admitted[node][uid])
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
             if uid not in self._terminate:
@@ -77,7 +146,182 @@ class Kubelets:
             self._finish[uid] = self.clock.call_soon(lambda: self._start_pod(ns, name, uid))
 
     def set_usage(self, ns: str, name: str, amounts: dict[str, str], container: str | None = None) -> None:
-        """A `usage` scenario event: what the pod (or one container) uses from now on."""
+        """A `usage` scenario event: what the pod (or one container) uses from now on. A pod that
+        has not started yet uses it from its start; one that has finished is not affected."""
+        pod = self.api.store.get("Pod", ns, name)
+        if pod is None:
+            raise NotFoundError(f'pods "{name}" not found')
+        spec = pod.get("spec") or {}
+        names = [c.get("name") for c in (*(spec.get("containers") or ()), *(spec.get("initContainers") or ()))]
+        if container is not None and container not in names:
+            raise BadRequest(f'container "{container}" is not valid for pod "{name}"')
+        try:
+            parsed = {key: amount(key, raw) for key, raw in amounts.items() if key in USAGE_KEYS}
+        except QuantityError as e:
+            raise BadRequest(str(e)) from None
+        uid = pod["metadata"].get("uid", "")
+        pu = self.usage.pods.get(uid)
+        if pu is not None:
+            self._apply_usage(pu, parsed, container)
+        elif pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
+            self._pending_usage.setdefault(uid, []).append((parsed, container))
+
+    # ---- usage and the OOM killer -------------------------------------------------------------
+
+    def _track(self, ev: WatchEvent, node: str, requests: dict[str, int]) -> None:
+        """Start accounting a running pod's usage; follow its usage annotations if they change."""
+        pod = ev.obj
+        uid = pod["metadata"].get("uid", "")
+        pu = self.usage.pods.get(uid)
+        if pu is None:
+            pu = self.usage.add(pod, node, requests)
+            for parsed, container in self._pending_usage.pop(uid, ()):
+                self._set(pu, parsed, container)
+            self._usage_changed(pu)
+            return
+        now, before = _usage_annotations(pod), _usage_annotations(ev.old or pod)
+        changed = {}
+        for key, raw in now.items():
+            if before.get(key) != raw:
+                try:
+                    changed[key] = amount(key, raw)
+                except QuantityError:
+                    continue
+        if changed:
+            self._apply_usage(pu, changed, None)
+
+    def _set(self, pu: PodUsage, parsed: dict[str, int], container: str | None) -> None:
+        target = pu.container(container) if container is not None else None
+        if container is not None and (target is None or target.terminated):
+            return  # an init container that is not running alongside, or one that has ended
+        self.usage.update(pu, parsed, target)
+
+    def _apply_usage(self, pu: PodUsage, parsed: dict[str, int], container: str | None) -> None:
+        self._set(pu, parsed, container)
+        self._usage_changed(pu)
+
+    def _usage_changed(self, pu: PodUsage) -> None:
+        self._check_oom(pu.node, pu)
+        self.eviction.touch(pu.node)
+
+    def _check_oom(self, node: str, changed: PodUsage | None = None) -> None:
+        """Kill until every memory cgroup is within its limit: the changed pod's containers and
+        pod, then the pods' cgroup and the node."""
+        res = self.eviction.resources(node)
+        capacity = res.memory_capacity if res is not None else None
+        if changed is not None and changed.base is None:  # at its requests it is within its limits
+            for c in changed.containers:
+                if c.memory_limit is not None and c.usage.get("memory", 0) > c.memory_limit:
+                    self._oom_kill(changed, c, system=False)
+            limit = changed.pod_memory_limit
+            while limit is not None and changed.uid in self.usage.pods and changed.total("memory") > limit:
+                picked = victim([changed], limit, capacity or limit)
+                if picked is None:
+                    break
+                self._oom_kill(*picked, system=False)
+        if res is None or capacity is None:
+            return
+        while True:
+            used = self.usage.node_totals(node)["memory"]
+            if res.system["memory"] + used > capacity:
+                limit, system = capacity, True
+            elif res.pods_memory_limit is not None and used > res.pods_memory_limit:
+                limit, system = res.pods_memory_limit, False
+            else:
+                return
+            picked = victim(self.usage.on_node(node), limit, capacity)
+            if picked is None:
+                return
+            self._oom_kill(*picked, system=system)
+
+    def _oom_kill(self, pu: PodUsage, c: ContainerUsage, system: bool) -> None:
+        """The kernel kills the container; the kubelet records OOMKilled and restarts it (or not)."""
+        self.usage.update(pu, {"memory": 0, "pids": 0}, c)
+        restart = c.sidecar or pu.restart_policy in ("Always", "OnFailure")
+        c.terminated = not restart
+        pod = self._current(pu.namespace, pu.name, pu.uid)
+        if pod is None:
+            return
+        stamp = self.api.timestamp()
+        failed = all(x.terminated for x in pu.containers)
+
+        def record(status: Obj) -> None:
+            started = status.get("startTime") or stamp
+            key = "initContainerStatuses" if c.sidecar else "containerStatuses"
+            statuses = status.get(key)
+            if statuses is None:
+                spec = pod.get("spec") or {}
+                running = [x for x in spec.get("initContainers") or () if x.get("restartPolicy") == "Always"] \
+                    if c.sidecar else spec.get("containers") or ()
+                statuses = status[key] = [
+                    {"name": x.get("name", ""), "image": x.get("image", ""), "imageID": "", "containerID": "",
+                     "ready": True, "started": True, "restartCount": 0,
+                     "state": {"running": {"startedAt": started}}, "lastState": {}} for x in running]
+            cs = next((x for x in statuses if x["name"] == c.name), None)
+            if cs is None:
+                return
+            began = (cs.get("state") or {}).get("running", {}).get("startedAt", started)
+            ended = {"exitCode": 137, "reason": "OOMKilled", "startedAt": began, "finishedAt": stamp}
+            if restart:
+                cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
+                          state={"running": {"startedAt": stamp}}, ready=True, started=True)
+                return
+            cs.update(state={"terminated": ended}, ready=False, started=False)
+            if failed:
+                status["phase"] = "Failed"
+                _not_ready(status, "PodFailed", stamp)
+            else:
+                _not_ready(status, "ContainersNotReady", stamp, f"containers with unready status: [{c.name}]")
+
+        self.api.update_status("Pod", pu.namespace, pu.name, record)
+        if system:
+            node = self.api.store.get("Node", "", pu.node)
+            if node is not None:
+                self.api.record_event(node, "Warning", "SystemOOM",
+                                      f"System OOM encountered, victim process: {c.name}", source="kubelet")
+
+    # ---- node-pressure eviction -----------------------------------------------------------------
+
+    def _evict(self, pu: PodUsage, grace: int, message: str, disruption: bool) -> float:
+        """Start evicting a pod (the eviction manager chose it): it is told at once (with a
+        DisruptionTarget condition for a node-pressure eviction), and it ends Failed/Evicted when
+        its grace period (or its own shorter shutdown) is over. Returns then."""
+        now = self.clock.now()
+        pod = self._current(pu.namespace, pu.name, pu.uid)
+        if pod is None:
+            return now
+        self.api.record_event(pod, "Warning", REASON, message, source="kubelet")
+        stamp = self.api.timestamp()
+        if disruption:
+            self.api.update_status("Pod", pu.namespace, pu.name, lambda status: set_condition(status, {
+                "type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet", "message": message,
+                "lastProbeTime": None, "lastTransitionTime": stamp}))
+        finish = self._finish.pop(pu.uid, None)
+        if finish is not None:
+            finish.cancel()
+        shutdown = _annotation_seconds(pod, SHUTDOWN_ANNOTATION)
+        delay = float(grace) if shutdown is None else min(shutdown, float(grace))
+        ns, name, uid = pu.namespace, pu.name, pu.uid
+        self._evicting[uid] = self.clock.call_later(delay, lambda: self._evicted(ns, name, uid, message))
+        return now + delay
+
+    def _evicted(self, ns: str, name: str, uid: str, message: str) -> None:
+        self._evicting.pop(uid, None)
+        pod = self._current(ns, name, uid)
+        if pod is None or pod["status"].get("phase") in ("Succeeded", "Failed"):
+            return
+        stamp = self.api.timestamp()
+
+        def failed(status: Obj) -> None:
+            status.update(phase="Failed", reason=REASON, message=message)
+            _not_ready(status, "PodFailed", stamp)
+
+        self.api.update_status("Pod", ns, name, failed)
+        if is_terminating(pod):  # already being deleted: the kubelet now confirms it is gone
+            t = self._terminate.pop(uid, None)
+            if t is not None:
+                t.cancel()
+            self._remove(ns, name, uid)
 
     def _current(self, ns: str, name: str, uid: str) -> Obj | None:
         pod = self.api.store.get("Pod", ns, name)
@@ -90,7 +334,7 @@ class Kubelets:
             return
         node = pod["spec"]["nodeName"]
         requests = pod_requests(pod["spec"])
-        refusal = self._admit(node, requests)
+        refusal = self.eviction.admit(pod, node) or self._admit(node, requests)
         if refusal is not None:
             self._reject(pod, *refusal)
             return

@@ -206,10 +206,20 @@ class Cluster:
         cond = get_condition(pod, "DisruptionTarget")
         detail = status.get("message") if cause not in REMOVAL_REASONS.values() and cause != "Drained" \
             else (cond or {}).get("message", "")
+        pressure = self.kubelets.pressure_evictions.get(pod["metadata"].get("uid", "")) if cause == "Evicted" else None
+        if pressure is not None and "threshold" in pressure:
+            kind = "hard" if pressure["hard"] else "soft"
+            detail = f"{pressure['signal']} {pressure['available']} < {pressure['threshold']} ({kind} threshold)"
+        elif pressure is not None:
+            detail = f"{pressure['signal']}: {pressure['message']}"
+        key = f"{pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}"
+        if cause == "Preempted":
+            by = next((p for p in reversed(self.preemptions()) for v in p["victims"] if v["pod"] == key), None)
+            if by is not None:
+                detail = f"by {by['preemptor']} (priority {by['priority']})"
         owner = controller_of(pod)
-        meta = pod["metadata"]
         self.disruptions.append(Disruption(
-            self.now(), f"{meta.get('namespace', 'default')}/{meta['name']}", meta.get("uid", ""),
+            self.now(), key, pod["metadata"].get("uid", ""),
             pod["spec"]["nodeName"], cause, detail or "", owner.get("uid") if owner else None))
 
     def _note_replacement(self, pod: Obj, owner_uid: str | None) -> None:

@@ -11,6 +11,7 @@ from kubesched.api.loader import LoadedObject, collect_paths
 from kubesched.api.validation import validate
 from kubesched.apiserver.errors import APIError
 from kubesched.kubectl.drain import DrainOptions
+from kubesched.kubelet.config import problems as kubelet_config_problems
 from kubesched.runtime.cluster import Cluster, Rejection
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import ConfigError, SchedulerConfig, build_profiles
@@ -41,6 +42,8 @@ def load(paths: list[str]) -> Scenario:
     served: dict[str, LoadedObject] = {}
     for lo in loaded:
         valid = not any(p.source == lo.source and p.doc == lo.doc for p in problems)
+        if lo.obj.get("kind") == "KubeletConfiguration" and valid:
+            problems.extend(lo.problem(path, message) for path, message in kubelet_config_problems(lo.obj))
         if lo.obj.get("kind") == "KubeSchedulerConfiguration" and valid:
             try:
                 config = check_config(lo.obj, lo)
