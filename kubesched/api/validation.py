@@ -54,6 +54,12 @@ DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
 EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
                    "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS}
 CONDITION_STATUSES = ("True", "False", "Unknown")
+# Simulation annotations: the kubelet's usage model (kubesched.kubelet.usage; the README lists them;
+# tests/unit/test_kubelet_usage.py keeps these in step with it).
+SIM_PREFIX = "sim.kubesched.io/"
+SIM_USAGE_KEYS = ("cpu", "memory", "ephemeral-storage", "inodes", "pids", "writable-layer", "writable-layer-inodes")
+SIM_NODE_AMOUNTS = ("inodes", "pid-max", "imagefs-capacity", "imagefs-inodes")
+SIM_SYSTEM_USAGE_KEYS = ("memory", "ephemeral-storage", "inodes", "pids", "images", "images-inodes")
 # Annotations the simulated kubelet reads as durations: how long a pod runs, how long it takes to stop.
 SIM_DURATION_ANNOTATIONS = ("sim.kubesched.io/duration", "sim.kubesched.io/shutdown")
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
@@ -232,10 +238,20 @@ def _labels(c: _Ctx, value: Any, path: str) -> dict[str, str]:
     return labels
 
 
-def _annotations(c: _Ctx, value: Any, path: str, pod: bool) -> None:
+def _annotations(c: _Ctx, value: Any, path: str, pod: bool, node: bool = False) -> None:
     annotations = _string_map(c, value, path)
     for key in SIM_DURATION_ANNOTATIONS if pod else ():
         c.duration(annotations, key, path)
+    for key, raw in annotations.items():
+        if not key.startswith(SIM_PREFIX) or key in SIM_DURATION_ANNOTATIONS:
+            continue
+        name = key[len(SIM_PREFIX):]
+        if pod and name.startswith("usage-") and name[len("usage-"):] in SIM_USAGE_KEYS or \
+                node and (name in SIM_NODE_AMOUNTS or name.startswith("system-usage-")
+                          and name[len("system-usage-"):] in SIM_SYSTEM_USAGE_KEYS):
+            _quantity(c, raw, _at(path, key))
+        elif pod or node:
+            c.err(_at(path, key), "unknown simulation annotation (see the README's list)")
 
 
 def _timestamp(c: _Ctx, obj: dict[str, Any], key: str, path: str) -> None:
@@ -267,7 +283,7 @@ def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
         if namespace:
             c.names(namespace, _at(meta_path, "namespace"), dns_label_errors)
     _labels(c, meta.get("labels"), _at(meta_path, "labels"))
-    _annotations(c, meta.get("annotations"), _at(meta_path, "annotations"), kind == "Pod")
+    _annotations(c, meta.get("annotations"), _at(meta_path, "annotations"), kind == "Pod", kind == "Node")
     _timestamp(c, meta, "creationTimestamp", meta_path)
     for i, owner in enumerate(c.get(meta, "ownerReferences", meta_path, list) or []):
         owner_path = f"{meta_path}.ownerReferences[{i}]"
@@ -959,9 +975,8 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     if action == "drain":
         _drain_options(c, payload, action_path)
         return
-    # usage: what a pod (or one of its containers) uses from now on; the keys are
-    # kubesched.kubelet.usage.USAGE_KEYS (tests/unit/test_kubelet_usage.py keeps the two in step).
-    usage_keys = ("cpu", "memory", "ephemeral-storage", "inodes", "pids", "writable-layer", "writable-layer-inodes")
+    # usage: what a pod (or one of its containers) uses from now on.
+    usage_keys = SIM_USAGE_KEYS
     c.need(payload, "name", action_path, str)
     c.get(payload, "namespace", action_path, str)
     c.get(payload, "container", action_path, str)

@@ -95,3 +95,33 @@ def test_validation_accepts_exactly_the_usage_keys() -> None:
         assert [p.path for p in e.problems] == ["spec.events[0].usage.gpus"]
     else:
         raise AssertionError("an unknown usage key was accepted")
+
+
+def test_validation_knows_every_simulation_annotation() -> None:
+    from kubesched.api.validation import SIM_NODE_AMOUNTS, SIM_SYSTEM_USAGE_KEYS, SIM_USAGE_KEYS
+    from kubesched.kubelet import usage
+
+    assert SIM_USAGE_KEYS == USAGE_KEYS
+    assert SIM_SYSTEM_USAGE_KEYS == usage.SYSTEM_KEYS
+    assert {f"sim.kubesched.io/{k}" for k in SIM_NODE_AMOUNTS} == {
+        usage.NODE_INODES, usage.NODE_PID_MAX, usage.IMAGEFS_CAPACITY, usage.IMAGEFS_INODES}
+
+
+def test_bad_usage_annotations_are_input_errors() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {
+        "sim.kubesched.io/usage-memory": "lots", "sim.kubesched.io/usage-gpus": "1"}},
+        "spec": {"containers": [{"name": "c", "image": "x"}]}}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "annotations": {
+        "sim.kubesched.io/pid-max": "-5", "sim.kubesched.io/system-usage-memory": "1Gi"}}}
+    try:
+        validate([LoadedObject(pod, "p.yaml", 1), LoadedObject(node, "n.yaml", 1)])
+    except InputError as e:
+        assert [str(p) for p in e.problems] == [
+            'p.yaml doc 1: metadata.annotations.sim.kubesched.io/usage-memory: "lots" is not a quantity',
+            "p.yaml doc 1: metadata.annotations.sim.kubesched.io/usage-gpus: unknown simulation annotation "
+            "(see the README's list)",
+            "n.yaml doc 1: metadata.annotations.sim.kubesched.io/pid-max: Invalid value: \"-5\": must be greater "
+            "than or equal to 0",
+        ]
+    else:
+        raise AssertionError("bad annotations were accepted")
