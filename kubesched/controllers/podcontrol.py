@@ -1,0 +1,131 @@
+"""What the workload controllers share from pkg/controller/controller_utils.go: which pods are
+active, the controller reference they stamp on what they create, pods made from a template
+(GetPodFromTemplate), creating and deleting them with the events RealPodControl records, and the
+template hash (ComputeHash) that names a Deployment's ReplicaSets and labels DaemonSet pods.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from kubesched.api.objects import Obj, deep_copy, get_condition, is_pod_ready, is_terminal, is_terminating
+from kubesched.apiserver.errors import APIError, Forbidden, NotFoundError
+from kubesched.apiserver.server import APIServer
+
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's alphanums: no vowels, no 0/1/3
+FNV32_OFFSET = 0x811C9DC5
+FNV32_PRIME = 0x01000193
+
+
+def is_pod_active(pod: Obj) -> bool:
+    """controller.IsPodActive: not Succeeded or Failed, and not terminating."""
+    return not is_terminal(pod) and not is_terminating(pod)
+
+
+def is_pod_terminating(pod: Obj) -> bool:
+    """Counted in status.terminatingReplicas: deleting but not yet finished."""
+    return is_terminating(pod) and not is_terminal(pod)
+
+
+def is_pod_available(pod: Obj, min_ready_seconds: int, now: float, seconds: Callable[[str], float]) -> bool:
+    """podutil.IsPodAvailable: Ready, and for longer than minReadySeconds (strictly)."""
+    if not is_pod_ready(pod):
+        return False
+    if min_ready_seconds == 0:
+        return True
+    since = (get_condition(pod, "Ready") or {}).get("lastTransitionTime")
+    return bool(since) and seconds(since) + min_ready_seconds < now
+
+
+def controller_ref(owner: Obj) -> Obj:
+    """metav1.NewControllerRef: blockOwnerDeletion so foreground deletion waits for the pod."""
+    meta = owner["metadata"]
+    return {"apiVersion": owner.get("apiVersion", "apps/v1"), "kind": owner["kind"], "name": meta["name"],
+            "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}
+
+
+def owned_by(obj: Obj, owner: Obj) -> bool:
+    for ref in obj["metadata"].get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref.get("uid") == owner["metadata"]["uid"]
+    return False
+
+
+def pod_from_template(template: Obj, owner: Obj) -> Obj:
+    """GetPodFromTemplate: the template's labels, annotations, finalizers and spec, named
+    `<owner>-<random>` by the API server, controlled by `owner`, in the owner's namespace."""
+    meta = template.get("metadata") or {}
+    pod_meta: Obj = {"generateName": f"{owner['metadata']['name']}-",
+                     "namespace": owner["metadata"].get("namespace", "default"),
+                     "labels": dict(meta.get("labels") or {})}
+    for key in ("annotations", "finalizers"):
+        if meta.get(key):
+            pod_meta[key] = deep_copy(meta[key])
+    pod_meta["ownerReferences"] = [controller_ref(owner)]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": deep_copy(template.get("spec") or {})}
+
+
+def create_pod(api: APIServer, template: Obj, owner: Obj, source: str) -> str | None:
+    """RealPodControl.CreatePods: create one pod and record the event; returns the refusal's text."""
+    pod = pod_from_template(template, owner)
+    try:
+        created = api.create(pod)
+    except APIError as e:
+        text = _error_text(pod, e)
+        api.record_event(owner, "Warning", "FailedCreate", f"Error creating: {text}", source=source)
+        return text
+    api.record_event(owner, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}",
+                     source=source)
+    return None
+
+
+def delete_pod(api: APIServer, pod: Obj, owner: Obj, source: str) -> str | None:
+    """RealPodControl.DeletePod: a graceful delete; a pod already gone is no error and no event."""
+    meta = pod["metadata"]
+    try:
+        api.delete("Pod", meta.get("namespace", "default"), meta["name"])
+    except NotFoundError:
+        return None
+    except APIError as e:
+        api.record_event(owner, "Warning", "FailedDelete", f"Error deleting: {e.message}", source=source)
+        return f"unable to delete pods: {e.message}"
+    api.record_event(owner, "Normal", "SuccessfulDelete", f"Deleted pod: {meta['name']}", source=source)
+    return None
+
+
+def slow_start_batch(count: int, create: Callable[[], str | None]) -> str | None:
+    """slowStartBatch: call `create` in batches of 1, 2, 4, ... and stop after a batch with a
+    failure, so a template the API refuses costs one request (and one event), not `count`."""
+    remaining, batch = count, min(count, 1)
+    while batch > 0:
+        errors = [e for e in (create() for _ in range(batch)) if e is not None]
+        if errors:
+            return errors[0]
+        remaining -= batch
+        batch = min(2 * batch, remaining)
+    return None
+
+
+def _error_text(pod: Obj, e: APIError) -> str:
+    """How the client prints a refused create: admission names the pod by its generateName."""
+    if isinstance(e, Forbidden):
+        return f'pods "{pod["metadata"]["generateName"]}" is forbidden: {e.message}'
+    return e.message
+
+
+def compute_hash(template: Obj, collision_count: int | None = None) -> str:
+    """controller.ComputeHash: FNV-1a (32 bit) of the template, plus the collision count when set,
+    written in decimal and re-spelt with SAFE_ALPHABET (rand.SafeEncodeString).
+
+    Go hashes its own printout of the struct, so the value differs from a real cluster's; here the
+    input is the template's canonical JSON (sorted keys), which makes the hash stable across runs
+    and machines and changes exactly when the template does. Like Go's it is up to 10 characters.
+    """
+    data = json.dumps(template, sort_keys=True, separators=(",", ":")).encode()
+    if collision_count is not None:
+        data += (collision_count & 0xFFFFFFFF).to_bytes(8, "little")  # PutUint32 into 8 bytes
+    h = FNV32_OFFSET
+    for byte in data:
+        h = ((h ^ byte) * FNV32_PRIME) & 0xFFFFFFFF
+    return "".join(SAFE_ALPHABET[ord(ch) % len(SAFE_ALPHABET)] for ch in str(h))
