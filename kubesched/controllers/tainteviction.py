@@ -1,16 +1,226 @@
-"""TaintEvictionController (placeholder until built)."""
+"""The taint eviction controller (the "taint manager"): removes pods from nodes whose NoExecute
+taints they do not tolerate.
+
+Follows pkg/controller/tainteviction (v1.35). It keeps each node's NoExecute taints and, when
+they change or a pod lands on (or changes its tolerations on) a tainted node, decides the pod's
+fate from the first toleration that matches each taint:
+
+- a taint nothing tolerates: the pod is deleted at once;
+- all tolerated: the smallest `tolerationSeconds` among those tolerations (zero or less: at once),
+  counted from the moment the controller saw the pod with the taints; none set: it stays for good.
+
+A scheduled eviction is kept as it is when the pod is looked at again (upstream compares its
+creation time with a later `now`, so the older one always wins). It is cancelled, with a
+"Cancelling deletion" event, when the node's NoExecute taints are gone, when the pod comes to
+tolerate them forever, or when the pod itself is gone. Deleting a node only forgets its taints:
+pending evictions stay until they fire or the pod goes (PodGC removes the orphans), as upstream.
+When one fires: a "Marking for deletion" event, the DisruptionTarget condition
+(DeletionByTaintManager), then an ordinary delete, so the pod gets its own grace period.
+
+Deliberate difference: a pod that is already terminating is left alone. Upstream would repeat
+the event and overwrite its DisruptionTarget reason, and its second delete would change nothing.
+"""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
+from kubesched.api.objects import Obj, is_terminating, set_condition
+from kubesched.api.taints import tolerates
+from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
+from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Timer
+from kubesched.store.base import DELETED, MODIFIED, Store, WatchEvent
+
+SOURCE = "taint-eviction-controller"
+EVENT_REASON = "TaintManagerEviction"
+DISRUPTION_REASON = "DeletionByTaintManager"
+DISRUPTION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
+
+PodKey = tuple[str, str]  # namespace, name
+
+
+def pod_key(pod: Obj) -> PodKey:
+    return pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
+
+
+class PodsByNode:
+    """Pods by spec.nodeName, kept from watch events (the informers' spec.nodeName index), so a
+    node's pods are found without scanning every pod in the cluster."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._on_node: dict[str, dict[PodKey, None]] = {}
+        self._node_of: dict[PodKey, str] = {}
+
+    def start(self) -> None:
+        for pod in self._store.list("Pod"):
+            self._place(pod_key(pod), pod["spec"].get("nodeName"))
+        self._store.watch(self._on_pod, {"Pod"})
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        self._place(pod_key(ev.obj), None if ev.type == DELETED else ev.obj["spec"].get("nodeName"))
+
+    def _place(self, key: PodKey, node: str | None) -> None:
+        old = self._node_of.get(key)
+        if old == node:
+            return
+        if old is not None:
+            keys = self._on_node[old]
+            del keys[key]
+            if not keys:
+                del self._on_node[old]
+            del self._node_of[key]
+        if node:
+            self._on_node.setdefault(node, {})[key] = None
+            self._node_of[key] = node
+
+    def pods(self, node: str) -> list[Obj]:
+        found = (self._store.get("Pod", ns, name) for ns, name in self._on_node.get(node, ()))
+        return [p for p in found if p is not None]
+
+
+def no_execute_taints(node: Obj | None) -> list[Obj]:
+    return [t for t in ((node or {}).get("spec") or {}).get("taints") or () if t.get("effect") == "NoExecute"]
+
+
+def matching_tolerations(taints: list[Obj], tolerations: list[Obj]) -> list[Obj] | None:
+    """GetMatchingTolerations: the first toleration matching each taint, or None when a taint has
+    none."""
+    used = []
+    for taint in taints:
+        match = next((t for t in tolerations if tolerates(t, taint)), None)
+        if match is None:
+            return None
+        used.append(match)
+    return used
+
+
+def min_toleration_seconds(tolerations: list[Obj]) -> float | None:
+    """getMinTolerationTime: seconds until eviction, None for never."""
+    if not tolerations:
+        return 0.0
+    limits = [t["tolerationSeconds"] for t in tolerations if t.get("tolerationSeconds") is not None]
+    if not limits:
+        return None
+    return float(max(min(limits), 0))
 
 
 class TaintEvictionController:
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
         self.clock = clock
+        self.pods = PodsByNode(api.store)
+        self._tainted: dict[str, list[Obj]] = {}  # node -> its NoExecute taints (taintedNodes)
+        self._evictions: dict[PodKey, Timer] = {}  # pending timed evictions
+        self._node_queue = WorkQueue(clock, self._sync_node)
+        self._pod_queue = WorkQueue(clock, self._sync_pod)
 
     def start(self) -> None:
-        pass
+        store = self.api.store
+        self.pods.start()
+        for node in store.list("Node"):
+            self._node_queue.add(node["metadata"]["name"])
+        for pod in store.list("Pod"):
+            self._pod_queue.add(pod_key(pod))
+        store.watch(self._on_node, {"Node"})
+        store.watch(self._on_pod, {"Pod"})
+
+    # ---- watch handlers ---------------------------------------------------------------------
+
+    def _on_node(self, ev: WatchEvent) -> None:
+        if ev.type == MODIFIED and no_execute_taints(ev.old) == no_execute_taints(ev.obj):
+            return
+        self._node_queue.add(ev.obj["metadata"]["name"])
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        if ev.type == MODIFIED and ev.old is not None:
+            old, new = ev.old.get("spec") or {}, ev.obj.get("spec") or {}
+            if (old.get("tolerations") or []) == (new.get("tolerations") or []) \
+                    and old.get("nodeName") == new.get("nodeName"):
+                return
+        self._pod_queue.add(pod_key(ev.obj))
+
+    # ---- syncs --------------------------------------------------------------------------------
+
+    def _sync_node(self, name: str) -> None:
+        """handleNodeUpdate. A deleted node's pods keep their pending evictions."""
+        node = self.api.store.get("Node", "", name)
+        taints = no_execute_taints(node)
+        if taints:
+            self._tainted[name] = taints
+        else:
+            self._tainted.pop(name, None)
+        if node is None:
+            return
+        pods = self.pods.pods(name)
+        if not taints:
+            for pod in pods:
+                self._cancel(pod_key(pod))
+            return
+        now = self.clock.now()
+        for pod in pods:
+            self._process(pod, taints, now)
+
+    def _sync_pod(self, key: PodKey) -> None:
+        """handlePodUpdate."""
+        pod = self.api.store.get("Pod", *key)
+        if pod is None:
+            self._cancel(key)
+            return
+        taints = self._tainted.get(pod["spec"].get("nodeName") or "")
+        if taints:
+            self._process(pod, taints, self.clock.now())
+
+    def _process(self, pod: Obj, taints: list[Obj], now: float) -> None:
+        """processPodOnNode."""
+        if is_terminating(pod):
+            return
+        key = pod_key(pod)
+        used = matching_tolerations(taints, pod["spec"].get("tolerations") or [])
+        if used is None:
+            self._cancel(key)
+            self._evict(key)
+            return
+        seconds = min_toleration_seconds(used)
+        if seconds is None:
+            self._cancel(key)
+            return
+        if key in self._evictions:
+            return
+        if seconds <= 0:
+            self._evict(key)
+            return
+        self._evictions[key] = self.clock.call_at(now + seconds, lambda: self._fire(key))
+
+    # ---- evictions ----------------------------------------------------------------------------
+
+    def _fire(self, key: PodKey) -> None:
+        del self._evictions[key]
+        self._evict(key)
+
+    def _cancel(self, key: PodKey) -> None:
+        timer = self._evictions.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+            self._event(key, f"Cancelling deletion of Pod {key[0]}/{key[1]}")
+
+    def _evict(self, key: PodKey) -> None:
+        """deletePodHandler: the event, the DisruptionTarget condition, a graceful delete."""
+        pod = self.api.store.get("Pod", *key)
+        if pod is None or is_terminating(pod):
+            return
+        self._event(key, f"Marking for deletion Pod {key[0]}/{key[1]}")
+        cond = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                "lastTransitionTime": self.api.timestamp(), "reason": DISRUPTION_REASON,
+                "message": DISRUPTION_MESSAGE}
+        with contextlib.suppress(NotFoundError):
+            self.api.update_status("Pod", *key, lambda status: set_condition(status, cond))
+            self.api.delete("Pod", *key)
+
+    def _event(self, key: PodKey, message: str) -> None:
+        # Upstream's reference names the pod without its UID.
+        ref = {"kind": "Pod", "metadata": {"namespace": key[0], "name": key[1]}}
+        self.api.record_event(ref, "Normal", EVENT_REASON, message, source=SOURCE)
