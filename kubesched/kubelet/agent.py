@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.duration import parse_duration
-from kubesched.api.objects import Obj, is_terminating, set_condition
+from kubesched.api.objects import Obj, get_condition, is_pod_ready, is_terminating, set_condition
 from kubesched.api.quantity import QuantityError, resource_amount
 from kubesched.api.resources import pod_requests
 from kubesched.apiserver.errors import BadRequest, NotFoundError
@@ -110,10 +110,29 @@ class Kubelets:
             return
         if ev.type == ADDED:
             self.eviction.node_added(name)
-        elif ev.old is not None and _node_figures(ev.old) == _node_figures(ev.obj):
+        elif ev.old is not None and not _node_ready(ev.old) and _node_ready(ev.obj):
+            self._pods_ready_again(name)
+        if ev.type != ADDED and ev.old is not None and _node_figures(ev.old) == _node_figures(ev.obj):
             return  # conditions, taints, labels: nothing the signals read
         self._check_oom(name)
         self.eviction.touch(name)
+
+    def _pods_ready_again(self, node: str) -> None:
+        """The node reports again: its running pods (marked not ready by the node lifecycle
+        controller while it was silent) are ready once more, as the kubelet's status sync says."""
+        now = self.api.timestamp()
+        for pod in self.api.store.list("Pod"):
+            if pod.get("spec", {}).get("nodeName") != node or pod.get("status", {}).get("phase") != "Running" \
+                    or pod["metadata"].get("deletionTimestamp") or is_pod_ready(pod):
+                continue
+            meta = pod["metadata"]
+
+            def ready(status: Obj) -> None:
+                for ctype in ("Ready", "ContainersReady"):
+                    set_condition(status, {"type": ctype, "status": "True", "lastProbeTime": None,
+                                           "lastTransitionTime": now})
+
+            self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"], ready)
 
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
@@ -420,3 +439,9 @@ class Kubelets:
         self._terminate.pop(uid, None)
         if self._current(ns, name, uid) is not None:
             self.api.delete("Pod", ns, name, grace_period=0)
+
+
+def _node_ready(node: Obj) -> bool:
+    """A node without a Ready condition counts as ready (simulated nodes need not report one)."""
+    cond = get_condition(node, "Ready")
+    return cond is None or cond.get("status") == "True"

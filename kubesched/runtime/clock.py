@@ -79,6 +79,7 @@ class VirtualClock:
             heapq.heappop(heap)
             if timer.cancelled:
                 continue
+            timer.owner = None  # it has run: a later cancel() must not count it off again
             if not timer.daemon:
                 self._live -= 1
             self._now = timer.when

@@ -200,7 +200,10 @@ class Cluster:
         if ev.type == DELETED or is_terminating(pod):
             cause = self._removal_cause(pod)
         elif status.get("phase") == "Failed":
-            cause = status.get("reason") or "Failed"
+            # Who failed it (the kubelet's eviction, pod GC) says why; else the kubelet's reason.
+            target = get_condition(pod, "DisruptionTarget")
+            cause = self._removal_cause(pod) if target and target.get("reason") in REMOVAL_REASONS \
+                and target.get("reason") != "TerminationByKubelet" else status.get("reason") or "Failed"
         else:
             return
         cond = get_condition(pod, "DisruptionTarget")

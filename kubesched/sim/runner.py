@@ -130,5 +130,8 @@ def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
         else:
             final.append(e)
     cluster.run(scenario.until)
+    checked = {id(r.expect) for r in result.expects}
+    result.expects.extend(ExpectResult(e, False, f"not checked: the run ended at {cluster.now():g}s", cluster.now())
+                          for e in scenario.expects if e.get("at") is not None and id(e) not in checked)
     result.expects.extend(check(cluster, e) for e in final)
     return result
