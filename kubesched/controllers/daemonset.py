@@ -43,12 +43,9 @@ from kubesched.controllers.podcontrol import (
     is_pod_available,
     slow_start_batch,
 )
-from kubesched.controllers.podevents import became_ready, owners_to_sync, selector_of
-from kubesched.controllers.podindex import OwnerIndex, changes_what_controllers_do
-from kubesched.controllers.ratelimit import FailureBackoff
+from kubesched.controllers.podevents import selector_of
+from kubesched.controllers.podowner import PodOwnerController, object_key
 from kubesched.controllers.refmanager import claim
-from kubesched.controllers.settle import SettledSyncs, status_only
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 SOURCE = "daemonset-controller"
@@ -56,46 +53,18 @@ BURST_REPLICAS = 250  # pods created or deleted per sync at most
 FAILED_POD_BACKOFF = (1.0, 900.0)  # failedPodsBackoff: initial and maximum delay, seconds
 
 
-def _key(obj: Obj) -> tuple[str, str]:
-    return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
+class DaemonSetController(PodOwnerController):
+    kind = "DaemonSet"
 
-
-class DaemonSetController:
     def __init__(self, api: APIServer, clock: Any) -> None:
-        self.api = api
-        self.clock = clock
-        self.queue = WorkQueue(clock, self._sync)
-        self.backoff = FailureBackoff(clock, self.queue)
-        self.settled = SettledSyncs(clock, self.queue)
-        self.pods = OwnerIndex()
+        super().__init__(api, clock)
         self._failed_pods: dict[str, tuple[float, float]] = {}  # backoff key -> (delay, last update)
 
     def start(self) -> None:
-        self.pods.fill(self.api.store)
-        for ds in self.api.store.list("DaemonSet"):
-            self.queue.add(_key(ds))
-        self.api.store.watch(self._on_daemon_set, {"DaemonSet"})
-        self.api.store.watch(self._on_pod, {"Pod"})
+        super().start()
         self.api.store.watch(self._on_node, {"Node"})
 
     # ---- event handlers -------------------------------------------------------------------------------
-
-    def _on_daemon_set(self, ev: WatchEvent) -> None:
-        if ev.type == DELETED:
-            self.backoff.forget(_key(ev.obj))
-        elif status_only(ev):
-            self.settled.add(_key(ev.obj))  # its own status write: a resync, not a change to act on
-        else:
-            self.queue.add(_key(ev.obj))
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        self.pods.update(ev)
-        acts = changes_what_controllers_do(ev)
-        for ds in owners_to_sync(ev, "DaemonSet", self.api.store):
-            (self.queue if acts else self.settled).add(_key(ds))
-            min_ready = ds["spec"].get("minReadySeconds") or 0
-            if min_ready > 0 and became_ready(ev):
-                self.queue.add_after(_key(ds), min_ready + 1)
 
     def _on_node(self, ev: WatchEvent) -> None:
         """addNode / updateNode (only label or taint changes matter), and node deletion."""
@@ -110,7 +79,7 @@ class DaemonSetController:
             wanted = [ds for ds in self.api.store.list("DaemonSet")
                       if NodeFit(ds).should_run(old) != NodeFit(ds).should_run(node)]
         for ds in wanted:
-            self.queue.add(_key(ds))
+            self.queue.add(object_key(ds))
 
     # ---- sync (syncDaemonSet) -------------------------------------------------------------------------
 
@@ -192,7 +161,7 @@ class DaemonSetController:
         delay, last = self._failed_pods.get(key, (0.0, 0.0))
         expired = key not in self._failed_pods or now - last > 2 * maximum
         if not expired and now - last < delay:
-            self.queue.add_after(_key(ds), delay)
+            self.queue.add_after(object_key(ds), delay)
             return True
         self._failed_pods[key] = (initial if expired else min(2 * delay, maximum), now)
         return False
@@ -243,11 +212,11 @@ class DaemonSetController:
         if observe:
             status["observedGeneration"] = ds["metadata"].get("generation", 1)
         try:
-            self.api.update_status("DaemonSet", *_key(ds), lambda st: (st.clear(), st.update(status)))
+            self.api.update_status("DaemonSet", *object_key(ds), lambda st: (st.clear(), st.update(status)))
         except NotFoundError:
             return
         if min_ready > 0 and ready != available:
-            self.queue.add_after(_key(ds), min_ready)
+            self.queue.add_after(object_key(ds), min_ready)
 
 
 def _pods_by_node(pods: list[Obj]) -> dict[str, list[Obj]]:

@@ -28,6 +28,7 @@ from kubesched.apiserver.server import APIServer
 from kubesched.controllers import deploymentutil as du
 from kubesched.controllers.podcontrol import controller_ref
 from kubesched.controllers.podevents import selector_of
+from kubesched.controllers.podowner import object_key
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.replicaset import replicas_of
@@ -36,10 +37,6 @@ from kubesched.runtime.clock import Timer
 from kubesched.store.base import DELETED, WatchEvent
 
 SOURCE = "deployment-controller"
-
-
-def _key(obj: Obj) -> tuple[str, str]:
-    return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
 
 
 class DeploymentController:
@@ -52,7 +49,7 @@ class DeploymentController:
 
     def start(self) -> None:
         for d in self.api.store.list("Deployment"):
-            self.queue.add(_key(d))
+            self.queue.add(object_key(d))
         self.api.store.watch(self._on_deployment, {"Deployment"})
         self.api.store.watch(self._on_replica_set, {"ReplicaSet"})
         self.api.store.watch(self._on_pod, {"Pod"})
@@ -61,9 +58,9 @@ class DeploymentController:
 
     def _on_deployment(self, ev: WatchEvent) -> None:
         if ev.type == DELETED:
-            self.backoff.forget(_key(ev.obj))
+            self.backoff.forget(object_key(ev.obj))
         else:
-            self.queue.add(_key(ev.obj))
+            self.queue.add(object_key(ev.obj))
 
     def _on_replica_set(self, ev: WatchEvent) -> None:
         """addReplicaSet/updateReplicaSet/deleteReplicaSet: wake the owner (the old one too when
@@ -74,12 +71,12 @@ class DeploymentController:
             if ref is not None:
                 d = self._resolve(obj, ref)
                 if d is not None:
-                    self.queue.add(_key(d))
+                    self.queue.add(object_key(d))
             elif ev.type != DELETED:
                 labels = obj["metadata"].get("labels") or {}
                 for d in self.api.store.list("Deployment", obj["metadata"].get("namespace", "default")):
                     if selector_of(d).matches(labels):
-                        self.queue.add(_key(d))
+                        self.queue.add(object_key(d))
 
     def _on_pod(self, ev: WatchEvent) -> None:
         """deletePod: a Recreate rollout waits for the old pods to be gone."""
@@ -92,7 +89,7 @@ class DeploymentController:
         d_ref = controller_of(rs) if rs is not None and rs["metadata"].get("uid") == ref.get("uid") else None
         d = self._resolve(rs, d_ref) if rs is not None and d_ref is not None else None
         if d is not None:
-            self.queue.add(_key(d))
+            self.queue.add(object_key(d))
 
     def _resolve(self, obj: Obj, ref: Obj) -> Obj | None:
         if ref.get("kind") != "Deployment":
@@ -282,7 +279,7 @@ class DeploymentController:
         if old_scale == new_scale:
             return
         desired, max_replicas = replicas_of(d), replicas_of(d) + du.max_surge(d)
-        updated = deep_copy(self.api.get("ReplicaSet", *_key(rs)))
+        updated = deep_copy(self.api.get("ReplicaSet", *object_key(rs)))
         updated["spec"]["replicas"] = new_scale
         du.set_replicas_annotations(updated, desired, max_replicas)
         self.api.update(updated)
@@ -304,7 +301,7 @@ class DeploymentController:
                     rs["metadata"].get("generation", 1) > status.get("observedGeneration", 0):
                 continue
             with contextlib.suppress(NotFoundError):
-                self.api.delete("ReplicaSet", *_key(rs))
+                self.api.delete("ReplicaSet", *object_key(rs))
 
     # ---- the Deployment's own object --------------------------------------------------------------
 
@@ -319,7 +316,7 @@ class DeploymentController:
     def _write_deployment(self, d: Obj) -> None:
         """Store the working copy's revision annotation and status (upstream sends both in one
         status update, whose strategy keeps annotations)."""
-        ns, name = _key(d)
+        ns, name = object_key(d)
         stored = self.api.get("Deployment", ns, name)
         revision = (d["metadata"].get("annotations") or {}).get(du.REVISION)
         if revision is not None and (stored["metadata"].get("annotations") or {}).get(du.REVISION) != revision:
@@ -396,7 +393,7 @@ class DeploymentController:
     def _requeue_stuck(self, d: Obj, status: Obj, deadline: int | None) -> None:
         """requeueStuckDeployment: look again when the progress deadline passes; a check made
         needless by completion is dropped, so it does not keep a simulation going."""
-        key = _key(d)
+        key = object_key(d)
         check = self._progress_checks.pop(key, None)
         if check is not None:
             check.cancel()

@@ -23,6 +23,7 @@ from kubesched.api.objects import Obj, controller_of, is_pod_ready, is_terminati
 from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_selector
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
+from kubesched.controllers.podowner import object_key
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.store.base import WatchEvent
 
@@ -46,18 +47,14 @@ class DisruptionController:
 
     def start(self) -> None:
         for pdb in self.api.store.list("PodDisruptionBudget"):
-            self.queue.add(self._key(pdb))
+            self.queue.add(object_key(pdb))
         self.api.store.watch(self._on_pdb, {"PodDisruptionBudget"})
         self.api.store.watch(self._on_pod, {"Pod"})
         self.api.store.watch(self._on_scale, {"ReplicaSet", "Deployment"})
 
-    @staticmethod
-    def _key(obj: Obj) -> tuple[str, str]:
-        return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
-
     def _on_pdb(self, ev: WatchEvent) -> None:
         if ev.type != "DELETED":
-            self.queue.add(self._key(ev.obj))
+            self.queue.add(object_key(ev.obj))
 
     def _on_pod(self, ev: WatchEvent) -> None:
         for pod in (ev.obj, ev.old):
@@ -66,14 +63,14 @@ class DisruptionController:
             ns = pod["metadata"].get("namespace", "default")
             for pdb in self.api.store.list("PodDisruptionBudget", ns):
                 if pdb_covers(pdb, pod, pdb_selector(pdb)):
-                    self.queue.add(self._key(pdb))
+                    self.queue.add(object_key(pdb))
 
     def _on_scale(self, ev: WatchEvent) -> None:
         if ev.old is not None and (ev.old.get("spec") or {}).get("replicas") == (ev.obj.get("spec") or {}).get(
                 "replicas"):
             return
         for pdb in self.api.store.list("PodDisruptionBudget", ev.obj["metadata"].get("namespace", "default")):
-            self.queue.add(self._key(pdb))
+            self.queue.add(object_key(pdb))
 
     # ---- sync ------------------------------------------------------------------------------------
 
@@ -205,14 +202,14 @@ class DisruptionController:
         self._write(pdb, write)
 
     def _write(self, pdb: Obj, mutate: Any) -> None:
-        ns, name = self._key(pdb)
+        ns, name = object_key(pdb)
         with contextlib.suppress(NotFoundError):
             self.api.update_status("PodDisruptionBudget", ns, name, mutate)
 
     def _event(self, pdb: Obj, etype: str, reason: str, message: str) -> None:
         """Record an event on the budget; a repeat of the last one with that reason is folded
         into it, as the event recorder's aggregation does."""
-        ns, name = self._key(pdb)
+        ns, name = object_key(pdb)
         if self._last_event.get((ns, name, reason)) == message:
             return
         self._last_event[(ns, name, reason)] = message

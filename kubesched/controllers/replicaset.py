@@ -19,11 +19,8 @@ pods are looked up through an index by owner (podindex.py): both keep a rollout 
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubesched.api.objects import Obj, controller_of, deep_copy, get_condition, is_pod_ready, is_terminating
 from kubesched.apiserver.errors import NotFoundError
-from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podcontrol import (
     create_pod,
     delete_pod,
@@ -32,14 +29,10 @@ from kubesched.controllers.podcontrol import (
     is_pod_terminating,
     slow_start_batch,
 )
-from kubesched.controllers.podevents import became_ready, owners_to_sync, selector_of
-from kubesched.controllers.podindex import OwnerIndex, changes_what_controllers_do
+from kubesched.controllers.podevents import selector_of
+from kubesched.controllers.podowner import PodOwnerController, object_key
 from kubesched.controllers.ranking import pods_to_delete
-from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
-from kubesched.controllers.settle import SettledSyncs, status_only
-from kubesched.controllers.workqueue import WorkQueue
-from kubesched.store.base import DELETED, WatchEvent
 
 SOURCE = "replicaset-controller"
 BURST_REPLICAS = 500  # pods created or deleted per sync at most
@@ -51,44 +44,8 @@ def replicas_of(obj: Obj) -> int:
     return 1 if replicas is None else int(replicas)
 
 
-def _key(obj: Obj) -> tuple[str, str]:
-    return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
-
-
-class ReplicaSetController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
-        self.api = api
-        self.clock = clock
-        self.queue = WorkQueue(clock, self._sync)
-        self.backoff = FailureBackoff(clock, self.queue)
-        self.settled = SettledSyncs(clock, self.queue)
-        self.pods = OwnerIndex()
-
-    def start(self) -> None:
-        self.pods.fill(self.api.store)
-        for rs in self.api.store.list("ReplicaSet"):
-            self.queue.add(_key(rs))
-        self.api.store.watch(self._on_replica_set, {"ReplicaSet"})
-        self.api.store.watch(self._on_pod, {"Pod"})
-
-    # ---- event handlers (addRS/updateRS, addPod/updatePod/deletePod) ------------------------------
-
-    def _on_replica_set(self, ev: WatchEvent) -> None:
-        if ev.type == DELETED:
-            self.backoff.forget(_key(ev.obj))
-        elif status_only(ev):
-            self.settled.add(_key(ev.obj))  # its own status write: a resync, not a change to act on
-        else:
-            self.queue.add(_key(ev.obj))
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        self.pods.update(ev)
-        acts = changes_what_controllers_do(ev)
-        for rs in owners_to_sync(ev, "ReplicaSet", self.api.store):
-            (self.queue if acts else self.settled).add(_key(rs))
-            min_ready = (rs.get("spec") or {}).get("minReadySeconds") or 0
-            if min_ready > 0 and became_ready(ev):
-                self.queue.add_after(_key(rs), min_ready + 1)  # count it as available then
+class ReplicaSetController(PodOwnerController):
+    kind = "ReplicaSet"
 
     # ---- sync (syncReplicaSet) ----------------------------------------------------------------------
 
@@ -177,7 +134,7 @@ class ReplicaSetController:
         if status == old:
             return rs
         try:
-            return self.api.update_status("ReplicaSet", *_key(rs), lambda st: _replace(st, status))
+            return self.api.update_status("ReplicaSet", *object_key(rs), lambda st: _replace(st, status))
         except NotFoundError:
             return rs
 

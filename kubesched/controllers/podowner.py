@@ -1,0 +1,59 @@
+"""What the ReplicaSet and DaemonSet controllers share: both own pods directly, so both wake on
+their own objects and on the pods they own, and both keep their status syncs for the end of the
+instant (a pod turning ready changes only the status they report)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from kubesched.api.objects import Obj
+from kubesched.apiserver.server import APIServer
+from kubesched.controllers.podevents import became_ready, owners_to_sync
+from kubesched.controllers.podindex import OwnerIndex, changes_what_controllers_do
+from kubesched.controllers.ratelimit import FailureBackoff
+from kubesched.controllers.settle import SettledSyncs, status_only
+from kubesched.controllers.workqueue import WorkQueue
+from kubesched.store.base import DELETED, WatchEvent
+
+
+def object_key(obj: Obj) -> tuple[str, str]:
+    return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
+
+
+class PodOwnerController:
+    kind: ClassVar[str]  # the workload kind this controller syncs
+
+    def __init__(self, api: APIServer, clock: Any) -> None:
+        self.api = api
+        self.clock = clock
+        self.queue = WorkQueue(clock, self._sync)
+        self.backoff = FailureBackoff(clock, self.queue)
+        self.settled = SettledSyncs(clock, self.queue)
+        self.pods = OwnerIndex()
+
+    def start(self) -> None:
+        self.pods.fill(self.api.store)
+        for obj in self.api.store.list(self.kind):
+            self.queue.add(object_key(obj))
+        self.api.store.watch(self._on_owner, {self.kind})
+        self.api.store.watch(self._on_pod, {"Pod"})
+
+    def _sync(self, key: tuple[str, str]) -> None:
+        raise NotImplementedError
+
+    def _on_owner(self, ev: WatchEvent) -> None:
+        if ev.type == DELETED:
+            self.backoff.forget(object_key(ev.obj))
+        elif status_only(ev):
+            self.settled.add(object_key(ev.obj))  # its own status write: a resync, not a change to act on
+        else:
+            self.queue.add(object_key(ev.obj))
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        self.pods.update(ev)
+        acts = changes_what_controllers_do(ev)
+        for owner in owners_to_sync(ev, self.kind, self.api.store):
+            (self.queue if acts else self.settled).add(object_key(owner))
+            min_ready = (owner.get("spec") or {}).get("minReadySeconds") or 0
+            if min_ready > 0 and became_ready(ev):
+                self.queue.add_after(object_key(owner), min_ready + 1)  # count it as available then
