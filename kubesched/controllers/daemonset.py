@@ -44,7 +44,8 @@ from kubesched.controllers.podcontrol import (
     slow_start_batch,
 )
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podowner import PodOwnerController, object_key
+from kubesched.controllers.podindex import object_key
+from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.refmanager import claim
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 

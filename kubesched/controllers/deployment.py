@@ -28,7 +28,7 @@ from kubesched.apiserver.server import APIServer
 from kubesched.controllers import deploymentutil as du
 from kubesched.controllers.podcontrol import controller_ref
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podowner import object_key
+from kubesched.controllers.podindex import object_key
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.replicaset import replicas_of

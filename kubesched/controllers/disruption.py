@@ -21,9 +21,10 @@ from typing import Any
 from kubesched.api.intstr import scaled_value
 from kubesched.api.objects import Obj, controller_of, is_pod_ready, is_terminating, set_condition
 from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_selector
+from kubesched.api.selectors import LabelSelector
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podowner import object_key
+from kubesched.controllers.podindex import object_key
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.store.base import WatchEvent
 
@@ -44,6 +45,8 @@ class DisruptionController:
         self.clock = clock
         self.queue = WorkQueue(clock, self._sync)
         self._last_event: dict[tuple[str, str, str], str] = {}  # (ns, pdb, reason) -> last message
+        # Selectors compiled once per budget spec: _on_pod asks for every pod event.
+        self._selectors: dict[tuple[str, int], LabelSelector | None] = {}  # (uid, generation) -> selector
 
     def start(self) -> None:
         for pdb in self.api.store.list("PodDisruptionBudget"):
@@ -53,7 +56,9 @@ class DisruptionController:
         self.api.store.watch(self._on_scale, {"ReplicaSet", "Deployment"})
 
     def _on_pdb(self, ev: WatchEvent) -> None:
-        if ev.type != "DELETED":
+        if ev.type == "DELETED":
+            self._selectors = {k: v for k, v in self._selectors.items() if k[0] != ev.obj["metadata"].get("uid")}
+        else:
             self.queue.add(object_key(ev.obj))
 
     def _on_pod(self, ev: WatchEvent) -> None:
@@ -62,8 +67,14 @@ class DisruptionController:
                 continue
             ns = pod["metadata"].get("namespace", "default")
             for pdb in self.api.store.list("PodDisruptionBudget", ns):
-                if pdb_covers(pdb, pod, pdb_selector(pdb)):
+                if pdb_covers(pdb, pod, self._selector(pdb)):
                     self.queue.add(object_key(pdb))
+
+    def _selector(self, pdb: Obj) -> LabelSelector | None:
+        key = (pdb["metadata"].get("uid", ""), pdb["metadata"].get("generation", 1))
+        if key not in self._selectors:
+            self._selectors[key] = pdb_selector(pdb)
+        return self._selectors[key]
 
     def _on_scale(self, ev: WatchEvent) -> None:
         if ev.old is not None and (ev.old.get("spec") or {}).get("replicas") == (ev.obj.get("spec") or {}).get(
@@ -79,7 +90,7 @@ class DisruptionController:
         pdb = self.api.store.get("PodDisruptionBudget", ns, name)
         if pdb is None:
             return
-        selector = pdb_selector(pdb)
+        selector = self._selector(pdb)
         pods = [p for p in self.api.store.list("Pod", ns) if pdb_covers(pdb, p, selector)]
         if not pods:
             self._event(pdb, "Normal", "NoPods", "No matching pods found")

@@ -40,7 +40,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj, get_condition, set_condition
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.tainteviction import PodsByNode
+from kubesched.controllers.podindex import PodsByNode
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
 from kubesched.scheduler.nodetree import zone_key

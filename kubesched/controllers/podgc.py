@@ -27,7 +27,7 @@ from kubesched.api.objects import Obj, is_terminal, is_terminating, set_conditio
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.nodelifecycle import ready_status
-from kubesched.controllers.tainteviction import PodKey, PodsByNode, pod_key
+from kubesched.controllers.podindex import PodKey, PodsByNode, object_key
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
@@ -58,7 +58,7 @@ class PodGCController:
     # ---- what gives a pass work ---------------------------------------------------------------
 
     def _on_pod(self, ev: WatchEvent) -> None:
-        pod, key = ev.obj, pod_key(ev.obj)
+        pod, key = ev.obj, object_key(ev.obj)
         gone = ev.type == DELETED
         node = pod["spec"].get("nodeName")
         _keep(self._terminated, key, not gone and is_terminal(pod))
@@ -140,7 +140,7 @@ class PodGCController:
 
     def _force_delete(self, pod: Obj, condition: Obj | None = None) -> None:
         """markFailedAndDeletePodWithCondition."""
-        ns, name = pod_key(pod)
+        ns, name = object_key(pod)
 
         def failed(status: Obj) -> None:
             status["phase"] = "Failed"

@@ -1,6 +1,6 @@
 """The pods a workload controller looks at, indexed from the watch as an informer's indexer
 would be, so a sync costs the workload's own pods (plus the namespace's orphans it might adopt)
-rather than every pod in the namespace."""
+rather than every pod in the namespace; and pods by node, for the node controllers."""
 
 from __future__ import annotations
 
@@ -52,3 +52,47 @@ def changes_what_controllers_do(ev: WatchEvent) -> bool:
     return (is_terminating(old) != is_terminating(pod) or is_terminal(old) != is_terminal(pod)
             or (old["metadata"].get("labels") or {}) != (pod["metadata"].get("labels") or {})
             or controller_of(old) != controller_of(pod))
+
+
+PodKey = tuple[str, str]  # namespace, name
+
+
+def object_key(obj: Obj) -> PodKey:
+    """(namespace, name): how controllers key their work queues and indexes."""
+    return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
+
+
+class PodsByNode:
+    """Pods by spec.nodeName, kept from watch events (the informers' spec.nodeName index), so a
+    node's pods are found without scanning every pod in the cluster."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._on_node: dict[str, dict[PodKey, None]] = {}
+        self._node_of: dict[PodKey, str] = {}
+
+    def start(self) -> None:
+        for pod in self._store.list("Pod"):
+            self._place(object_key(pod), pod["spec"].get("nodeName"))
+        self._store.watch(self._on_pod, {"Pod"})
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        self._place(object_key(ev.obj), None if ev.type == DELETED else ev.obj["spec"].get("nodeName"))
+
+    def _place(self, key: PodKey, node: str | None) -> None:
+        old = self._node_of.get(key)
+        if old == node:
+            return
+        if old is not None:
+            keys = self._on_node[old]
+            del keys[key]
+            if not keys:
+                del self._on_node[old]
+            del self._node_of[key]
+        if node:
+            self._on_node.setdefault(node, {})[key] = None
+            self._node_of[key] = node
+
+    def pods(self, node: str) -> list[Obj]:
+        found = (self._store.get("Pod", ns, name) for ns, name in self._on_node.get(node, ()))
+        return [p for p in found if p is not None]

@@ -6,18 +6,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kubesched.api.objects import Obj
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podevents import became_ready, owners_to_sync
-from kubesched.controllers.podindex import OwnerIndex, changes_what_controllers_do
+from kubesched.controllers.podindex import OwnerIndex, changes_what_controllers_do, object_key
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.settle import SettledSyncs, status_only
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
-
-
-def object_key(obj: Obj) -> tuple[str, str]:
-    return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
 
 
 class PodOwnerController:

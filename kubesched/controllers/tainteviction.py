@@ -30,57 +30,15 @@ from kubesched.api.objects import Obj, is_terminating, set_condition
 from kubesched.api.taints import tolerates
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
+from kubesched.controllers.podindex import PodKey, PodsByNode, object_key
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
-from kubesched.store.base import DELETED, MODIFIED, Store, WatchEvent
+from kubesched.store.base import MODIFIED, WatchEvent
 
 SOURCE = "taint-eviction-controller"
 EVENT_REASON = "TaintManagerEviction"
 DISRUPTION_REASON = "DeletionByTaintManager"
 DISRUPTION_MESSAGE = "Taint manager: deleting due to NoExecute taint"
-
-PodKey = tuple[str, str]  # namespace, name
-
-
-def pod_key(pod: Obj) -> PodKey:
-    return pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
-
-
-class PodsByNode:
-    """Pods by spec.nodeName, kept from watch events (the informers' spec.nodeName index), so a
-    node's pods are found without scanning every pod in the cluster."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-        self._on_node: dict[str, dict[PodKey, None]] = {}
-        self._node_of: dict[PodKey, str] = {}
-
-    def start(self) -> None:
-        for pod in self._store.list("Pod"):
-            self._place(pod_key(pod), pod["spec"].get("nodeName"))
-        self._store.watch(self._on_pod, {"Pod"})
-
-    def _on_pod(self, ev: WatchEvent) -> None:
-        self._place(pod_key(ev.obj), None if ev.type == DELETED else ev.obj["spec"].get("nodeName"))
-
-    def _place(self, key: PodKey, node: str | None) -> None:
-        old = self._node_of.get(key)
-        if old == node:
-            return
-        if old is not None:
-            keys = self._on_node[old]
-            del keys[key]
-            if not keys:
-                del self._on_node[old]
-            del self._node_of[key]
-        if node:
-            self._on_node.setdefault(node, {})[key] = None
-            self._node_of[key] = node
-
-    def pods(self, node: str) -> list[Obj]:
-        found = (self._store.get("Pod", ns, name) for ns, name in self._on_node.get(node, ()))
-        return [p for p in found if p is not None]
-
 
 def no_execute_taints(node: Obj | None) -> list[Obj]:
     return [t for t in ((node or {}).get("spec") or {}).get("taints") or () if t.get("effect") == "NoExecute"]
@@ -124,7 +82,7 @@ class TaintEvictionController:
         for node in store.list("Node"):
             self._node_queue.add(node["metadata"]["name"])
         for pod in store.list("Pod"):
-            self._pod_queue.add(pod_key(pod))
+            self._pod_queue.add(object_key(pod))
         store.watch(self._on_node, {"Node"})
         store.watch(self._on_pod, {"Pod"})
 
@@ -141,7 +99,7 @@ class TaintEvictionController:
             if (old.get("tolerations") or []) == (new.get("tolerations") or []) \
                     and old.get("nodeName") == new.get("nodeName"):
                 return
-        self._pod_queue.add(pod_key(ev.obj))
+        self._pod_queue.add(object_key(ev.obj))
 
     # ---- syncs --------------------------------------------------------------------------------
 
@@ -158,7 +116,7 @@ class TaintEvictionController:
         pods = self.pods.pods(name)
         if not taints:
             for pod in pods:
-                self._cancel(pod_key(pod))
+                self._cancel(object_key(pod))
             return
         now = self.clock.now()
         for pod in pods:
@@ -178,7 +136,7 @@ class TaintEvictionController:
         """processPodOnNode."""
         if is_terminating(pod):
             return
-        key = pod_key(pod)
+        key = object_key(pod)
         used = matching_tolerations(taints, pod["spec"].get("tolerations") or [])
         if used is None:
             self._cancel(key)

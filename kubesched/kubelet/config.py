@@ -114,41 +114,47 @@ def _percentage(text: str, path: str) -> float:
         raise ConfigError(path, f'strconv.ParseFloat: parsing "{number}": value out of range') from None
 
 
+def _amount(raw: Any, path: str) -> tuple[float | None, int | Fraction | None]:
+    """(fraction, None) for "N%", else (None, quantity): how both thresholds and minimum
+    reclaims are written; each caller checks its own bounds."""
+    text = str(raw)
+    if text.endswith("%"):
+        return _percentage(text, path), None
+    try:
+        return None, _exact(parse_quantity(raw))
+    except QuantityError as e:
+        raise ConfigError(path, str(e)) from None
+
+
 def _threshold_value(signal: str, raw: Any, path: str) -> ThresholdValue | None:
     """parseThresholdStatement; None for a threshold that is switched off (0% or 100%)."""
     text = str(raw)
-    if text.endswith("%"):
-        if text in ("0%", "100%"):
-            return None
-        pct = _percentage(text, path)
+    if text in ("0%", "100%"):
+        return None
+    pct, amount = _amount(raw, path)
+    if pct is not None:
         if pct < 0:
             raise ConfigError(path, f"eviction percentage threshold {signal} must be >= 0%: {text}")
         if pct > 1:
             raise ConfigError(path, f"eviction percentage threshold {signal} must be <= 100%: {text}")
         return ThresholdValue(percentage=pct, text=text)
-    try:
-        amount = parse_quantity(raw)
-    except QuantityError as e:
-        raise ConfigError(path, str(e)) from None
+    assert amount is not None
     if amount <= 0:
         raise ConfigError(path, f"eviction threshold {signal} must be positive: {text}")
-    return ThresholdValue(quantity=_exact(amount), text=text)
+    return ThresholdValue(quantity=amount, text=text)
 
 
 def _min_reclaim(signal: str, raw: Any, path: str) -> ThresholdValue:
     text = str(raw)
-    if text.endswith("%"):
-        pct = _percentage(text, path)
+    pct, amount = _amount(raw, path)
+    if pct is not None:
         if pct <= 0:
             raise ConfigError(path, f"eviction percentage minimum reclaim {signal} must be positive: {text}")
         return ThresholdValue(percentage=pct, text=text)
-    try:
-        amount = parse_quantity(raw)
-    except QuantityError as e:
-        raise ConfigError(path, str(e)) from None
+    assert amount is not None
     if amount < 0:
         raise ConfigError(path, f"negative eviction minimum reclaim specified for {signal}")
-    return ThresholdValue(quantity=_exact(amount), text=text)
+    return ThresholdValue(quantity=amount, text=text)
 
 
 def _entries(obj: dict[str, Any], key: str) -> dict[str, Any]:

@@ -190,40 +190,44 @@ class Cluster:
 
     def _track_disruption(self, ev: WatchEvent) -> None:
         """Record a pod's removal once, when it begins: graceful termination starting, the pod
-        failing on its node (kubelet eviction, admission), or a deletion with no grace."""
+        failing on its node (kubelet eviction, admission, pod GC), or a deletion with no grace."""
         pod, old = ev.obj, ev.old
         if not pod.get("spec", {}).get("nodeName") or ev.type == ADDED or old is None:
             return  # a pod that never had a node is not disrupted by going away
-        status = pod.get("status") or {}
         if is_terminating(old) or old.get("status", {}).get("phase") in ("Succeeded", "Failed"):
             return  # recorded already, or it had finished
+        status = pod.get("status") or {}
         if ev.type == DELETED or is_terminating(pod):
             cause = self._removal_cause(pod)
         elif status.get("phase") == "Failed":
-            # Who failed it (the kubelet's eviction, pod GC) says why; else the kubelet's reason.
-            target = get_condition(pod, "DisruptionTarget")
-            cause = self._removal_cause(pod) if target and target.get("reason") in REMOVAL_REASONS \
-                and target.get("reason") != "TerminationByKubelet" else status.get("reason") or "Failed"
+            # Marked by a controller (pod GC): its reason; failed by the kubelet: the kubelet's.
+            target = (get_condition(pod, "DisruptionTarget") or {}).get("reason")
+            cause = self._removal_cause(pod) if target in REMOVAL_REASONS and target != "TerminationByKubelet" \
+                else status.get("reason") or "Failed"
         else:
             return
-        cond = get_condition(pod, "DisruptionTarget")
-        detail = status.get("message") if cause not in REMOVAL_REASONS.values() and cause != "Drained" \
-            else (cond or {}).get("message", "")
-        pressure = self.kubelets.pressure_evictions.get(pod["metadata"].get("uid", "")) if cause == "Evicted" else None
-        if pressure is not None and "threshold" in pressure:
-            kind = "hard" if pressure["hard"] else "soft"
-            detail = f"{pressure['signal']} {pressure['available']} < {pressure['threshold']} ({kind} threshold)"
-        elif pressure is not None:
-            detail = f"{pressure['signal']}: {pressure['message']}"
         key = f"{pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}"
+        owner = controller_of(pod)
+        self.disruptions.append(Disruption(
+            self.now(), key, pod["metadata"].get("uid", ""), pod["spec"]["nodeName"], cause,
+            self._removal_detail(pod, key, cause), owner.get("uid") if owner else None))
+
+    def _removal_detail(self, pod: Obj, key: str, cause: str) -> str:
+        """What the results say besides the cause: the preemptor, the kubelet's signal, the
+        remover's condition message, or the kubelet's own status message."""
         if cause == "Preempted":
             by = next((p for p in reversed(self.preemptions()) for v in p["victims"] if v["pod"] == key), None)
             if by is not None:
-                detail = f"by {by['preemptor']} (priority {by['priority']})"
-        owner = controller_of(pod)
-        self.disruptions.append(Disruption(
-            self.now(), key, pod["metadata"].get("uid", ""),
-            pod["spec"]["nodeName"], cause, detail or "", owner.get("uid") if owner else None))
+                return f"by {by['preemptor']} (priority {by['priority']})"
+        pressure = self.kubelets.pressure_evictions.get(pod["metadata"].get("uid", "")) if cause == "Evicted" else None
+        if pressure is not None and "threshold" in pressure:
+            kind = "hard" if pressure["hard"] else "soft"
+            return f"{pressure['signal']} {pressure['available']} < {pressure['threshold']} ({kind} threshold)"
+        if pressure is not None:
+            return f"{pressure['signal']}: {pressure['message']}"
+        if cause in REMOVAL_REASONS.values() or cause == "Drained":
+            return (get_condition(pod, "DisruptionTarget") or {}).get("message", "")
+        return (pod.get("status") or {}).get("message") or ""
 
     def _note_replacement(self, pod: Obj, owner_uid: str | None) -> None:
         meta = pod["metadata"]
