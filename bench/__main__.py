@@ -9,6 +9,7 @@ import time
 from rich.console import Console
 from rich.table import Table
 
+from bench.descheduler import run_pass
 from bench.workloads import WORKLOADS, Workload
 from kubesched.runtime.cluster import Cluster
 
@@ -34,7 +35,7 @@ def run(w: Workload) -> tuple[int, float, int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("names", nargs="*", help="workloads to run (default: all)")
+    parser.add_argument("names", nargs="*", help="workloads to run (default: all; Descheduler for the pass)")
     args = parser.parse_args()
     console = Console()
     table = Table(title="scheduler_perf workloads")
@@ -50,6 +51,14 @@ def main() -> None:
         table.add_row(w.name, str(total), str(scheduled), str(preemptions), f"{elapsed:.1f}", f"{scheduled / elapsed:.0f}",
                       str(w.threshold or "-"), f"{rss} MiB")
     console.print(table)
+    if not args.names or "Descheduler" in args.names:
+        r = run_pass()
+        passes = Table(title="Descheduler: one pass after a scale-up")
+        for col in ("nodes", "pods", "evicted", "refused by budgets", "pass seconds", "replacements placed in"):
+            passes.add_column(col, justify="right")
+        passes.add_row(str(r.nodes), str(r.pods), str(r.evicted), str(r.refused), f"{r.pass_seconds:.2f}",
+                       f"{r.replacements_seconds:.2f} s")
+        console.print(passes)
 
 
 if __name__ == "__main__":

@@ -65,5 +65,43 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...]) -> N
     sys.exit(0 if result.ok else 1)
 
 
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--policy", "policy", required=True, metavar="FILE",
+              help="A DeschedulerPolicy (descheduler/v1alpha2); used instead of any in PATHS.")
+@click.option("--output", "-o", type=click.Choice(["table", "json", "yaml"]), default="table")
+def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
+    """Dry-run the descheduler on the cluster snapshot in PATHS: which pods its next pass would
+    evict, by which strategy, whether their budgets allow it, and where each would likely land.
+    Nothing is changed; the plan is exactly the first pass of `simulate` with the same policy
+    (which replaces any DeschedulerPolicy in PATHS).
+
+    Exit codes: 0 planned (even if nothing would move), 2 bad input.
+    """
+    from kubesched.descheduler.planner import plan as make_plan
+    from kubesched.descheduler.planner import render_plan
+    from kubesched.sim.runner import load
+
+    err = Console(stderr=True)
+    try:
+        scenario = load(list(paths))
+        chosen = load([policy]).descheduler_policy
+    except InputError as e:
+        for p in e.problems:
+            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
+    if chosen is None:
+        err.print(f"{policy}: no DeschedulerPolicy (apiVersion descheduler/v1alpha2) in it", markup=False)
+        sys.exit(2)
+    scenario.descheduler_policy = chosen
+    result = make_plan(scenario)
+    if output == "table":
+        render_plan(result, Console())
+    elif output == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(yaml.safe_dump(result.to_json(), sort_keys=False))
+
+
 if __name__ == "__main__":
     main()

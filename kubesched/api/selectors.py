@@ -230,6 +230,39 @@ class LabelSelector:
         return not self._nothing and self._reqs.matches(labels)
 
 
+    @classmethod
+    def parse(cls, text: str) -> LabelSelector:
+        """Parse the string form (labels.Parse): ``a=b,c!=d,e in (f,g),h notin (i),j,!k``."""
+        reqs = _Requirements()
+        for i, part in enumerate(_split_requirements(text)):
+            path = f"requirement {i + 1}"
+            if m := re.fullmatch(r"\s*(\S+?)\s+(in|notin)\s*\((.*)\)\s*", part):
+                values = [v.strip() for v in m.group(3).split(",") if v.strip()]
+                reqs.add(path, m.group(1), "In" if m.group(2) == "in" else "NotIn", values)
+            elif m := re.fullmatch(r"\s*([^=!\s]+)\s*(==|=|!=)\s*(\S*)\s*", part):
+                reqs.add(path, m.group(1), "NotIn" if m.group(2) == "!=" else "In", [m.group(3)])
+            elif m := re.fullmatch(r"\s*!\s*(\S+)\s*", part):
+                reqs.add(path, m.group(1), "DoesNotExist", None)
+            elif m := re.fullmatch(r"\s*(\S+)\s*", part):
+                reqs.add(path, m.group(1), "Exists", None)
+            else:
+                raise SelectorError(path, f'unable to parse requirement: "{part.strip()}"')
+        return cls(reqs)
+
+
+def _split_requirements(text: str) -> list[str]:
+    """Split on commas outside parentheses; an empty string has no requirements."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
 LabelSelector.NOTHING = LabelSelector(_Requirements(), nothing=True)
 LabelSelector.EVERYTHING = LabelSelector(_Requirements())
 

@@ -51,8 +51,12 @@ EVICTION_CHECKS = ("attempt", "code", "message", "messageContains", "cause", "re
 PDB_CHECKS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
               "observedGeneration", "conditions", "event")
 DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
+DESCHEDULED_CHECKS = ("result", "strategy", "pass", "landing", "fromNode", "message", "messageContains")
+DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
+DESCHEDULER_PASS_CHECKS = ("evicted", "message", "messageContains")
 EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
-                   "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS}
+                   "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS,
+                   "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS}
 CONDITION_STATUSES = ("True", "False", "Unknown")
 # Simulation annotations: the kubelet's usage model (kubesched.kubelet.usage; the README lists them;
 # tests/unit/test_kubelet_usage.py keeps these in step with it).
@@ -781,8 +785,23 @@ _DESCHEDULER_POLICY: _Schema = {
     "profiles": [{"name": str, "pluginConfig": [{"name": str, "args": dict}],
                   "plugins": {"*": {"enabled": [str], "disabled": [str]}}}],
     "nodeSelector": str, "maxNoOfPodsToEvictPerNode": int, "maxNoOfPodsToEvictPerNamespace": int,
-    "maxNoOfPodsToEvictTotal": int,
+    "maxNoOfPodsToEvictTotal": int, "gracePeriodSeconds": int,
 }
+
+
+def _descheduler_policy(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    """Shape first; then the descheduler's own defaulting and validation (plugins and their args)."""
+    before = len(c.problems)
+    _shape(c, obj, path, _DESCHEDULER_POLICY)
+    if len(c.problems) > before:
+        return
+    from kubesched.descheduler.policy import PolicyError, load_policy  # the descheduler imports the API
+
+    try:
+        load_policy(obj)
+    except PolicyError as e:
+        for message in e.errors:
+            c.err(path, message)
 
 
 def _shape(c: _Ctx, value: Any, path: str, schema: Any) -> None:
@@ -900,6 +919,19 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
                 _event_check(c, entry, path)
             elif key != "conditions":
                 c.get(entry, key, path, int)
+        _message_check(c, entry, path)
+        return
+    if subject == "descheduled":
+        _subject(c, entry[subject], _at(path, subject), 2)
+        c.enum(entry, "result", path, DESCHEDULED_RESULTS)
+        for key in ("strategy", "landing", "fromNode"):
+            c.get(entry, key, path, str)
+        c.get(entry, "pass", path, int)
+        _message_check(c, entry, path)
+        return
+    if subject == "deschedulerPass":
+        c.get(entry, subject, path, int)
+        c.get(entry, "evicted", path, int)
         _message_check(c, entry, path)
         return
     if subject == "drain":
@@ -1060,7 +1092,7 @@ _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
     "Namespace": lambda c, obj, path: None,
     "KubeSchedulerConfiguration": lambda c, obj, path: _shape(c, obj, path, _SCHEDULER_CONFIG),
     "KubeletConfiguration": lambda c, obj, path: _shape(c, obj, path, _KUBELET_CONFIG),
-    "DeschedulerPolicy": lambda c, obj, path: _shape(c, obj, path, _DESCHEDULER_POLICY),
+    "DeschedulerPolicy": lambda c, obj, path: _descheduler_policy(c, obj, path),
     "Scenario": _scenario,
 }
 

@@ -28,6 +28,9 @@ from kubesched.controllers.nodelifecycle import NodeLifecycleController
 from kubesched.controllers.podgc import PodGCController
 from kubesched.controllers.replicaset import ReplicaSetController
 from kubesched.controllers.tainteviction import TaintEvictionController
+from kubesched.descheduler.descheduler import Descheduler
+from kubesched.descheduler.framework import REQUESTER as DESCHEDULER
+from kubesched.descheduler.policy import Policy
 from kubesched.kubectl.drain import Drainer, DrainOptions
 from kubesched.kubelet.agent import Kubelets
 from kubesched.runtime.clock import VirtualClock
@@ -65,10 +68,11 @@ class Disruption:
     pod: str  # namespace/name
     uid: str
     node: str | None
-    cause: str  # Preempted, Evicted, TaintManagerEviction, EvictionAPI, Drained, Deleted, or a failure reason
+    cause: str  # Preempted, Evicted, TaintManagerEviction, EvictionAPI, Drained, Descheduled, Deleted, or a failure reason
     detail: str
     owner_uid: str | None = None
     replacement: str | None = None
+    scaled_down: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "pod": self.pod, "node": self.node, "cause": self.cause,
@@ -100,6 +104,7 @@ class Cluster:
     other_scheduler_configs: list[SchedulerConfig] = field(default_factory=list)
     explain: set[str] | None = None
     kubelet_config: Obj | None = None  # KubeletConfiguration for every simulated node
+    descheduler_policy: Policy | None = None  # runs the descheduler when given
     epoch: datetime = DEFAULT_EPOCH
     clock: VirtualClock = field(default_factory=VirtualClock)
     pods: dict[str, PodHistory] = field(default_factory=dict)  # by uid, in creation order
@@ -127,6 +132,11 @@ class Cluster:
         for scheduler in self.schedulers:
             scheduler.start()
         self.kubelets.start()
+        self.descheduler: Descheduler | None = None
+        if self.descheduler_policy is not None:
+            self.descheduler = Descheduler(self.api, self.clock, self.descheduler_policy,
+                                           [s.config for s in self.schedulers], self.kubelets.usage)
+            self.descheduler.start()
 
     def now(self) -> float:
         return self.clock.now()
@@ -186,6 +196,8 @@ class Cluster:
                               if e.get("uid") == uid and e["code"] == 200), "")
             if requester.startswith("drain/"):
                 return "Drained"
+            if requester == DESCHEDULER:
+                return "Descheduled"
         return cause
 
     def _track_disruption(self, ev: WatchEvent) -> None:
@@ -210,7 +222,21 @@ class Cluster:
         owner = controller_of(pod)
         self.disruptions.append(Disruption(
             self.now(), key, pod["metadata"].get("uid", ""), pod["spec"]["nodeName"], cause,
-            self._removal_detail(pod, key, cause), owner.get("uid") if owner else None))
+            self._removal_detail(pod, key, cause), owner.get("uid") if owner else None,
+            # removed by its own controller's scale-down: no replacement is coming
+            scaled_down=owner is not None and cause == "Deleted" and self._scaled_down(pod, owner)))
+
+    def _scaled_down(self, pod: Obj, owner: Obj) -> bool:
+        """Whether a deleted pod's ReplicaSet still has all the replicas it wants without it."""
+        ns = pod["metadata"].get("namespace", "default")
+        rs = self.store.get(owner.get("kind", ""), ns, owner.get("name", "")) if owner.get("kind") == "ReplicaSet" \
+            else None
+        if rs is None or (rs.get("spec") or {}).get("replicas") is None:
+            return False
+        active = sum(1 for p in self.store.list("Pod", ns)
+                     if not is_terminating(p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+                     and (controller_of(p) or {}).get("uid") == owner.get("uid"))
+        return active >= rs["spec"]["replicas"]
 
     def _removal_detail(self, pod: Obj, key: str, cause: str) -> str:
         """What the results say besides the cause: the preemptor, the kubelet's signal, the
@@ -225,6 +251,11 @@ class Cluster:
             return f"{pressure['signal']} {pressure['available']} < {pressure['threshold']} ({kind} threshold)"
         if pressure is not None:
             return f"{pressure['signal']}: {pressure['message']}"
+        if cause == "Descheduled" and self.descheduler is not None:
+            uid = pod["metadata"].get("uid")
+            by = next((a for a in reversed(self.descheduler.attempts) if a.uid == uid and a.result == "Evicted"), None)
+            if by is not None:
+                return f"by {by.strategy} (profile {by.profile})"
         if cause in REMOVAL_REASONS.values() or cause == "Drained":
             return (get_condition(pod, "DisruptionTarget") or {}).get("message", "")
         return (pod.get("status") or {}).get("message") or ""
@@ -232,7 +263,7 @@ class Cluster:
     def _note_replacement(self, pod: Obj, owner_uid: str | None) -> None:
         meta = pod["metadata"]
         for d in self.disruptions:
-            if d.owner_uid == owner_uid and d.replacement is None:
+            if d.owner_uid == owner_uid and d.replacement is None and not d.scaled_down:
                 d.replacement = f"{meta.get('namespace', 'default')}/{meta['name']}"
                 return
 

@@ -189,9 +189,47 @@ def _check_rejected(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     return True, ""
 
 
+def _check_descheduled(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    """The descheduler's last attempt at the pod (in pass `pass`, by `strategy`, when given);
+    `result: None` holds when there was no such attempt."""
+    d = cluster.descheduler
+    if d is None:
+        return False, "no DeschedulerPolicy: the descheduler did not run"
+    passes = [p for p in d.passes if e.get("pass") in (None, p.number)]
+    if e.get("pass") is not None and not passes:
+        return False, f"the descheduler ran {len(d.passes)} pass(es)"
+    found = [a for p in passes for a in p.attempts
+             if a.pod == e["descheduled"] and e.get("strategy") in (None, a.strategy)]
+    if e.get("result") == "None":
+        return (not found), (f"{found[-1].strategy}: {found[-1].result} {found[-1].message}" if found else "")
+    if not found:
+        return False, f"the descheduler never tried {e['descheduled']}"
+    a = found[-1]
+    shown = f"pass at {a.time:g}s, {a.strategy}: {a.result}" + (f" ({a.message})" if a.message else "") + \
+        (f", landing {a.landing}" if a.landing else "")
+    for key, have in (("result", a.result), ("landing", a.landing), ("fromNode", a.node)):
+        if key in e and e[key] != have:
+            return False, shown
+    return (True, "") if _message_ok(e, a.message) else (False, shown)
+
+
+def _check_descheduler_pass(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    d = cluster.descheduler
+    n = e["deschedulerPass"]
+    if d is None or not 1 <= n <= len(d.passes):
+        return False, f"the descheduler ran {len(d.passes) if d else 0} pass(es)"
+    p = d.passes[n - 1]
+    if "evicted" in e and p.evicted != e["evicted"]:
+        return False, f"pass {n} at {p.time:g}s evicted {p.evicted}"
+    if ("message" in e or "messageContains" in e) and not any(_message_ok(e, m) for m in p.errors):
+        return False, f"pass {n} errors: {p.errors}"
+    return True, ""
+
+
 def check(cluster: Cluster, e: dict[str, Any]) -> ExpectResult:
     checks = {"pod": _check_pod, "node": _check_node, "eviction": _check_eviction, "pdb": _check_pdb,
-              "drain": _check_drain, "rejected": _check_rejected}
+              "drain": _check_drain, "rejected": _check_rejected, "descheduled": _check_descheduled,
+              "deschedulerPass": _check_descheduler_pass}
     subject = next(k for k in checks if k in e)
     ok, detail = checks[subject](cluster, e)
     return ExpectResult(e, ok, detail, cluster.now())

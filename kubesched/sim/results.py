@@ -10,6 +10,8 @@ from rich.table import Table
 from kubesched.api.duration import format_duration
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount
+from kubesched.descheduler.descheduler import PassRecord
+from kubesched.descheduler.framework import EvictionAttempt
 from kubesched.sim.runner import SimResult
 
 SHOWN_RESOURCES = ("cpu", "memory", "pods")
@@ -57,6 +59,8 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
         out["evictions"] = [_eviction_json(e) for e in cluster.api.evictions]
     if cluster.drainer.drains:
         out["drains"] = [d.to_json() for d in cluster.drainer.drains]
+    if cluster.descheduler is not None:
+        out["descheduler"] = {"passes": [p.to_json() for p in cluster.descheduler.passes]}
     if result.expects:
         out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
     if explain:
@@ -89,6 +93,32 @@ def _collapse_retries(attempts: list[dict[str, Any]]) -> list[tuple[float, float
         open_rows[key] = len(rows)
         rows.append([e["time"], e["time"], 1, e])
     return [(a, b, n, e) for a, b, n, e in rows]
+
+
+def attempt_detail(a: EvictionAttempt) -> str:
+    """What became of a descheduler eviction, in a few words: the landing or the refusal."""
+    if a.result == "Evicted":
+        budget = f" (budget {a.pdb})" if a.pdb else ""
+        if a.message:
+            return a.message + budget
+        return (f"replacement likely on {a.landing}" if a.landing else "no node fits a replacement") + budget
+    return f"{a.code} {a.message}" if a.code else a.message
+
+
+def render_descheduler(passes: list[PassRecord], console: Console) -> None:
+    """One row per eviction the descheduler attempted; passes that did nothing are only counted."""
+    evicted = sum(p.evicted for p in passes)
+    table = Table(title=f"Descheduler: {len(passes)} pass(es), {evicted} eviction(s)", title_justify="left")
+    for col in ("pass", "time", "pod", "node", "strategy", "result", "detail"):
+        table.add_column(col)
+    for p in passes:
+        for err in p.errors:
+            table.add_row(str(p.number), format_duration(p.time), "-", "-", "-", "Error", err, style="red")
+        for a in p.attempts:
+            style = None if a.result == "Evicted" else "yellow"
+            table.add_row(str(p.number), format_duration(a.time), a.pod, a.node or "-", a.strategy, a.result,
+                          attempt_detail(a), style=style)
+    console.print(table)
 
 
 def render_table(result: SimResult, console: Console) -> None:
@@ -169,6 +199,9 @@ def render_table(result: SimResult, console: Console) -> None:
             when = format_duration(first) + (f"-{format_duration(last)} ({count} times)" if count > 1 else "")
             ev.add_row(when, e["pod"], e["requester"], _answer(e), style=None if e["code"] == 200 else "yellow")
         console.print(ev)
+
+    if cluster.descheduler is not None:
+        render_descheduler(cluster.descheduler.passes, console)
 
     for d in cluster.drainer.drains:
         drain = Table(title=f"Drain of {d.node}: {d.status}", title_justify="left")

@@ -10,6 +10,7 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import LoadedObject, collect_paths
 from kubesched.api.validation import validate
 from kubesched.apiserver.errors import APIError
+from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
 from kubesched.kubelet.config import problems as kubelet_config_problems
 from kubesched.runtime.cluster import Cluster, Rejection
@@ -107,14 +108,13 @@ def _evict(cluster: Cluster, ns: str, body: dict) -> None:
         cluster.api.evict(ns, body["name"], eviction, requester="scenario")
 
 
-def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
+def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluster:
+    """The cluster of `scenario` with its objects and timed events scheduled, not yet run."""
     configs = [check_config(lo.obj, lo) for lo in scenario.scheduler_configs] or [check_config(None, None)]
-    scored = {e["pod"] for e in scenario.expects if "score" in e}
-    if scored:
-        explain = (explain or set()) | scored  # score expectations need the decision records
+    policy = load_policy(scenario.descheduler_policy) if scenario.descheduler_policy is not None else None
     cluster = Cluster(seed=scenario.seed, scheduler_config=configs[0], other_scheduler_configs=configs[1:],
-                      explain=explain, epoch=scenario.epoch, kubelet_config=scenario.kubelet_config)
-    result = SimResult(scenario, cluster)
+                      explain=explain, epoch=scenario.epoch, kubelet_config=scenario.kubelet_config,
+                      descheduler_policy=policy)
     clock = cluster.clock
     for at, obj in scenario.objects:
         if at <= 0:
@@ -123,6 +123,16 @@ def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
             clock.call_at(at, lambda obj=obj: cluster.create(obj))
     for action in scenario.actions:
         clock.call_at(action.at, lambda a=action: _apply(cluster, a))
+    return cluster
+
+
+def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
+    scored = {e["pod"] for e in scenario.expects if "score" in e}
+    if scored:
+        explain = (explain or set()) | scored  # score expectations need the decision records
+    cluster = build_cluster(scenario, explain)
+    result = SimResult(scenario, cluster)
+    clock = cluster.clock
     final = []
     for e in scenario.expects:
         if e.get("at") is not None:

@@ -805,6 +805,7 @@ def test_scenario_expectations() -> None:
         "in.yaml doc 1: spec.expect[1]: Required value: at least one of nodeName, phase, deleted, reason, "
         "nominatedNodeName, priority, event, score, message, messageContains, conditions, restartCount, replaced",
         "in.yaml doc 1: spec.expect[2]: Invalid value: exactly one of pod, node, rejected, eviction, pdb, drain, "
+        "descheduled, deschedulerPass, "
         "not pod and node",
         'in.yaml doc 1: spec.expect[3].phase: unknown field "phase" for a node expectation',
         "in.yaml doc 1: spec.expect[3]: Required value: at least one of requested, allocatable, unschedulable, taints, "
@@ -825,7 +826,8 @@ def test_scenario_expectations() -> None:
         "in.yaml doc 1: spec.expect[9].unschedulable: expected a boolean, got integer",
         'in.yaml doc 1: spec.expect[9].taints[0].effect: Unsupported value: "Never": supported values: "NoExecute", '
         '"NoSchedule", "PreferNoSchedule"',
-        "in.yaml doc 1: spec.expect[10]: Required value: exactly one of pod, node, rejected, eviction, pdb, drain",
+        "in.yaml doc 1: spec.expect[10]: Required value: exactly one of pod, node, rejected, eviction, pdb, drain, "
+        "descheduled, deschedulerPass",
         "in.yaml doc 1: spec.expect[11].event: Invalid value: specify message or messageContains, not both",
     ]
 

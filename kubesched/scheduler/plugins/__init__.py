@@ -15,6 +15,7 @@ from kubesched.scheduler.plugins.interpodaffinity import InterPodAffinity
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
 from kubesched.scheduler.plugins.nodename import NodeName
 from kubesched.scheduler.plugins.nodeports import NodePorts
+from kubesched.scheduler.plugins.nodepreferavoidpods import NodePreferAvoidPods
 from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from kubesched.scheduler.plugins.nodeunschedulable import NodeUnschedulable
 from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
@@ -27,7 +28,7 @@ REGISTRY: dict[str, type[Plugin]] = {
     for cls in (
         SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
         NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
-        InterPodAffinity, PodTopologySpread, DynamicResources, DefaultPreemption,
+        InterPodAffinity, PodTopologySpread, DynamicResources, DefaultPreemption, NodePreferAvoidPods,
     )
 }
 

@@ -1,0 +1,146 @@
+"""The descheduler as a cluster component: a pass when the cluster starts, then one every
+`deschedulingInterval` of cluster time.
+
+A pass follows the descheduler's runDeschedulerLoop: the ready nodes matching the policy's
+nodeSelector (fewer than two: nothing is done, "the cluster size is 0 or 1"), fresh eviction
+counters, profiles built anew, then every profile's Deschedule plugins, then every profile's
+Balance plugins. The pass runs after everything else due at its instant has settled (budget
+status, scheduling), as a descheduler reading informers would see the cluster.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kubesched.api.objects import Obj
+from kubesched.controllers.podindex import PodsByNode
+from kubesched.descheduler.framework import (
+    BALANCE,
+    DESCHEDULE,
+    FILTER,
+    PRE_EVICTION_FILTER,
+    EvictionAttempt,
+    Evictor,
+    Handle,
+    Plugin,
+    PodEvictor,
+)
+from kubesched.descheduler.nodes import ready_nodes
+from kubesched.descheduler.placement import Placement
+from kubesched.descheduler.plugins import REGISTRY
+from kubesched.descheduler.policy import Policy, ProfileSpec
+
+if TYPE_CHECKING:
+    from kubesched.apiserver.server import APIServer
+    from kubesched.kubelet.usage import UsageTracker
+    from kubesched.runtime.clock import Timer, VirtualClock
+    from kubesched.scheduler.config import SchedulerConfig
+
+
+@dataclass
+class PassRecord:
+    number: int
+    time: float
+    nodes: int
+    attempts: list[EvictionAttempt] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def evicted(self) -> int:
+        return sum(1 for a in self.attempts if a.result == "Evicted")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pass": self.number, "time": self.time, "nodes": self.nodes, "evicted": self.evicted,
+                "errors": self.errors, "attempts": [a.to_json() for a in self.attempts]}
+
+
+@dataclass
+class ProfileRunner:
+    name: str
+    deschedule: list[Plugin]
+    balance: list[Plugin]
+    plugins: list[Plugin]
+
+
+class Descheduler:
+    def __init__(self, api: APIServer, clock: VirtualClock, policy: Policy,
+                 scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None) -> None:
+        self.api = api
+        self.clock = clock
+        self.policy = policy
+        self.pods_by_node = PodsByNode(api.store)
+        self.placement = Placement(api.store, scheduler_configs)
+        self.pod_evictor = PodEvictor(api, policy.limits, policy.grace_period)
+        self.pod_evictor.placement = self.placement
+        # Plugins get the metrics API only when the policy asks for one, as upstream wires it.
+        self.metrics = metrics if policy.metrics_source else None
+        self.passes: list[PassRecord] = []
+        self.memory: dict[str, Any] = {}  # what plugins keep across passes (rate limits)
+        self._timer: Timer | None = None
+
+    def start(self) -> None:
+        self.pods_by_node.start()
+        self.placement.start()
+        self._timer = self.clock.call_at(self.clock.now(), self.run_pass, late=True)
+
+    @property
+    def attempts(self) -> list[EvictionAttempt]:
+        return self.pod_evictor.attempts
+
+    def build_profile(self, spec: ProfileSpec) -> ProfileRunner:
+        evictor = Evictor(spec.name, self.pod_evictor)
+        handle = Handle(self.api, self.pods_by_node, evictor, self.placement, self.policy.node_selector,
+                        self.memory, self.metrics)
+        plugins: dict[str, Plugin] = {}
+
+        def plugin(name: str) -> Plugin:
+            if name not in plugins:
+                plugins[name] = REGISTRY[name](handle, spec.args.get(name, {}))
+            return plugins[name]
+
+        evictor.filter_plugins = [plugin(n) for n in spec.plugins[FILTER]]
+        evictor.pre_eviction_plugins = [plugin(n) for n in spec.plugins[PRE_EVICTION_FILTER]]
+        return ProfileRunner(spec.name, [plugin(n) for n in spec.plugins[DESCHEDULE]],
+                       [plugin(n) for n in spec.plugins[BALANCE]], list(plugins.values()))
+
+    @staticmethod
+    def _collect_error(pl: Plugin, record: PassRecord) -> None:
+        if pl.error:
+            record.errors.append(f'plugin "{pl.name}" finished with error: {pl.error}')
+
+    def run_pass(self) -> PassRecord:
+        now = self.clock.now()
+        nodes: list[Obj] = ready_nodes(self.api.store, self.policy.node_selector)
+        record = PassRecord(len(self.passes) + 1, now, len(nodes))
+        first = len(self.attempts)
+        if len(nodes) <= 1:
+            record.errors.append("the cluster size is 0 or 1")
+        else:
+            self.pod_evictor.reset()
+            runners: list[ProfileRunner] = []
+            for spec in self.policy.profiles:
+                try:
+                    runners.append(self.build_profile(spec))
+                except LookupError as e:
+                    record.errors.append(f"unable to create a profile {spec.name}: {e}")
+            for runner in runners:
+                for pl in runner.plugins:
+                    pl.prepare()
+            for runner in runners:
+                for pl in runner.deschedule:
+                    pl.deschedule(nodes)
+                    self._collect_error(pl, record)
+            for runner in runners:
+                for pl in runner.balance:
+                    pl.balance(nodes)
+                    self._collect_error(pl, record)
+            self.placement.end_pass()
+        record.attempts = self.attempts[first:]
+        self.passes.append(record)
+        if self.policy.interval > 0:
+            # A pass that changed nothing would repeat itself unless something else happens, so
+            # alone it does not keep the run going.
+            self._timer = self.clock.call_at(now + self.policy.interval, self.run_pass,
+                                             daemon=record.evicted == 0, late=True)
+        return record

@@ -1,0 +1,81 @@
+"""RemovePodsViolatingNodeTaints: evict pods that no longer tolerate a NoSchedule taint of their node.
+
+Follows descheduler pkg/framework/plugins/removepodsviolatingnodetaints. A taint added after a
+pod was bound does not remove the pod (only NoExecute does, through the taint manager); this
+strategy does it for NoSchedule taints, and for PreferNoSchedule ones when
+`includePreferNoSchedule` is set. NoExecute taints are left to the taint manager.
+
+`excludedTaints` and `includedTaints` name taints by key (`dedicated`) or by key and value
+(`dedicated=gpu`); a key=value entry never names a taint with an empty value. Without
+`includedTaints` every taint counts; with it (even an empty list, as upstream tells nil from
+empty) only the named ones do.
+
+Pods are taken node by node, in the order the node lists them; the profile's Filter plugins
+decide which may go, then PreEvictionFilter (nodeFit) right before each eviction. Upstream
+applies PreEvictionFilter while listing; running it last gives the same pods, and a "Filtered"
+attempt then means the pod did violate a taint. A node's eviction limit moves on to the next
+node, the pass's total limit ends the strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kubesched.api.objects import Obj, is_terminal
+from kubesched.api.taints import first_untolerated
+from kubesched.descheduler.framework import DESCHEDULE, Plugin, try_evict
+from kubesched.descheduler.podutil import (
+    all_of,
+    label_filter,
+    namespace_filter,
+    validate_label_selector,
+    validate_namespaces,
+)
+
+
+def _names_taint(names: set[str]) -> Callable[[Obj], bool]:
+    """Whether a taint is named in `names` by its key or by key=value (non-empty value only)."""
+    def named(taint: Obj) -> bool:
+        key, value = taint.get("key", ""), taint.get("value") or ""
+        return key in names or (value != "" and f"{key}={value}" in names)
+    return named
+
+
+class RemovePodsViolatingNodeTaints(Plugin):
+    name = "RemovePodsViolatingNodeTaints"
+    points = frozenset({DESCHEDULE})
+    fields = frozenset({"namespaces", "labelSelector", "includePreferNoSchedule", "excludedTaints",
+                        "includedTaints"})
+
+    @classmethod
+    def validate(cls, args: dict[str, Any]) -> list[str]:
+        errors: list[str] = []
+        validate_namespaces(args, errors)
+        validate_label_selector(args, errors)
+        if args.get("excludedTaints") and args.get("includedTaints"):
+            errors.append("either includedTaints or excludedTaints can be set, but not both")
+        return errors
+
+    def _taint_filter(self) -> Callable[[Obj], bool]:
+        effects = {"NoSchedule", "PreferNoSchedule"} if self.args.get("includePreferNoSchedule") else {"NoSchedule"}
+        excluded = _names_taint(set(self.args.get("excludedTaints") or ()))
+        included_names = self.args.get("includedTaints")
+        included = (lambda t: True) if included_names is None else _names_taint(set(included_names))
+        return lambda t: t.get("effect") in effects and not excluded(t) and included(t)
+
+    def deschedule(self, nodes: list[Obj]) -> None:
+        counts = self._taint_filter()
+        keep = all_of(lambda p: not is_terminal(p), namespace_filter(self.args), label_filter(self.args))
+        for node in nodes:
+            taints = (node.get("spec") or {}).get("taints") or []
+            if not taints:
+                continue
+            for pod in self.handle.evictable_pods_on_node(node["metadata"]["name"], keep):
+                if first_untolerated(taints, pod["spec"].get("tolerations") or [], counts) is None:
+                    continue
+                outcome = try_evict(self.handle, pod, self.name)
+                if outcome == "node":
+                    break
+                if outcome == "stop":
+                    return
