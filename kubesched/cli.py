@@ -94,7 +94,7 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
         err.print(f"{policy}: no DeschedulerPolicy (apiVersion descheduler/v1alpha2) in it", markup=False)
         sys.exit(2)
     scenario.descheduler_policy = chosen
-    result = make_plan(scenario)
+    result = make_plan(scenario, " ".join(paths))
     if output == "table":
         render_plan(result, Console())
     elif output == "json":

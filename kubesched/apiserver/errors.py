@@ -11,6 +11,7 @@ class APIError(Exception):
         super().__init__(message)
         self.message = message
         self.causes = causes or []
+        self.pdb: str | None = None  # the budget behind an eviction's refusal (for records, not the answer)
 
 
 class BadRequest(APIError):

@@ -67,7 +67,8 @@ def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, reque
         entry["uid"] = api.get("Pod", namespace, name)["metadata"].get("uid")
         entry["pdb"] = _admit(api, namespace, name, dry_run)
     except APIError as e:
-        entry.update(code=e.code, reason=e.reason, message=e.message, causes=list(e.causes))
+        entry.update(code=e.code, reason=e.reason, message=e.message, causes=list(e.causes),
+                     pdb=e.pdb)
         api.evictions.append(entry)
         raise
     # Recorded before the delete, so watchers of the deletion can tell who evicted the pod.
@@ -76,6 +77,12 @@ def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, reque
     if not dry_run:
         _mark_and_delete(api, namespace, name, grace)
     return {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 200}
+
+
+def _by(error: APIError, pdb_name: str) -> APIError:
+    """Note which budget refused, for the record of requests (not part of the API's answer)."""
+    error.pdb = pdb_name
+    return error
 
 
 def _admit(api: APIServer, namespace: str, name: str, dry_run: bool) -> str | None:
@@ -98,17 +105,19 @@ def _admit(api: APIServer, namespace: str, name: str, dry_run: bool) -> str | No
         if (status.get("currentHealthy") or 0) >= desired > 0:
             return pdb_name
     if (status.get("observedGeneration") or 0) < pdb["metadata"].get("generation", 1):
-        raise TooManyRequests(VIOLATION, [f"The disruption budget {pdb_name} is still being processed by the server."])
+        raise _by(TooManyRequests(VIOLATION, [f"The disruption budget {pdb_name} is still being processed by the server."]),
+                  pdb_name)
     allowed = status.get("disruptionsAllowed") or 0
     if allowed < 0:
-        raise Forbidden(f'poddisruptionbudgets.policy "{pdb_name}" is forbidden: pdb disruptions allowed is negative')
+        raise _by(Forbidden(f'poddisruptionbudgets.policy "{pdb_name}" is forbidden: pdb disruptions allowed is negative'),
+                  pdb_name)
     if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_POD_SIZE:
-        raise Forbidden(f'poddisruptionbudgets.policy "{pdb_name}" is forbidden: DisruptedPods map too big - '
-                        "too many evictions not confirmed by PDB controller")
+        raise _by(Forbidden(f'poddisruptionbudgets.policy "{pdb_name}" is forbidden: DisruptedPods map too big - '
+                            "too many evictions not confirmed by PDB controller"), pdb_name)
     if allowed == 0:
-        raise TooManyRequests(VIOLATION, [
+        raise _by(TooManyRequests(VIOLATION, [
             f"The disruption budget {pdb_name} needs {status.get('desiredHealthy') or 0} healthy pods "
-            f"and has {status.get('currentHealthy') or 0} currently"])
+            f"and has {status.get('currentHealthy') or 0} currently"]), pdb_name)
     if dry_run:
         return pdb_name
     now = api.timestamp()

@@ -141,7 +141,7 @@ class PodEvictor:
         try:
             self.api.evict(ns, meta["name"], body, requester=REQUESTER)
         except APIError as e:
-            message = "; ".join([e.message, *e.causes]) if e.causes else e.message
+            message = " ".join([e.message, *e.causes])
             attempt = self.note(pod, profile, strategy, "Refused", message)
             attempt.code, attempt.pdb = e.code, self.api.evictions[-1].get("pdb")
             raise EvictionFailed(e.code, message) from None

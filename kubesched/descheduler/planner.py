@@ -28,6 +28,7 @@ class Plan:
     scenario: Scenario
     cluster: Cluster
     first_pass: PassRecord
+    source: str = ""  # what was planned on, for the heading
 
     @property
     def evictions(self) -> list[EvictionAttempt]:
@@ -47,20 +48,20 @@ def budget_answer(a: EvictionAttempt) -> str:
     return "not asked"
 
 
-def plan(scenario: Scenario) -> Plan:
+def plan(scenario: Scenario, source: str = "") -> Plan:
     """Run the snapshot up to the end of the descheduler's first pass (virtual time 0)."""
     if scenario.descheduler_policy is None:
         raise ValueError("a DeschedulerPolicy is needed to plan")
     cluster = build_cluster(scenario)
     cluster.run(until=0.0)
     assert cluster.descheduler is not None and cluster.descheduler.passes
-    return Plan(scenario, cluster, cluster.descheduler.passes[0])
+    return Plan(scenario, cluster, cluster.descheduler.passes[0], source or scenario.name)
 
 
 def render_plan(p: Plan, console: Console) -> None:
     evictions = p.evictions
     first = p.first_pass
-    console.print(f"[bold]Descheduling plan[/bold] for {p.scenario.name}: {first.nodes} ready nodes; "
+    console.print(f"[bold]Descheduling plan[/bold] for {p.source}: {first.nodes} ready nodes; "
                   f"{len(evictions)} pod(s) would be evicted (dry run: nothing was changed)")
     for err in first.errors:
         console.print(f"[red]pass not run:[/red] {err}")
