@@ -76,7 +76,6 @@ class Descheduler:
         # Plugins get the metrics API only when the policy asks for one, as upstream wires it.
         self.metrics = metrics if policy.metrics_source else None
         self.passes: list[PassRecord] = []
-        self.memory: dict[str, Any] = {}  # what plugins keep across passes (rate limits)
         self._timer: Timer | None = None
 
     def start(self) -> None:
@@ -91,7 +90,7 @@ class Descheduler:
     def build_profile(self, spec: ProfileSpec) -> ProfileRunner:
         evictor = Evictor(spec.name, self.pod_evictor)
         handle = Handle(self.api, self.pods_by_node, evictor, self.placement, self.policy.node_selector,
-                        self.memory, self.metrics)
+                        self.metrics)
         plugins: dict[str, Plugin] = {}
 
         def plugin(name: str) -> Plugin:

@@ -207,7 +207,6 @@ class Handle:
     evictor: Evictor
     placement: Placement
     node_selector: str | None = None
-    state: dict[str, Any] = field(default_factory=dict)  # per-plugin memory across passes
     # The metrics API's view of actual usage (the kubelets' usage model): .pods[uid].total(key),
     # .node_totals(node); None when the cluster has no kubelets.
     metrics: UsageTracker | None = None
