@@ -10,6 +10,7 @@ Obj = dict[str, Any]
 CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PriorityClass", "RuntimeClass"})
 
 # Virtual time 0 is this instant unless the input says otherwise (see Cluster.epoch).
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a static pod's mirror in the API
 DEFAULT_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 

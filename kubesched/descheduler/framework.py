@@ -105,13 +105,6 @@ class PodEvictor:
         self.per_namespace: dict[str, int] = {}
         self.total = 0
 
-    def node_evicted(self, node: str) -> int:
-        return self.per_node.get(node, 0)
-
-    def node_limit_exceeded(self, node: str) -> bool:
-        limit = self.limits.per_node
-        return limit is not None and self.per_node.get(node, 0) >= limit
-
     def note(self, pod: Obj, profile: str, strategy: str, result: str, message: str = "") -> EvictionAttempt:
         meta = pod["metadata"]
         attempt = EvictionAttempt(self.api.now(), f"{meta.get('namespace', 'default')}/{meta['name']}",
@@ -193,9 +186,6 @@ class Evictor:
                 raise EvictionFailed(0, attempt.message)
         self.pod_evictor.evict(pod, self.profile, strategy, reason, self.hooks)
 
-    def node_limit_exceeded(self, node: str) -> bool:
-        return self.pod_evictor.node_limit_exceeded(node)
-
 
 @dataclass
 class Handle:
@@ -273,27 +263,8 @@ class Plugin:
         return True
 
 
-def evict_pods(handle: Handle, pods: Iterable[Obj], strategy: str, reason: str = "") -> None:
-    """The loop most Deschedule plugins end with: PreEvictionFilter, then evict, stopping at a
-    node's limit (the rest of that node's pods are skipped) or the pass's total limit."""
-    ev = handle.evictor
-    skip_nodes: set[str] = set()
-    for pod in pods:
-        node = pod["spec"].get("nodeName") or ""
-        if node in skip_nodes or not ev.pre_eviction_filter(pod, strategy):
-            continue
-        try:
-            ev.evict(pod, strategy, reason)
-        except NodeLimitError:
-            skip_nodes.add(node)
-        except TotalLimitError:
-            return
-        except (NamespaceLimitError, EvictionFailed):
-            continue
-
-
 def try_evict(handle: Handle, pod: Obj, strategy: str, reason: str = "") -> str:
-    """One eviction for plugins that loop themselves: "evicted", "skip" (refused or filtered),
+    """One eviction, as the strategies' loops make it: "evicted", "skip" (refused or filtered),
     "node" (this node's limit is reached) or "stop" (the pass's total limit is reached)."""
     ev = handle.evictor
     if not ev.pre_eviction_filter(pod, strategy):

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-from kubesched.api.objects import Obj
+from kubesched.api.objects import MIRROR_ANNOTATION, Obj, is_terminal
 from kubesched.api.qos import qos_class
 from kubesched.api.selectors import LabelSelector, SelectorError
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 SOURCE_ANNOTATION = "kubernetes.io/config.source"
 QOS_RANK = {"BestEffort": 0, "Burstable": 1, "Guaranteed": 2}
 
@@ -95,6 +94,17 @@ def validate_label_selector(args: dict[str, Any], errors: list[str], key: str = 
             errors.append(f"failed to get label selectors from strategy's params: {e}")
 
 
+def validate_pod_selection(args: dict[str, Any], errors: list[str]) -> None:
+    """The `namespaces` and `labelSelector` arguments most strategies share."""
+    validate_namespaces(args, errors)
+    validate_label_selector(args, errors)
+
+
+def selected_active_pods(args: dict[str, Any]) -> Callable[[Obj], bool]:
+    """Unfinished pods in the strategy's namespaces matching its labelSelector."""
+    return all_of(lambda p: not is_terminal(p), namespace_filter(args), label_filter(args))
+
+
 def namespace_filter(args: dict[str, Any]) -> Callable[[Obj], bool]:
     ns = args.get("namespaces") or {}
     include, exclude = set(ns.get("include") or ()), set(ns.get("exclude") or ())
@@ -122,8 +132,3 @@ def non_negative_int(args: dict[str, Any], key: str, errors: list[str]) -> None:
     value = args.get(key)
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
         errors.append(f"{key}: must be a non-negative integer, got {value!r}")
-
-
-def unknown_fields(args: dict[str, Any], known: Iterable[str]) -> list[str]:
-    known = set(known)
-    return [f'unknown field "{k}"' for k in args if k not in known]

@@ -18,13 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.duration import go_duration
-from kubesched.api.objects import Obj, controller_of, is_terminal
+from kubesched.api.objects import MIRROR_ANNOTATION, Obj, controller_of, is_terminal
 from kubesched.apiserver.errors import APIError, NotFoundError, TooManyRequests
 from kubesched.apiserver.server import APIServer
 from kubesched.store.base import DELETED, WatchEvent
 
 RETRY_SECONDS = 5.0
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 DAEMONSET_FATAL = "DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"
 DAEMONSET_WARNING = "ignoring DaemonSet-managed Pods"
 LOCAL_STORAGE_FATAL = "Pods with local storage (use --delete-emptydir-data to override)"

@@ -23,7 +23,10 @@ from typing import Any
 from kubesched.api.objects import Obj
 from kubesched.descheduler.framework import DESCHEDULE, Handle, Plugin
 from kubesched.descheduler.plugins.podlifetime import PodLifeTime, boolean, list_of
-from kubesched.descheduler.podutil import non_negative_int, validate_label_selector, validate_namespaces
+from kubesched.descheduler.podutil import (
+    non_negative_int,
+    validate_pod_selection,
+)
 
 DEFAULT_MIN_POD_LIFETIME_SECONDS = 3600
 
@@ -49,8 +52,7 @@ class RemoveFailedPods(Plugin):
         list_of(args, "excludeOwnerKinds", str, errors)
         list_of(args, "exitCodes", int, errors)
         boolean(args, "includingInitContainers", errors)
-        validate_namespaces(args, errors)
-        validate_label_selector(args, errors)
+        validate_pod_selection(args, errors)
         return errors
 
     def __init__(self, handle: Handle, args: dict[str, Any]) -> None:

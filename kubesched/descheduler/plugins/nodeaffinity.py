@@ -30,15 +30,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.api.objects import Obj, is_terminal
+from kubesched.api.objects import Obj
 from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity, SelectorError
 from kubesched.descheduler.framework import DESCHEDULE, Plugin, try_evict
 from kubesched.descheduler.podutil import (
-    all_of,
-    label_filter,
-    namespace_filter,
-    validate_label_selector,
-    validate_namespaces,
+    selected_active_pods,
+    validate_pod_selection,
 )
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -77,12 +74,11 @@ class RemovePodsViolatingNodeAffinity(Plugin):
         errors: list[str] = []
         if not args.get("nodeAffinityType"):
             errors.append("nodeAffinityType needs to be set")
-        validate_namespaces(args, errors)
-        validate_label_selector(args, errors)
+        validate_pod_selection(args, errors)
         return errors
 
     def deschedule(self, nodes: list[Obj]) -> None:
-        keep = all_of(lambda p: not is_terminal(p), namespace_filter(self.args), label_filter(self.args))
+        keep = selected_active_pods(self.args)
         names = {n["metadata"]["name"] for n in nodes}
         checks: dict[str, Callable[[Obj, Obj], bool]] = {
             REQUIRED: lambda pod, node: self._violates_required(pod, node, names),

@@ -22,15 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.api.objects import Obj, is_terminal
+from kubesched.api.objects import Obj
 from kubesched.api.taints import first_untolerated
 from kubesched.descheduler.framework import DESCHEDULE, Plugin, try_evict
 from kubesched.descheduler.podutil import (
-    all_of,
-    label_filter,
-    namespace_filter,
-    validate_label_selector,
-    validate_namespaces,
+    selected_active_pods,
+    validate_pod_selection,
 )
 
 
@@ -51,8 +48,7 @@ class RemovePodsViolatingNodeTaints(Plugin):
     @classmethod
     def validate(cls, args: dict[str, Any]) -> list[str]:
         errors: list[str] = []
-        validate_namespaces(args, errors)
-        validate_label_selector(args, errors)
+        validate_pod_selection(args, errors)
         if args.get("excludedTaints") and args.get("includedTaints"):
             errors.append("either includedTaints or excludedTaints can be set, but not both")
         return errors
@@ -66,7 +62,7 @@ class RemovePodsViolatingNodeTaints(Plugin):
 
     def deschedule(self, nodes: list[Obj]) -> None:
         counts = self._taint_filter()
-        keep = all_of(lambda p: not is_terminal(p), namespace_filter(self.args), label_filter(self.args))
+        keep = selected_active_pods(self.args)
         for node in nodes:
             taints = (node.get("spec") or {}).get("taints") or []
             if not taints:

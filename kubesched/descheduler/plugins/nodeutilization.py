@@ -156,48 +156,47 @@ class RequestedUsage:
         self.pods: dict[str, list[Obj]] = {}
 
     def sync(self, nodes: list[Obj]) -> str | None:
+        """Snapshot every node's usage and pods; a message instead when it cannot be had."""
         self.usage, self.pods = {}, {}
         for node in nodes:
             name = node["metadata"]["name"]
             pods = occupying_pods(self.handle, name)
-            usage = {**dict.fromkeys(self.names, 0), "pods": len(pods)}
-            for pod in pods:
-                requests = pod_requests(pod.get("spec") or {})
-                for resource in self.names:
-                    if resource != "pods":
-                        usage[resource] += requests.get(resource, 0)
+            usage = self.node_usage(name, pods)
+            if isinstance(usage, str):
+                return usage
             self.usage[name], self.pods[name] = usage, pods
         return None
+
+    def node_usage(self, name: str, pods: list[Obj]) -> Usage | str:
+        usage = {**dict.fromkeys(self.names, 0), "pods": len(pods)}
+        for pod in pods:
+            requests = pod_requests(pod.get("spec") or {})
+            for resource in self.names:
+                if resource != "pods":
+                    usage[resource] += requests.get(resource, 0)
+        return usage
 
     def pod_usage(self, pod: Obj) -> Usage | None:
         requests = pod_requests(pod.get("spec") or {})
         return {name: requests.get(name, 0) for name in self.names}
 
 
-class ActualUsage:
+class ActualUsage(RequestedUsage):
     """actualUsageClient: the metrics API's node and pod cpu and memory (pods still counted from
     the node's pod list). Node usage is the sum of its pods' usage, as the usage model keeps it.
     A thresholded resource the metrics do not report fails the snapshot, as upstream."""
 
     def __init__(self, handle: Handle, names: list[str], metrics: UsageTracker) -> None:
-        self.handle = handle
-        self.names = names
+        super().__init__(handle, names)
         self.metrics = metrics
-        self.usage: dict[str, Usage] = {}
-        self.pods: dict[str, list[Obj]] = {}
 
-    def sync(self, nodes: list[Obj]) -> str | None:
-        self.usage, self.pods = {}, {}
-        for node in nodes:
-            name = node["metadata"]["name"]
-            pods = occupying_pods(self.handle, name)
-            totals = self.metrics.node_totals(name)
-            usage = {**{r: totals.get(r, 0) for r in METRICS_RESOURCES}, "pods": len(pods)}
-            missing = next((r for r in self.names if r not in usage), None)
-            if missing is not None:
-                return f'unable to find "{missing}" resource for collected "{name}" node metric'
-            self.usage[name], self.pods[name] = usage, pods
-        return None
+    def node_usage(self, name: str, pods: list[Obj]) -> Usage | str:
+        totals = self.metrics.node_totals(name)
+        usage = {**{r: totals.get(r, 0) for r in METRICS_RESOURCES}, "pods": len(pods)}
+        missing = next((r for r in self.names if r not in usage), None)
+        if missing is not None:
+            return f'unable to find "{missing}" resource for collected "{name}" node metric'
+        return usage
 
     def pod_usage(self, pod: Obj) -> Usage | None:
         """None when the metrics API has nothing for the pod (not running): it is skipped."""
@@ -205,9 +204,6 @@ class ActualUsage:
         if tracked is None:
             return None
         return {name: tracked.total(name) for name in self.names if name in METRICS_RESOURCES}
-
-
-UsageClient = RequestedUsage | ActualUsage
 
 
 @dataclass
@@ -308,7 +304,7 @@ class _NodeUtilization(Plugin):
     """The eviction loop both plugins share (evictPodsFromSourceNodes / evictPods)."""
 
     points = frozenset({BALANCE})
-    usage: UsageClient
+    usage: RequestedUsage  # or ActualUsage
     pod_filter: Callable[[Obj], bool]
 
     def __init__(self, handle: Handle, args: dict[str, Any]) -> None:

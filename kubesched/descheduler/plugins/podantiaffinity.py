@@ -24,16 +24,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api.objects import Obj, is_terminal
+from kubesched.api.objects import Obj
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.descheduler.framework import DESCHEDULE, Plugin, try_evict
 from kubesched.descheduler.podutil import (
-    all_of,
-    label_filter,
-    namespace_filter,
+    selected_active_pods,
     sort_by_priority_low_to_high,
-    validate_label_selector,
-    validate_namespaces,
+    validate_pod_selection,
 )
 
 
@@ -82,12 +79,11 @@ class RemovePodsViolatingInterPodAntiAffinity(Plugin):
     @classmethod
     def validate(cls, args: dict[str, Any]) -> list[str]:
         errors: list[str] = []
-        validate_namespaces(args, errors)
-        validate_label_selector(args, errors)
+        validate_pod_selection(args, errors)
         return errors
 
     def deschedule(self, nodes: list[Obj]) -> None:
-        keep = all_of(lambda p: not is_terminal(p), namespace_filter(self.args), label_filter(self.args))
+        keep = selected_active_pods(self.args)
         node_map = {n["metadata"]["name"]: n for n in nodes}
         on_node = {name: self.handle.pods_on_node(name, keep) for name in node_map}
         by_namespace: dict[str, list[Obj]] = {}

@@ -34,8 +34,7 @@ from kubesched.descheduler.podutil import (
     all_of,
     label_filter,
     namespace_filter,
-    validate_label_selector,
-    validate_namespaces,
+    validate_pod_selection,
 )
 
 ALLOWED_STATES = frozenset({"Running", "CrashLoopBackOff"})
@@ -56,8 +55,7 @@ class RemovePodsHavingTooManyRestarts(Plugin):
         boolean(args, "includingInitContainers", errors)
         if errors:
             return errors
-        validate_namespaces(args, errors)
-        validate_label_selector(args, errors)
+        validate_pod_selection(args, errors)
         if threshold < 1:
             errors.append("invalid PodsHavingTooManyRestarts threshold")
         if not ALLOWED_STATES.issuperset(args.get("states") or ()):

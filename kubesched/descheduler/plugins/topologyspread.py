@@ -59,8 +59,7 @@ from kubesched.descheduler.podutil import (
     label_filter,
     namespace_filter,
     priority,
-    validate_label_selector,
-    validate_namespaces,
+    validate_pod_selection,
 )
 
 DO_NOT_SCHEDULE, SCHEDULE_ANYWAY = "DoNotSchedule", "ScheduleAnyway"
@@ -164,8 +163,7 @@ class RemovePodsViolatingTopologySpreadConstraint(Plugin):
     @classmethod
     def validate(cls, args: dict[str, Any]) -> list[str]:
         errors: list[str] = []
-        validate_namespaces(args, errors)
-        validate_label_selector(args, errors)
+        validate_pod_selection(args, errors)
         constraints = args.get("constraints")
         if not isinstance(constraints, list):
             errors.append(f"constraints: must be a list of {' or '.join(SUPPORTED_CONSTRAINTS)}, got {constraints!r}")
