@@ -280,6 +280,21 @@ def try_evict(handle: Handle, pod: Obj, strategy: str, reason: str = "") -> str:
     return "evicted"
 
 
+def evict_violators(handle: Handle, nodes: list[Obj], keep: Callable[[Obj], bool],
+                    violates: Callable[[Obj, Obj], bool], strategy: str) -> None:
+    """The Deschedule loop of the node-property strategies: node by node, each evictable pod
+    (`keep`) that `violates` its node goes; a node's limit moves on, the total limit ends it."""
+    for node in nodes:
+        for pod in handle.evictable_pods_on_node(node["metadata"]["name"], keep):
+            if not violates(pod, node):
+                continue
+            outcome = try_evict(handle, pod, strategy)
+            if outcome == "node":
+                break
+            if outcome == "stop":
+                return
+
+
 def is_active(pod: Obj) -> bool:
     """Bound, not finished and not terminating: a pod that occupies its node."""
     phase = (pod.get("status") or {}).get("phase")

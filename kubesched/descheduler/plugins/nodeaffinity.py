@@ -32,7 +32,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity, SelectorError
-from kubesched.descheduler.framework import DESCHEDULE, Plugin, try_evict
+from kubesched.descheduler.framework import DESCHEDULE, Plugin, evict_violators
 from kubesched.descheduler.podutil import (
     selected_active_pods,
     validate_pod_selection,
@@ -87,18 +87,7 @@ class RemovePodsViolatingNodeAffinity(Plugin):
         for kind in self.args.get("nodeAffinityType") or ():
             check = checks.get(kind)
             if check is not None:
-                self._process(nodes, keep, check)
-
-    def _process(self, nodes: list[Obj], keep: Callable[[Obj], bool], check: Callable[[Obj, Obj], bool]) -> None:
-        for node in nodes:
-            for pod in self.handle.evictable_pods_on_node(node["metadata"]["name"], keep):
-                if not check(pod, node):
-                    continue
-                outcome = try_evict(self.handle, pod, self.name)
-                if outcome == "node":
-                    break
-                if outcome == "stop":
-                    return
+                evict_violators(self.handle, nodes, keep, check, self.name)
 
     def _fits_any_node(self, pod: Obj, names: set[str]) -> bool:
         """PodFitsAnyNode by our scheduler's filters; the pod's own node is judged without the

@@ -24,7 +24,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.taints import first_untolerated
-from kubesched.descheduler.framework import DESCHEDULE, Plugin, try_evict
+from kubesched.descheduler.framework import DESCHEDULE, Plugin, evict_violators
 from kubesched.descheduler.podutil import (
     selected_active_pods,
     validate_pod_selection,
@@ -63,15 +63,6 @@ class RemovePodsViolatingNodeTaints(Plugin):
     def deschedule(self, nodes: list[Obj]) -> None:
         counts = self._taint_filter()
         keep = selected_active_pods(self.args)
-        for node in nodes:
-            taints = (node.get("spec") or {}).get("taints") or []
-            if not taints:
-                continue
-            for pod in self.handle.evictable_pods_on_node(node["metadata"]["name"], keep):
-                if first_untolerated(taints, pod["spec"].get("tolerations") or [], counts) is None:
-                    continue
-                outcome = try_evict(self.handle, pod, self.name)
-                if outcome == "node":
-                    break
-                if outcome == "stop":
-                    return
+        tainted = [n for n in nodes if (n.get("spec") or {}).get("taints")]
+        evict_violators(self.handle, tainted, keep, lambda pod, node: first_untolerated(
+            node["spec"]["taints"], pod["spec"].get("tolerations") or [], counts) is not None, self.name)
