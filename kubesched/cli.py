@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 import yaml
 from rich.console import Console
 
-from kubesched.api.errors import InputError
+from kubesched.api.errors import InputError, Problem
+
+if TYPE_CHECKING:
+    from kubesched.sim.scenario import Scenario
 
 
 @click.group()
@@ -18,31 +23,61 @@ def main() -> None:
     """kubesched: the Kubernetes scheduling system, simulated."""
 
 
+def _load(paths: list[str], err: Console, strict: bool = False, now: str | None = None,
+          until: str | None = None) -> Scenario:
+    """Load and validate PATHS, printing warnings; bad input (or, with `strict`, a warning) exits 2."""
+    from kubesched.api.duration import parse_duration
+    from kubesched.api.objects import parse_time
+    from kubesched.sim.runner import load
+
+    try:
+        scenario = load(paths, strict=strict, now=_option(now, "--now", parse_time),
+                        until=_option(until, "--until", parse_duration))
+    except InputError as e:
+        for p in e.problems:
+            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
+    for w in scenario.warnings:
+        err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    return scenario
+
+
+def _option(raw: str | None, name: str, parse: Callable[[str], Any]) -> Any:
+    if raw is None:
+        return None
+    try:
+        return parse(raw)
+    except ValueError as e:
+        raise InputError([Problem("command line", None, name, f"{raw!r}: {e}")]) from None
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", type=click.Choice(["table", "json", "yaml"]), default="table",
               help="table for people; json/yaml follow the results contract.")
 @click.option("--explain", "explain", multiple=True, metavar="NS/POD",
               help="Show this pod's decision records (repeatable; '*' for every pod).")
-def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...]) -> None:
+@click.option("--until", "until", metavar="DURATION",
+              help="Stop at this virtual time (e.g. 2h), overriding the scenario's own `until`.")
+@click.option("--now", "now", metavar="TIME",
+              help="The moment of the export (RFC 3339); default: the newest timestamp in the input.")
+@click.option("--strict", is_flag=True, help="Treat warnings (unknown fields, ignored settings) as errors.")
+def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], until: str | None, now: str | None,
+             strict: bool) -> None:
     """Run the cluster in PATHS (files or directories of Kubernetes objects) in virtual time.
 
     Exit codes: 0 ran and every expectation held, 1 an expectation failed, 2 bad input.
     """
     from kubesched.sim import explain as explain_view
     from kubesched.sim.results import render_table, to_json
-    from kubesched.sim.runner import load
     from kubesched.sim.runner import simulate as run
 
     err = Console(stderr=True)
-    try:
-        scenario = load(list(paths))
-    except InputError as e:
-        for p in e.problems:
-            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
-        sys.exit(2)
+    scenario = _load(list(paths), err, strict, now, until)
     keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
-    result = run(scenario, explain=keys or None)
+    result = run(scenario, explain=keys or None, progress=err if err.is_terminal else None)
+    for w in result.cluster.warnings:
+        err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     if output == "table":
         console = Console()
         render_table(result, console)
@@ -84,7 +119,7 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
 
     err = Console(stderr=True)
     try:
-        scenario = load(list(paths))
+        scenario = _load(list(paths), err)
         chosen = load([policy]).descheduler_policy
     except InputError as e:
         for p in e.problems:

@@ -599,17 +599,19 @@ def test_vectorised_filter_and_score_equal_per_node_plugins(case: dict[str, Any]
 
     fast = profile.find_feasible(state, pod, nodes_, slots, sched.cache.table, start, want)
 
+    # One node at a time, as findNodesThatPassFilters does with one worker: after `want`
+    # feasible nodes the walk goes on, and the next feasible node cancels it uncounted.
     slow_feasible, slow_statuses, processed = [], {}, 0
     for i in range(n):
         ni = nodes_[(start + i) % n]
         st_ = profile.filter_node(state, pod, ni)
-        processed += 1
         if st_.ok:
-            slow_feasible.append(ni.name)
             if len(slow_feasible) == want:
                 break
+            slow_feasible.append(ni.name)
         else:
             slow_statuses[ni.name] = status_tuple(st_)
+        processed += 1
     assert [ni.name for ni in fast.feasible] == slow_feasible
     assert {k: status_tuple(v) for k, v in fast.statuses.items()} == slow_statuses
     assert fast.processed == processed

@@ -8,6 +8,7 @@ with the message the real plugin uses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kubesched.api.objects import Obj
@@ -162,8 +163,21 @@ def admit_runtime_class(pod: Obj, store: Store) -> None:
     spec["overhead"] = dict(overhead)
 
 
-def admit_pod(pod: Obj, store: Store) -> None:
+def admit_pod(pod: Obj, store: Store, warn: Callable[[str], None] | None = None) -> None:
+    """Admit a pod being created. With `warn`, the pod is one the cluster already runs (a
+    snapshot): it was admitted when it was created, so what today's admission would refuse (a
+    PriorityClass or RuntimeClass missing from the export, a changed class value) is reported
+    through `warn` and the pod is kept as it is written."""
     default_pod(pod)
-    admit_pod_priority(pod, store)
+    for step in (admit_pod_priority, admit_runtime_class):
+        try:
+            step(pod, store)
+        except Forbidden as e:
+            if warn is None:
+                raise
+            warn(e.message)
+            if step is admit_pod_priority:
+                spec = pod["spec"]
+                spec["priority"] = int(spec.get("priority") or 0)
+                spec.setdefault("preemptionPolicy", DEFAULT_PREEMPTION_POLICY)
     admit_default_toleration_seconds(pod)
-    admit_runtime_class(pod, store)

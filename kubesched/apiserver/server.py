@@ -76,8 +76,9 @@ class APIServer:
 
     # ---- writes ----------------------------------------------------------------------------
 
-    def create(self, obj: Obj) -> Obj:
-        """Admit and store a copy of `obj`; raises an APIError subclass when refused."""
+    def create(self, obj: Obj, warn: Callable[[str], None] | None = None) -> Obj:
+        """Admit and store a copy of `obj`; raises an APIError subclass when refused. `warn`
+        makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running."""
         obj = deep_copy(obj)
         kind = obj.get("kind")
         if not kind:
@@ -93,7 +94,7 @@ class APIServer:
         if kind == "PodDisruptionBudget":
             obj["status"] = {}  # status is the disruption controller's to write (PrepareForCreate)
         if kind == "Pod":
-            admission.admit_pod(obj, self.store)
+            admission.admit_pod(obj, self.store, warn)
             obj["status"]["qosClass"] = qos_class(obj)
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)

@@ -13,6 +13,7 @@ from collections.abc import Hashable
 from typing import Any
 
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import LATE
 from kubesched.store.base import MODIFIED, WatchEvent
 
 
@@ -27,7 +28,7 @@ class SettledSyncs:
         self._keys[key] = None
         if not self._pending:
             self._pending = True
-            self._clock.call_at(self._clock.now(), self._flush, late=True)
+            self._clock.call_at(self._clock.now(), self._flush, rank=LATE)
 
     def _flush(self) -> None:
         keys, self._keys, self._pending = list(self._keys), {}, False

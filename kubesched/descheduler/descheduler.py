@@ -30,6 +30,7 @@ from kubesched.descheduler.nodes import ready_nodes
 from kubesched.descheduler.placement import Placement
 from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.policy import Policy, ProfileSpec
+from kubesched.runtime.clock import LATE
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
@@ -81,7 +82,7 @@ class Descheduler:
     def start(self) -> None:
         self.pods_by_node.start()
         self.placement.start()
-        self._timer = self.clock.call_at(self.clock.now(), self.run_pass, late=True)
+        self._timer = self.clock.call_at(self.clock.now(), self.run_pass, rank=LATE)
 
     @property
     def attempts(self) -> list[EvictionAttempt]:
@@ -141,5 +142,5 @@ class Descheduler:
             # A pass that changed nothing would repeat itself unless something else happens, so
             # alone it does not keep the run going.
             self._timer = self.clock.call_at(now + self.policy.interval, self.run_pass,
-                                             daemon=record.evicted == 0, late=True)
+                                             daemon=record.evicted == 0, rank=LATE)
         return record

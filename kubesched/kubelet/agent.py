@@ -2,14 +2,14 @@
 evict pods under node pressure and let the OOM killer act.
 
 No containers run. A pod bound to a node becomes Running at once; `sim.kubesched.io/duration`
-makes it Succeed after that long; a deleted pod keeps running through its shutdown time (the
-`sim.kubesched.io/shutdown` annotation, else the whole grace period) and is then removed with a
-zero-grace delete, as the kubelet confirms termination to the API server.
+makes it Succeed after that long; a deleted pod stops at once unless `sim.kubesched.io/shutdown`
+says it takes longer (never longer than its grace period) and is then removed with a zero-grace
+delete, as the kubelet confirms termination to the API server.
 
 What pods and nodes use (kubelet/usage.py) drives node-pressure eviction (kubelet/eviction.py):
 an evicted pod gets an `Evicted` event (and, for node pressure, a DisruptionTarget condition) at
-once, keeps running through its eviction grace period (or its shutdown time, if shorter) and
-then ends Failed with reason `Evicted` and the eviction message, its resources freed. PodDisruptionBudgets are not
+once, stops like a deleted pod (within its eviction grace period) and then ends Failed with reason
+`Evicted` and the eviction message, its resources freed. PodDisruptionBudgets are not
 consulted. When usage exceeds a memory limit (a container's, the pods' cgroup, the node) the OOM
 killer ends a container at once (kubelet/oom.py): its status records OOMKilled; under
 restartPolicy Always or OnFailure it restarts immediately (CrashLoopBackOff delays are not
@@ -55,6 +55,15 @@ def insufficient(resource: str, requested: int, used: int, capacity: int) -> str
 def _annotation_seconds(pod: Obj, key: str) -> float | None:
     value = (pod["metadata"].get("annotations") or {}).get(key)
     return None if value is None else parse_duration(value)
+
+
+def shutdown_time(pod: Obj, grace: float) -> float:
+    """How long a pod takes to stop once the kubelet asks it to: its containers exit on SIGTERM at
+    once unless `sim.kubesched.io/shutdown` says they take longer, and they are killed when the
+    grace period is over. (KWOK and kube-scheduler-simulator remove deleted pods at once too, and
+    so do the real kube-scheduler's recorded runs the fidelity corpus holds.)"""
+    shutdown = _annotation_seconds(pod, SHUTDOWN_ANNOTATION)
+    return 0.0 if shutdown is None else min(shutdown, grace)
 
 
 def _usage_annotations(pod: Obj) -> dict[str, str]:
@@ -153,6 +162,8 @@ class Kubelets:
         if not node:
             return
         if phase == "Running":
+            if uid not in self._admitted.get(node, {}) and not pod["metadata"].get("deletionTimestamp"):
+                self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
             self._admitted.setdefault(node, {}).setdefault(uid, pod_requests(pod.get("spec", {})))
             self._track(ev, node, self._admitted[node][uid])
         meta = pod["metadata"]
@@ -318,8 +329,7 @@ class Kubelets:
         finish = self._finish.pop(pu.uid, None)
         if finish is not None:
             finish.cancel()
-        shutdown = _annotation_seconds(pod, SHUTDOWN_ANNOTATION)
-        delay = float(grace) if shutdown is None else min(shutdown, float(grace))
+        delay = shutdown_time(pod, float(grace))
         ns, name, uid = pu.namespace, pu.name, pu.uid
         self._evicting[uid] = self.clock.call_later(delay, lambda: self._evicted(ns, name, uid, message))
         return now + delay
@@ -368,9 +378,20 @@ class Kubelets:
                                        "lastTransitionTime": now})
 
         self.api.update_status("Pod", ns, name, running)
+        self._run_for_duration(pod)
+
+    def _run_for_duration(self, pod: Obj) -> None:
+        """`sim.kubesched.io/duration`: the pod succeeds that long after it started (at once if a
+        snapshot shows it started longer ago than that)."""
         duration = _annotation_seconds(pod, DURATION_ANNOTATION)
-        if duration is not None:
-            self._finish[uid] = self.clock.call_later(duration, lambda: self._succeed(ns, name, uid))
+        if duration is None:
+            return
+        meta = pod["metadata"]
+        ns, name, uid = meta.get("namespace", "default"), meta["name"], meta.get("uid", "")
+        started = (pod.get("status") or {}).get("startTime")
+        now = self.clock.now()
+        start = self.api.seconds(started) if started else now
+        self._finish[uid] = self.clock.call_at(max(start + duration, now), lambda: self._succeed(ns, name, uid))
 
     def _admit(self, node_name: str, requests: dict[str, int]) -> tuple[str, str] | None:
         """The kubelet's own resource check at admission (GeneralPredicates): the pods it already
@@ -429,9 +450,7 @@ class Kubelets:
         t = self._finish.pop(uid, None)
         if t is not None:
             t.cancel()
-        grace = float(meta.get("deletionGracePeriodSeconds", 0))
-        shutdown = _annotation_seconds(pod, SHUTDOWN_ANNOTATION)
-        delay = grace if shutdown is None else min(shutdown, grace)
+        delay = shutdown_time(pod, float(meta.get("deletionGracePeriodSeconds", 0)))
         ns, name = meta.get("namespace", "default"), meta["name"]
         self._terminate[uid] = self.clock.call_later(delay, lambda: self._remove(ns, name, uid))
 

@@ -50,7 +50,7 @@ from kubesched.kubelet.signals import (
     thresholds_met,
 )
 from kubesched.kubelet.usage import SYSTEM_CRITICAL_PRIORITY, NodeResources, PodUsage, UsageTracker
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import LATE, Timer
 
 MONITORING_INTERVAL = 10.0  # housekeeping interval
 CLEANUP_POLL = 1.0  # podCleanupPollFreq: how soon after a kill the next sync can see the pod gone
@@ -199,7 +199,7 @@ class EvictionManager:
             return
         if timer is not None:
             timer.cancel()
-        st.timer = self.clock.call_at(when, lambda: self._synchronize(node), daemon=not busy, late=True)
+        st.timer = self.clock.call_at(when, lambda: self._synchronize(node), daemon=not busy, rank=LATE)
 
     def _synchronize(self, node: str) -> None:
         st = self.nodes.get(node)

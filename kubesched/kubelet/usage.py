@@ -29,11 +29,14 @@ Node annotations (a Node object carries no usage and only some capacities):
   for keys ``memory``, ``ephemeral-storage``, ``inodes``, ``pids``, ``images``, ``images-inodes``
   (default 0; images are on the imagefs).
 
-Capacities: ``status.capacity`` when the Node has it. Most scenario Nodes give only
-``status.allocatable``; the kubelet derives allocatable as capacity minus reservations minus the
-hard eviction threshold (memory.available, nodefs.available), so capacity is taken as allocatable
-plus that threshold: pods using up to allocatable are then not under pressure. The pods' cgroup
-(kubepods) is limited to allocatable plus the hard memory threshold, the node to its capacity.
+Capacities: a real kubelet derives allocatable as capacity minus reservations minus the hard
+eviction threshold (memory.available, nodefs.available), so its capacity is larger than
+allocatable. A Node that gives only ``status.allocatable``, or a capacity no larger than it (KWOK
+and kube-scheduler-simulator nodes report capacity = allocatable), reserved nothing: it is taken to
+have allocatable plus the hard threshold, so pods using up to allocatable are not under pressure
+and a snapshot of a healthy cluster stays healthy. A capacity above allocatable is the node's own.
+The pods' cgroup (kubepods) is limited to allocatable plus the hard memory threshold, the node to
+its capacity.
 """
 
 from __future__ import annotations
@@ -327,7 +330,7 @@ class NodeResources:
         def size(key: str, signal: str) -> tuple[int | None, int | None]:
             """(capacity, allocatable) of memory or ephemeral-storage."""
             cap, alloc = read(capacity, key), read(allocatable, key)
-            if cap is None and alloc is not None:
+            if alloc is not None and (cap is None or cap <= alloc):
                 cap = _derived_capacity(alloc, config.hard_value(signal))
             return cap, alloc
 

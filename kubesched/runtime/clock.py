@@ -2,8 +2,13 @@
 
 Components only ever ask the clock for `now()` and schedule callbacks; in simulation the
 clock jumps from one due callback to the next, so an hour of cluster time costs only the work
-done in it. Callbacks due at the same instant run in the order they were scheduled, which is
-what makes a run reproducible.
+done in it. Callbacks due at the same instant run by rank, then in the order they were scheduled,
+which is what makes a run reproducible:
+
+* REACT - what components do in reaction to a change (syncs, bindings, kubelets, scenario events);
+* SCHEDULE - a scheduling cycle: it starts once the reactions to everything before it at this
+  instant have run, as kube-scheduler's informers have caught up before it takes its snapshot;
+* LATE - observers and housekeeping that look at the instant once it has settled.
 """
 
 from __future__ import annotations
@@ -13,13 +18,15 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+REACT, SCHEDULE, LATE = 0, 1, 2
+
 
 @dataclass(order=True)
 class Timer:
     """A scheduled callback; `cancel()` makes it a no-op without touching the heap."""
 
     when: float
-    late: bool  # runs after every ordinary callback due at the same instant (observers)
+    rank: int  # REACT, SCHEDULE or LATE: the order among callbacks due at the same instant
     seq: int
     fn: Callable[[], None] = field(compare=False)
     daemon: bool = field(default=False, compare=False)
@@ -45,10 +52,10 @@ class VirtualClock:
     def now(self) -> float:
         return self._now
 
-    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, late: bool = False) -> Timer:
+    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, rank: int = REACT) -> Timer:
         """Schedule `fn`; a daemon timer (periodic housekeeping) alone does not keep a run going;
-        a late one observes the instant after all that happens at it has settled."""
-        timer = Timer(max(when, self._now), late, next(self._seq), fn, daemon, owner=self)
+        `rank` orders it among the callbacks due at the same instant."""
+        timer = Timer(max(when, self._now), rank, next(self._seq), fn, daemon, owner=self)
         heapq.heappush(self._heap, timer)
         if not daemon:
             self._live += 1
@@ -57,8 +64,8 @@ class VirtualClock:
     def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
         return self.call_at(self._now + delay, fn)
 
-    def call_soon(self, fn: Callable[[], None]) -> Timer:
-        return self.call_at(self._now, fn)
+    def call_soon(self, fn: Callable[[], None], rank: int = REACT) -> Timer:
+        return self.call_at(self._now, fn, rank=rank)
 
     def next_time(self) -> float | None:
         while self._heap and self._heap[0].cancelled:

@@ -19,6 +19,7 @@ from kubesched.api.objects import (
     namespaced,
     ref,
 )
+from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.daemonset import DaemonSetController
@@ -48,6 +49,22 @@ REMOVAL_REASONS = {
     "DeletionByTaintManager": "TaintManagerEviction",
     "DeletionByPodGC": "NodeLost",
 }
+
+
+def running_since_created(pod: Obj, now: str) -> Obj:
+    """A bound pod whose status is not in the input has been running since its creation (at
+    `now` if it has no creationTimestamp): phase Running, startTime and the conditions its kubelet
+    would have reported. Preemption ranks victims by that startTime."""
+    status = pod.get("status") or {}
+    if status.get("phase"):
+        if status.get("phase") != "Running" or status.get("startTime"):
+            return pod
+        started = (pod.get("metadata") or {}).get("creationTimestamp") or now
+        return {**pod, "status": {**status, "startTime": started}}
+    started = (pod.get("metadata") or {}).get("creationTimestamp") or now
+    conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": started}
+                  for t in ("PodScheduled", "Initialized", "Ready", "ContainersReady")]
+    return {**pod, "status": {**status, "phase": "Running", "startTime": started, "conditions": conditions}}
 
 
 @dataclass
@@ -111,6 +128,7 @@ class Cluster:
     events: list[ClusterEvent] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
     disruptions: list[Disruption] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the run noticed was off (a loop, a snapshot pod)
 
     def __post_init__(self) -> None:
         self.store = MemoryStore()
@@ -160,6 +178,29 @@ class Cluster:
             if namespaced(obj.get("kind", "")) and not meta.get("namespace"):
                 obj = {**obj, "metadata": {**meta, "namespace": "default"}}
             self.rejected.append(Rejection(self.now(), ref(obj), e.message, e.code))
+            return None
+
+    def restore(self, obj: Obj) -> Obj | None:
+        """Create an object of the snapshot the run starts from: it exists already, so it is
+        stored as it is. A pod bound to a node runs there since it was created (its status says
+        so when the input has none) and is not admitted again: what admission would refuse today
+        is a warning, not a reason to drop it. A built-in PriorityClass in an export is the one
+        the API server already has."""
+        kind, meta = obj.get("kind"), obj.get("metadata") or {}
+        if kind == "PriorityClass" and meta.get("name") in SYSTEM_PRIORITY_CLASSES:
+            if obj.get("value") != SYSTEM_PRIORITY_CLASSES[meta["name"]]:
+                self.warnings.append(f"PriorityClass/{meta['name']}: built in with value "
+                                     f"{SYSTEM_PRIORITY_CLASSES[meta['name']]}; the value {obj.get('value')} "
+                                     "in the input is ignored")
+            return self.store.get("PriorityClass", "", meta["name"])
+        if kind != "Pod" or not (obj.get("spec") or {}).get("nodeName"):
+            return self.create(obj)
+        key = f"Pod/{meta.get('namespace') or 'default'}/{meta.get('name')}"
+        try:
+            return self.api.create(running_since_created(obj, self.api.timestamp()),
+                                   warn=lambda message: self.warnings.append(f"{key}: {message}; kept as it runs"))
+        except APIError as e:
+            self.rejected.append(Rejection(self.now(), key, e.message, e.code))
             return None
 
     def drain(self, node: str, options: DrainOptions) -> None:

@@ -9,6 +9,7 @@ both always agree because both are updated by the same two methods.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -83,6 +84,15 @@ class NodeTable:
         self.has_ports[slot] = False
 
 
+@dataclass
+class ImageState:
+    """One image across the cluster (cacheImpl.imageStates): the size the first node to report it
+    gave, and the nodes that have it now."""
+
+    size: int
+    nodes: set[str] = field(default_factory=set)
+
+
 class Cache:
     """Nodes and the pods assigned to them, as the scheduler believes them to be."""
 
@@ -96,7 +106,8 @@ class Cache:
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # pods on nodes not (yet) known
         self._order: list[NodeInfo] | None = None
         self._order_slots: np.ndarray | None = None
-        self.image_nodes: dict[str, int] = {}  # normalised image -> number of nodes having it
+        self.image_states: dict[str, ImageState] = {}  # image name as nodes report it -> its state
+        self._stale: set[str] = set()  # nodes changed since the last snapshot (their image summaries)
         self.generation = 0  # bumped on every change; lets plugins cache per-snapshot data
         # Told the name of every node whose labels or pods changed (added/removed nodes too), so
         # plugins can keep indexes up to date incrementally (InterPodAffinity).
@@ -114,7 +125,7 @@ class Cache:
         ni = NodeInfo.of(node, slot)
         self.nodes[name] = ni
         self.tree.add(node)
-        self._count_images(ni, 1)
+        self._add_images(ni)
         for pod in self._orphans.pop(name, {}).values():
             ni.add_pod(pod)
         self.table.set_node(ni)
@@ -131,8 +142,8 @@ class Cache:
         ni.pods_with_affinity = old.pods_with_affinity
         ni.pods_with_required_anti_affinity = old.pods_with_required_anti_affinity
         ni.nonzero_cpu, ni.nonzero_memory = old.nonzero_cpu, old.nonzero_memory
-        self._count_images(old, -1)
-        self._count_images(ni, 1)
+        self._remove_images(old)
+        self._add_images(ni)
         self.nodes[name] = ni
         # The tree follows a zone change at once, but like upstream's snapshot the iteration list
         # is rebuilt from it only when a node is added or removed.
@@ -149,7 +160,7 @@ class Cache:
         if ni is None:
             return
         self.tree.remove(name)
-        self._count_images(ni, -1)
+        self._remove_images(ni)
         if ni.pods:  # pods still bound to a deleted node wait for it (or their own deletion)
             self._orphans[name] = dict(ni.pods)
         self.table.clear(ni.slot)
@@ -159,17 +170,39 @@ class Cache:
         self._touched(name)
 
     def _touched(self, name: str) -> None:
+        self._stale.add(name)
         for listener in self.listeners:
             listener(name)
 
-    def _count_images(self, ni: NodeInfo, sign: int) -> None:
+    def _add_images(self, ni: NodeInfo) -> None:
+        for image, size in ni.images.items():
+            state = self.image_states.get(image)
+            if state is None:
+                state = self.image_states[image] = ImageState(size)
+            state.nodes.add(ni.name)
+
+    def _remove_images(self, ni: NodeInfo) -> None:
         for image in ni.images:
-            self.image_nodes[image] = self.image_nodes.get(image, 0) + sign
-            if self.image_nodes[image] <= 0:
-                del self.image_nodes[image]
+            state = self.image_states.get(image)
+            if state is not None:
+                state.nodes.discard(ni.name)
+                if not state.nodes:
+                    del self.image_states[image]
 
     def ordered(self) -> tuple[list[NodeInfo], np.ndarray]:
-        """Nodes in scheduling iteration order, and their slots as an array."""
+        """Nodes in scheduling iteration order, and their slots as an array: the snapshot a
+        scheduling cycle works on.
+
+        Like UpdateSnapshot, taking it refreshes the image summaries (size, number of nodes) of
+        the nodes changed since the previous one only; a node left alone keeps the count it saw
+        then, which ImageLocality scores with, as upstream does."""
+        if self._stale:
+            for name in self._stale:
+                ni = self.nodes.get(name)
+                if ni is not None and ni.images:
+                    ni.image_states = {image: (self.image_states[image].size, len(self.image_states[image].nodes))
+                                       for image in ni.images}
+            self._stale.clear()
         if self._order is None:
             self._order = [self.nodes[n] for n in self.tree.ordered()]
             self._order_slots = np.fromiter((n.slot for n in self._order), dtype=np.int64,
@@ -212,7 +245,16 @@ class Cache:
             return self._orphans.get(node_name, {}).pop(uid, None)
         pod = ni.pods.get(uid)
         if pod is not None:
+            order = list(ni.pods)
             ni.add_pod(pod, -1)
+            hole = order.index(uid)
+            if hole < len(order) - 1:
+                # NodeInfo.RemovePod moves the node's last pod into the hole; the order of a node's
+                # pods is the order preemption considers them in.
+                order[hole] = order.pop()
+                pods = {k: ni.pods[k] for k in order}
+                ni.pods.clear()
+                ni.pods.update(pods)
             self.table.set_usage(ni)
             self.generation += 1
             self._touched(node_name)

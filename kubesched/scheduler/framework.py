@@ -133,6 +133,7 @@ class Handle:
     def now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0
 
+
     def call_later(self, delay: float, fn: Callable[[], None]) -> Any:
         """Run `fn` after `delay` seconds of cluster time (virtual in simulation)."""
         return self.clock.call_later(delay, fn)
@@ -479,6 +480,10 @@ class Profile:
                       nominated: dict[str, list[PodInfo]] | None = None) -> FilterOutcome:
         """Walk `nodes` from `start` round-robin until `want` feasible nodes are found.
 
+        As findNodesThatPassFilters does: the walk goes on after the `want`-th feasible node, and
+        the next feasible one cancels it without being kept or counted, so the nodes that fail in
+        between are in `statuses` (and move the next cycle's start index) too.
+
         Equivalent to checking nodes one by one in that order; done in vectorised chunks. Nodes
         with `nominated` pods are checked with them too, vectorised when every filter sees pods
         only through requests, else one by one.
@@ -493,8 +498,9 @@ class Profile:
         found: list[np.ndarray] = []
         num_found = 0
         pos = 0
-        while pos < n and num_found < want:
-            need = want - num_found
+        cancelled = False
+        while pos < n and not cancelled:
+            need = want - num_found  # 0 once enough are found: the walk looks for the one that cancels it
             size = min(n - pos, max(need + need // 4, 64))
             chunk = (start + pos + np.arange(size)) % n  # positions in `nodes`
             alive = np.ones(size, dtype=bool)  # passed every filter so far
@@ -521,9 +527,10 @@ class Profile:
             alive &= ~(check & ~mask)
             ok = np.flatnonzero(alive)
             cut = size
-            if len(ok) >= need:
-                cut = int(ok[need - 1]) + 1
+            if len(ok) > need:
+                cut = int(ok[need])
                 ok = ok[:need]
+                cancelled = True
             found.append(chunk[ok])
             num_found += len(ok)
             for j, st in fail.items():

@@ -103,10 +103,11 @@ class SchedulingQueue:
     # ---- backoff ------------------------------------------------------------------------------
 
     def backoff_expiry(self, q: QueuedPodInfo) -> float:
-        count = q.consecutive_errors or q.unschedulable_count
-        if count == 0 or self.max_backoff == 0:
+        """getBackoffTime: the initial backoff doubled per scheduling attempt, capped, from the
+        pod's last failure, truncated to the whole second (the backoffQ's ordering window)."""
+        if q.attempts == 0 or self.max_backoff == 0:
             return -math.inf
-        duration = min(self.initial_backoff * 2 ** min(count - 1, 64), self.max_backoff)
+        duration = min(self.initial_backoff * 2 ** min(q.attempts - 1, 64), self.max_backoff)
         return math.floor(q.timestamp + duration)
 
     def backing_off(self, q: QueuedPodInfo) -> bool:

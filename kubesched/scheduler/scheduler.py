@@ -16,7 +16,7 @@ import numpy as np
 
 from kubesched.api.objects import Obj, is_terminal, set_condition
 from kubesched.apiserver.server import APIServer
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import SCHEDULE, Timer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod, fit_error_message
@@ -132,7 +132,7 @@ class Scheduler:
 
     def _kick(self) -> None:
         if self._cycle_timer is None and self.queue.has_ready():
-            self._cycle_timer = self.clock.call_soon(self._run_cycle)
+            self._cycle_timer = self.clock.call_soon(self._run_cycle, rank=SCHEDULE)
         nxt = self.queue.next_flush()
         if nxt is None:
             return
@@ -171,7 +171,9 @@ class Scheduler:
                 removed = self.cache.remove_pod(uid)
                 self.queue.move_all(Event("AssignedPod", "Delete", removed, None))
             self.queue.delete(uid)
-            self._nominate(uid, pod, "")
+            self.nominator.delete(uid)
+            if not assigned:
+                self._nomination_given_up(pod, (pod.get("status") or {}).get("nominatedNodeName"))
         elif assigned:
             self.queue.delete(uid)
             self.nominator.delete(uid)
@@ -191,25 +193,24 @@ class Scheduler:
             was = ((old or {}).get("status") or {}).get("nominatedNodeName") or ""
             if not node and not was and self.nominator.node_of(uid):
                 node = self.nominator.node_of(uid) or ""  # our own nomination, not written back yet
-            self._nominate(uid, pod, node, info)
+            self.nominator.add(info, node)
             if ev.type == ADDED:
                 self.queue.add(info)
             else:
                 self.queue.update(info)
+            if was != ((pod.get("status") or {}).get("nominatedNodeName") or ""):
+                self._nomination_given_up(old or pod, was)
         self._kick()
 
-    def _nominate(self, uid: str, pod: Obj, node: str, info: PodInfo | None = None) -> None:
-        """Keep the nominator in step with a pod. A pod giving up a nomination frees the space it held
-        for pods of lower or equal priority, which upstream signals as an assigned pod's deletion."""
-        before = self.nominator.node_of(uid)
-        if info is not None and node:
-            self.nominator.add(info, node)
-        else:
-            self.nominator.delete(uid)
-        if before and before != node:
-            priority = (pod.get("spec") or {}).get("priority") or 0
-            self.queue.move_all(Event("AssignedPod", "Delete", info or PodInfo.of(pod), None),
-                                only=lambda q: q.pod.priority <= priority)
+    def _nomination_given_up(self, pod: Obj, node: str | None) -> None:
+        """A pending pod whose nominatedNodeName went away (changed, cleared, or the pod deleted)
+        frees what it held on that node for pods of lower or equal priority, which upstream
+        signals as an assigned pod's deletion (hasNominatedNodeNameChanged)."""
+        if not node:
+            return
+        priority = (pod.get("spec") or {}).get("priority") or 0
+        self.queue.move_all(Event("AssignedPod", "Delete", PodInfo.of(pod), None),
+                            only=lambda q: q.pod.priority <= priority)
 
     # ---- the scheduling cycle -------------------------------------------------------------------
 
@@ -397,7 +398,7 @@ class Scheduler:
             def done(wp: WaitingPod, status: Status | None) -> None:
                 self.handle.waiting_pods.pop(pod.uid, None)
                 self.clock.call_soon(lambda: self._finish_binding(q, profile, state, node_name, reserved, rec,
-                                                                  status))
+                                                                  status), rank=SCHEDULE)
 
             pending: dict[str, Any] = {}
             wp = WaitingPod(pod, node_name, pending, done)
@@ -406,9 +407,11 @@ class Scheduler:
                     n, f"rejected due to timeout after waiting {format_go_duration(t)} at plugin {n}"))
             self.handle.waiting_pods[pod.uid] = wp
             return
-        # The binding cycle runs apart from the scheduling cycle (a goroutine upstream): another
-        # scheduler acting at this instant does not see this pod on the node until it is bound.
-        self.clock.call_soon(lambda: self._finish_binding(q, profile, state, node_name, reserved, rec, failure))
+        # The binding cycle runs apart from the scheduling cycle (a goroutine upstream): it ends
+        # before this scheduler's next cycle, but another scheduler acting at this instant does
+        # not see this pod on the node until it is bound.
+        self.clock.call_soon(lambda: self._finish_binding(q, profile, state, node_name, reserved, rec, failure),
+                             rank=SCHEDULE)
 
     def _finish_binding(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
                         reserved: list[Any], rec: DecisionRecord | None, failure: Status | None) -> None:

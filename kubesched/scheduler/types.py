@@ -169,7 +169,9 @@ class NodeInfo:
     taints: list[Obj]
     unschedulable: bool
     allocatable: dict[str, int]
-    images: dict[str, int]  # normalised image name -> size in bytes
+    images: dict[str, int]  # image name as reported -> size in bytes (the first report of a name)
+    # (size, number of nodes) of each image as the cache's snapshot last saw it (ImageStates).
+    image_states: dict[str, tuple[int, int]] = field(default_factory=dict)
     pods: dict[str, PodInfo] = field(default_factory=dict)  # by uid
     requested: dict[str, int] = field(default_factory=dict)
     nonzero_cpu: int = 0
@@ -185,7 +187,7 @@ class NodeInfo:
         images: dict[str, int] = {}
         for image in status.get("images") or ():
             for name in image.get("names") or ():
-                images[name] = int(image.get("sizeBytes") or 0)  # as written: only pods' names are normalised
+                images.setdefault(name, int(image.get("sizeBytes") or 0))  # only pods' names are normalised
         return cls(
             obj=node,
             name=node["metadata"]["name"],
@@ -201,7 +203,7 @@ class NodeInfo:
         """A copy whose pods can be added or removed for a what-if (NodeInfo.Snapshot): the
         per-pod collections are copied, the node's own data and the PodInfos are shared."""
         return NodeInfo(self.obj, self.name, self.slot, self.labels, self.taints, self.unschedulable,
-                        self.allocatable, self.images, dict(self.pods), dict(self.requested), self.nonzero_cpu,
+                        self.allocatable, self.images, self.image_states, dict(self.pods), dict(self.requested), self.nonzero_cpu,
                         self.nonzero_memory, {k: dict(v) for k, v in self.used_ports.items()},
                         dict(self.pods_with_affinity), dict(self.pods_with_required_anti_affinity))
 

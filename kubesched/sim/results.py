@@ -50,6 +50,9 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
                    for e in cluster.events],
         "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in cluster.rejected],
     }
+    warnings = [str(w) for w in result.scenario.warnings] + cluster.warnings
+    if warnings:
+        out["warnings"] = warnings
     preemptions = cluster.preemptions()
     if preemptions:
         out["preemptions"] = preemptions

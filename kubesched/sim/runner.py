@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError, Problem
-from kubesched.api.loader import LoadedObject, collect_paths
+from kubesched.api.loader import LoadedObject, collect_paths, nothing_loaded
 from kubesched.api.validation import validate
 from kubesched.apiserver.errors import APIError
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
 from kubesched.kubelet.config import problems as kubelet_config_problems
+from kubesched.runtime.clock import LATE
 from kubesched.runtime.cluster import Cluster, Rejection
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import ConfigError, SchedulerConfig, build_profiles
@@ -32,12 +35,17 @@ class SimResult:
         return all(e.ok for e in self.expects)
 
 
-def load(paths: list[str]) -> Scenario:
+def load(paths: list[str], strict: bool = False, now: datetime | None = None,
+         until: float | None = None) -> Scenario:
     """Everything that can be wrong with the input is found here, before anything runs, and
-    reported together: unreadable files do not hide problems in the readable ones."""
+    reported together: unreadable files do not hide problems in the readable ones. Warnings
+    (unknown fields, settings kubesched ignores) are kept on the scenario; `strict` makes them
+    problems."""
     loaded, problems = collect_paths(paths)
+    problems.extend(nothing_loaded(loaded, problems))
+    warnings: list[Problem] = []
     try:
-        validate(loaded)
+        validate(loaded, warnings)
     except InputError as e:
         problems.extend(e.problems)
     served: dict[str, LoadedObject] = {}
@@ -57,9 +65,15 @@ def load(paths: list[str]) -> Scenario:
                     problems.append(lo.problem(f"profiles[{i}].schedulerName",
                                                f'Duplicate value: "{name}": already served by another scheduler'))
                 served[name] = lo
+    if strict:
+        problems.extend(warnings)
     if problems:
         raise InputError(problems)
-    return build(loaded)
+    scenario = build(loaded, now)
+    scenario.warnings = warnings
+    if until is not None:
+        scenario.until = until
+    return scenario
 
 
 def check_config(obj: dict | None, origin: LoadedObject | None) -> SchedulerConfig:
@@ -118,7 +132,7 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluste
     clock = cluster.clock
     for at, obj in scenario.objects:
         if at <= 0:
-            cluster.create(obj)
+            cluster.restore(obj)
         else:
             clock.call_at(at, lambda obj=obj: cluster.create(obj))
     for action in scenario.actions:
@@ -126,7 +140,7 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluste
     return cluster
 
 
-def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
+def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Any = None) -> SimResult:
     scored = {e["pod"] for e in scenario.expects if "score" in e}
     if scored:
         explain = (explain or set()) | scored  # score expectations need the decision records
@@ -136,7 +150,7 @@ def simulate(scenario: Scenario, explain: set[str] | None = None) -> SimResult:
     final = []
     for e in scenario.expects:
         if e.get("at") is not None:
-            clock.call_at(parse_duration(e["at"]), lambda e=e: result.expects.append(check(cluster, e)), late=True)
+            clock.call_at(parse_duration(e["at"]), lambda e=e: result.expects.append(check(cluster, e)), rank=LATE)
         else:
             final.append(e)
     cluster.run(scenario.until)

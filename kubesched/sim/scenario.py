@@ -3,17 +3,20 @@
 Objects are created kind by kind in dependency order — namespaces and classes before the pods
 that refer to them, nodes before pods — so a `kubectl get ... -o yaml` snapshot (which lists
 pods before priority classes) is admitted as the live cluster admitted it; file order is kept
-within a kind. Virtual time 0 is the Scenario's `startTime`, else the newest creationTimestamp
-in the input; an object stamped later than that is created at that offset.
+within a kind. Virtual time 0 is the moment of the export: `--now`, else the Scenario's
+`startTime`, else the newest timestamp anywhere in the input; so pod ages, taints' `timeAdded` and
+the like count from the real past, and an object stamped later than that is created at that offset.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.api.duration import parse_duration
+from kubesched.api.errors import Problem
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, parse_time
 
@@ -44,14 +47,39 @@ class Scenario:
     scenario_origin: LoadedObject | None = None
     kubelet_config: Obj | None = None
     descheduler_policy: Obj | None = None
+    warnings: list[Problem] = field(default_factory=list)  # what was off in the input, though usable
+
+
+# Fields holding when something happened (not deletionTimestamp: it may lie in the future).
+TIME_FIELDS = frozenset({"creationTimestamp", "startTime", "lastTransitionTime", "lastHeartbeatTime",
+                         "lastProbeTime", "lastUpdateTime", "startedAt", "finishedAt", "timeAdded", "time",
+                         "lastScheduleTime", "lastSuccessfulTime", "completionTime", "firstTimestamp",
+                         "lastTimestamp", "eventTime"})
+
+
+def _timestamps(value: Any) -> Iterator[datetime]:
+    """Every time an exported object records, anywhere in it: the newest is when it was exported."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in TIME_FIELDS and isinstance(item, str):
+                try:
+                    yield parse_time(item)
+                except ValueError:
+                    continue
+            elif isinstance(item, (dict, list)):
+                yield from _timestamps(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _timestamps(item)
 
 
 def _order(kind: str) -> int:
     return CREATE_ORDER.index(kind) if kind in CREATE_ORDER else len(CREATE_ORDER)
 
 
-def build(loaded: list[LoadedObject]) -> Scenario:
-    """Assemble the run from validated objects."""
+def build(loaded: list[LoadedObject], now: datetime | None = None) -> Scenario:
+    """Assemble the run from validated objects; `now` is the moment of the export (virtual time
+    0), overriding the Scenario's startTime and the newest timestamp in the input."""
     sc = Scenario()
     cluster_objs: list[Obj] = []
     for lo in loaded:
@@ -76,10 +104,10 @@ def build(loaded: list[LoadedObject]) -> Scenario:
             sc.descheduler_policy = obj
         else:
             cluster_objs.append(obj)
-    stamps = [parse_time(o["metadata"]["creationTimestamp"]) for o in cluster_objs
-              if (o.get("metadata") or {}).get("creationTimestamp")]
-    if not any(lo.obj.get("kind") == "Scenario" and (lo.obj.get("spec") or {}).get("startTime") for lo in loaded):
-        sc.epoch = max(stamps, default=DEFAULT_EPOCH)
+    if now is not None:
+        sc.epoch = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    elif not any(lo.obj.get("kind") == "Scenario" and (lo.obj.get("spec") or {}).get("startTime") for lo in loaded):
+        sc.epoch = max((t for o in cluster_objs for t in _timestamps(o)), default=DEFAULT_EPOCH)
     for obj in sorted(cluster_objs, key=lambda o: _order(o["kind"])):
         stamp = (obj.get("metadata") or {}).get("creationTimestamp")
         at = max((parse_time(stamp) - sc.epoch).total_seconds(), 0.0) if stamp else 0.0

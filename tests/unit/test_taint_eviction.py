@@ -12,6 +12,7 @@ from typing import Any
 from kubesched.controllers.nodelifecycle import TokenBucket
 from kubesched.controllers.podgc import PodGCController
 from kubesched.controllers.tainteviction import matching_tolerations, min_toleration_seconds
+from kubesched.runtime.clock import LATE
 from kubesched.runtime.cluster import Cluster
 
 NOT_READY_NO_EXECUTE = {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}
@@ -202,7 +203,7 @@ def test_a_large_partially_disrupted_zone_taints_at_the_secondary_rate() -> None
 
     counts: dict[float, int] = {}
     for t in (10, 109, 110, 209, 210):
-        cluster.clock.call_at(t, lambda t=t: counts.__setitem__(t, tainted()), late=True)
+        cluster.clock.call_at(t, lambda t=t: counts.__setitem__(t, tainted()), rank=LATE)
     cluster.run(220)
     assert counts == {10: 1, 109: 1, 110: 2, 209: 2, 210: 3}
 
@@ -215,7 +216,7 @@ def test_zones_are_rate_limited_separately() -> None:
         at(cluster, 10, lambda name=name: set_ready(cluster, name, "False"))
     seen: dict[str, bool] = {}
     cluster.clock.call_at(10, lambda: seen.update({n: no_execute_at(cluster, n) for n in ("a1", "a2", "b1")}),
-                          late=True)
+                          rank=LATE)
     cluster.run(30)
     assert seen == {"a1": True, "a2": False, "b1": True}
     assert no_execute_at(cluster, "a2")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api.objects import get_condition
+from kubesched.gosort import sort_slice
 from kubesched.scheduler.framework import ConfigError, CycleState, PostFilterPlugin, PostFilterResult, Profile
 from kubesched.scheduler.preemption import (
     RECORD_KEY,
@@ -92,7 +93,11 @@ class DefaultPreemption(PostFilterPlugin):
         if not status.ok:
             return [], {}, status
         now = self.evaluator.now
-        potential.sort(key=lambda p: importance_key(p, now))
+
+        def more_important(a: PodInfo, b: PodInfo) -> bool:
+            return importance_key(a, now) < importance_key(b, now)
+
+        sort_slice(potential, more_important)
         violating, others, violations = split_by_pdb_violation(potential, budgets)
         victims: list[PodInfo] = []
         for p in violating + others:
@@ -101,5 +106,5 @@ class DefaultPreemption(PostFilterPlugin):
                 node_now.remove(p)
                 victims.append(p)
         if violating and others:
-            victims.sort(key=lambda p: importance_key(p, now))
+            sort_slice(victims, more_important)
         return victims, violations, SUCCESS

@@ -1,4 +1,7 @@
-"""ImageLocality: prefer nodes that already hold the pod's images, weighted by how widespread they are."""
+"""ImageLocality: prefer nodes that already hold the pod's images, weighted by how widespread they are.
+
+An image's size is the cluster's one figure for it (the first node to report the image), not
+each node's own, and its spread is the number of nodes the snapshot counted (cache.ordered)."""
 
 from __future__ import annotations
 
@@ -28,14 +31,13 @@ class ImageLocality(ScorePlugin):
         return cached
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
-        cache = self.handle.cache
-        total_nodes = len(cache.nodes)
+        total_nodes = len(self.handle.cache.nodes)
         total = 0
         for image in self._images(pod):
-            size = node.images.get(image)
-            if size is not None:
-                spread = float(cache.image_nodes.get(image, 0)) / float(total_nodes)
-                total += int(float(size) * spread)
+            state = node.image_states.get(image)
+            if state is not None:
+                size, num_nodes = state
+                total += int(float(size) * (float(num_nodes) / float(total_nodes)))
         containers = len(pod.obj["spec"].get("initContainers") or ()) + len(pod.obj["spec"].get("containers") or ())
         max_threshold = MAX_CONTAINER_THRESHOLD * containers
         total = min(max(total, MIN_THRESHOLD), max_threshold)
@@ -43,6 +45,6 @@ class ImageLocality(ScorePlugin):
 
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                    table: NodeTable) -> np.ndarray | None:
-        if not any(image in self.handle.cache.image_nodes for image in self._images(pod)):
+        if not any(image in self.handle.cache.image_states for image in self._images(pod)):
             return np.zeros(len(nodes), dtype=np.int64)  # no node has any of the images
         return None
