@@ -48,6 +48,7 @@ class VirtualClock:
         self._heap: list[Timer] = []
         self._seq = itertools.count()
         self._live = 0  # pending non-daemon timers
+        self._stopped = False
 
     def now(self) -> float:
         return self._now
@@ -72,13 +73,22 @@ class VirtualClock:
             heapq.heappop(self._heap)
         return self._heap[0].when if self._heap else None
 
-    def run(self, until: float | None = None) -> None:
+    def stop(self) -> None:
+        """End `run` after the current callback (a run found to be going round in circles)."""
+        self._stopped = True
+
+    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None) -> None:
         """Run due callbacks in (time, scheduling order) until `until`, or without it until only
-        daemon timers are left: then nothing more can happen that they would not just repeat."""
+        daemon timers are left: then nothing more can happen that they would not just repeat.
+        `progress` is told the virtual time now and then (every 50,000 callbacks)."""
         heap = self._heap
-        while heap:
+        count = 0
+        while heap and not self._stopped:
             if until is None and self._live == 0:
                 return
+            count += 1
+            if progress is not None and count % 50_000 == 0:
+                progress(self._now)
             timer = heap[0]
             if until is not None and timer.when > until and not timer.cancelled:
                 self._now = until
@@ -91,5 +101,5 @@ class VirtualClock:
                 self._live -= 1
             self._now = timer.when
             timer.fn()
-        if until is not None:
+        if until is not None and not self._stopped:
             self._now = max(self._now, until)

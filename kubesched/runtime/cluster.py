@@ -6,10 +6,12 @@ components recorded, and the objects the API refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.duration import format_duration
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
@@ -19,6 +21,8 @@ from kubesched.api.objects import (
     namespaced,
     ref,
 )
+from kubesched.api.quantity import format_amount
+from kubesched.api.resources import pod_requests
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
@@ -38,8 +42,11 @@ from kubesched.runtime.clock import VirtualClock
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.record import DecisionRecord
 from kubesched.scheduler.scheduler import Scheduler
+from kubesched.scheduler.types import node_allocatable
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 from kubesched.store.memory import MemoryStore
+
+LOOP_REPEATS = 10  # a removal repeated this many times through replacements is a loop
 
 # DisruptionTarget condition reasons -> the removal reason results report.
 REMOVAL_REASONS = {
@@ -90,6 +97,8 @@ class Disruption:
     owner_uid: str | None = None
     replacement: str | None = None
     scaled_down: bool = False
+    repeats: int = 1  # how many removals in a row, this one included, each of the previous one's replacement
+
 
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "pod": self.pod, "node": self.node, "cause": self.cause,
@@ -129,6 +138,8 @@ class Cluster:
     rejected: list[Rejection] = field(default_factory=list)
     disruptions: list[Disruption] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the run noticed was off (a loop, a snapshot pod)
+    # Stop a run that goes round in circles (set when no end time was asked for).
+    stop_on_loop: bool = True
 
     def __post_init__(self) -> None:
         self.store = MemoryStore()
@@ -150,6 +161,7 @@ class Cluster:
         for scheduler in self.schedulers:
             scheduler.start()
         self.kubelets.start()
+        self._replacing: dict[str, Disruption] = {}  # replacement pod uid -> the removal it replaced
         self.descheduler: Descheduler | None = None
         if self.descheduler_policy is not None:
             self.descheduler = Descheduler(self.api, self.clock, self.descheduler_policy,
@@ -203,11 +215,34 @@ class Cluster:
             self.rejected.append(Rejection(self.now(), key, e.message, e.code))
             return None
 
+    def check_snapshot(self) -> None:
+        """Warn about nodes whose snapshot pods ask for more than the node has: they run (they
+        did in the cluster exported), but the export is inconsistent (an edited file, a node
+        resized since) and kubesched's answers for those nodes are only as good as it."""
+        used: dict[str, dict[str, int]] = {}
+        for pod in self.store.list("Pod"):
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+                totals = used.setdefault(node, {"pods": 0})
+                totals["pods"] += 1
+                for name, amount in pod_requests(pod["spec"]).items():
+                    totals[name] = totals.get(name, 0) + amount
+        for name, totals in used.items():
+            node = self.store.get("Node", "", name)
+            if node is None:
+                continue
+            alloc = node_allocatable(node)
+            over = [f"{r} {format_amount(r, v)} > {format_amount(r, alloc.get(r, 0))}"
+                    for r, v in sorted(totals.items()) if v > alloc.get(r, 0)]
+            if over:
+                self.warnings.append(f"Node/{name}: its pods in the input request more than it has "
+                                     f"({', '.join(over)} allocatable); they are kept running as they are")
+
     def drain(self, node: str, options: DrainOptions) -> None:
         self.drainer.drain(node, options)
 
-    def run(self, until: float | None = None) -> None:
-        self.clock.run(until)
+    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None) -> None:
+        self.clock.run(until, progress)
 
     # ---- tracking -----------------------------------------------------------------------------
 
@@ -261,11 +296,27 @@ class Cluster:
             return
         key = f"{pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}"
         owner = controller_of(pod)
-        self.disruptions.append(Disruption(
+        d = Disruption(
             self.now(), key, pod["metadata"].get("uid", ""), pod["spec"]["nodeName"], cause,
             self._removal_detail(pod, key, cause), owner.get("uid") if owner else None,
             # removed by its own controller's scale-down: no replacement is coming
-            scaled_down=owner is not None and cause == "Deleted" and self._scaled_down(pod, owner)))
+            scaled_down=owner is not None and cause == "Deleted" and self._scaled_down(pod, owner))
+        before = self._replacing.pop(d.uid, None)
+        if before is not None and (before.node, before.cause) == (d.node, d.cause):
+            d.repeats = before.repeats + 1
+        self.disruptions.append(d)
+        if owner is not None and d.repeats >= LOOP_REPEATS and self.stop_on_loop:
+            self._stop_loop(d, owner)
+
+    def _stop_loop(self, d: Disruption, owner: Obj) -> None:
+        """The same pods are removed and recreated over and over: nothing new will happen."""
+        ns = d.pod.split("/", 1)[0]
+        why = f"{d.cause}: {d.detail}" if d.detail else d.cause
+        self.warnings.append(
+            f"stopped at {format_duration(self.now())} of virtual time: {owner.get('kind')}/{ns}/{owner.get('name')} "
+            f"is going round in circles - its pod on {d.node} was removed ({why}), replaced, and the replacement "
+            f"removed the same way, {d.repeats} times in a row; pass --until to run regardless")
+        self.clock.stop()
 
     def _scaled_down(self, pod: Obj, owner: Obj) -> bool:
         """Whether a deleted pod's ReplicaSet still has all the replicas it wants without it."""
@@ -306,6 +357,7 @@ class Cluster:
         for d in self.disruptions:
             if d.owner_uid == owner_uid and d.replacement is None and not d.scaled_down:
                 d.replacement = f"{meta.get('namespace', 'default')}/{meta['name']}"
+                self._replacing[meta.get("uid", "")] = d
                 return
 
     def _track_event(self, ev: WatchEvent) -> None:

@@ -28,8 +28,7 @@ class QueuedPodInfo:
     pod: PodInfo
     timestamp: float
     attempts: int = 0
-    unschedulable_count: int = 0
-    consecutive_errors: int = 0
+    events_seen: int = 0  # the queue's event count when the pod last failed with an error
     rejectors: set[str] = field(default_factory=set)  # UnschedulablePlugins ∪ PendingPlugins
     gated: Status | None = None
     where: str = ""
@@ -70,6 +69,7 @@ class SchedulingQueue:
             for ev in pl.events_to_register():
                 self._hints.setdefault((ev.resource, ev.action), []).append((pl.name, ev))
         self._registers_events = {pl.name for pl in plugins if pl.events_to_register()}
+        self._events = 0  # cluster events delivered so far
 
     # ---- bookkeeping ------------------------------------------------------------------------
 
@@ -188,13 +188,9 @@ class SchedulingQueue:
             return  # deleted or bound meanwhile
         events = self._in_flight_events.pop(q.uid, [])
         q.rejectors = set(rejectors)
-        if rejectors:
-            q.unschedulable_count += 1
-            q.consecutive_errors = 0
-        else:
-            q.consecutive_errors += 1
         q.timestamp = self._now()
         if not rejectors:
+            q.events_seen = self._events
             self._put(q, ERROR_BACKOFF)
             return
         if any(self._worth_requeuing(q, ev) is not None for ev in events):
@@ -237,6 +233,7 @@ class SchedulingQueue:
 
     def move_all(self, ev: Event, only: Callable[[QueuedPodInfo], bool] | None = None) -> bool:
         """MoveAllToActiveOrBackoffQueue (`only`: its preCheck); returns whether any pod moved."""
+        self._events += 1
         for events in self._in_flight_events.values():
             events.append(ev)
         moved = False
@@ -249,20 +246,29 @@ class SchedulingQueue:
 
     # ---- periodic flushes ---------------------------------------------------------------------
 
-    def next_flush(self) -> tuple[float, bool] | None:
-        """The next tick at which a flush would move something, and whether it is only the
-        5-minute leftover flush (housekeeping that repeats a known answer unless something changed)."""
-        times: list[tuple[float, bool]] = []
-        for heap, where in ((self._backoff, BACKOFF), (self._error_backoff, ERROR_BACKOFF)):
-            self._clean(heap, where)
-            if heap:
-                times.append((max(heap[0][0] + 1, math.floor(self._now()) + 1), False))
+    def next_flushes(self) -> tuple[float | None, float | None]:
+        """The next ticks at which a flush would move something: one that matters, and one that
+        is only housekeeping repeating a known answer unless something else changes (the
+        5-minute leftover flush; retrying pods that failed with an error, such as no nodes at
+        all, when no cluster event came since, which a simulation's deterministic state does not
+        cure by waiting). A run that has only housekeeping left is over."""
+        now = math.floor(self._now()) + 1
+        live: list[float] = []
+        idle: list[float] = []
+        self._clean(self._backoff, BACKOFF)
+        if self._backoff:
+            live.append(max(self._backoff[0][0] + 1, now))
+        self._clean(self._error_backoff, ERROR_BACKOFF)
+        for entry in self._error_backoff:
+            q = entry[-1]
+            if self._live(entry, ERROR_BACKOFF):
+                (idle if q.events_seen == self._events else live).append(max(entry[0] + 1, now))
         oldest = min((q.timestamp for q in self._unschedulable.values() if q.gated is None), default=None)
         if oldest is not None:
             due = oldest + UNSCHEDULABLE_TIMEOUT
             tick = (math.floor(due / FLUSH_UNSCHEDULABLE_PERIOD) + 1) * FLUSH_UNSCHEDULABLE_PERIOD
-            times.append((max(tick, self._now()), True))
-        return min(times) if times else None
+            idle.append(max(tick, self._now()))
+        return min(live, default=None), min(idle, default=None)
 
     def flush(self) -> None:
         now = self._now()

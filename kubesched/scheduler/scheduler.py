@@ -117,7 +117,7 @@ class Scheduler:
         self.explain = explain
         self.records: dict[str, list[DecisionRecord]] = {}
         self._cycle_timer: Timer | None = None
-        self._flush_timer: Timer | None = None
+        self._flush_timers: dict[bool, Timer | None] = {False: None, True: None}  # by daemon
 
     # ---- wiring ---------------------------------------------------------------------------------
 
@@ -133,18 +133,16 @@ class Scheduler:
     def _kick(self) -> None:
         if self._cycle_timer is None and self.queue.has_ready():
             self._cycle_timer = self.clock.call_soon(self._run_cycle, rank=SCHEDULE)
-        nxt = self.queue.next_flush()
-        if nxt is None:
-            return
-        due, daemon = nxt
-        timer = self._flush_timer
-        if timer is None or timer.cancelled or timer.when > due or (timer.when == due and timer.daemon > daemon):
+        for due, daemon in zip(self.queue.next_flushes(), (False, True), strict=True):
+            timer = self._flush_timers[daemon]
+            if due is None or (timer is not None and not timer.cancelled and timer.when <= due):
+                continue
             if timer is not None:
                 timer.cancel()
-            self._flush_timer = self.clock.call_at(due, self._flush, daemon=daemon)
+            self._flush_timers[daemon] = self.clock.call_at(due, lambda d=daemon: self._flush(d), daemon=daemon)
 
-    def _flush(self) -> None:
-        self._flush_timer = None
+    def _flush(self, daemon: bool) -> None:
+        self._flush_timers[daemon] = None
         self.queue.flush()
         self._kick()
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
-from kubesched.api.duration import parse_duration
+from rich.console import Console
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import LoadedObject, collect_paths, nothing_loaded
 from kubesched.api.validation import validate
@@ -135,12 +138,27 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluste
             cluster.restore(obj)
         else:
             clock.call_at(at, lambda obj=obj: cluster.create(obj))
+    cluster.check_snapshot()
     for action in scenario.actions:
         clock.call_at(action.at, lambda a=action: _apply(cluster, a))
     return cluster
 
 
-def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Any = None) -> SimResult:
+def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Console | None = None) -> SimResult:
+    """Run `scenario`; with `progress` (a terminal), show how far virtual time has got while it runs."""
+    if progress is None:
+        return _simulate(scenario, explain, None)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=progress,
+                  transient=True) as bar:
+        task = bar.add_task("simulating", total=None)
+
+        def show(now: float) -> None:
+            bar.update(task, description=f"simulating: {format_duration(now)} of virtual time")
+
+        return _simulate(scenario, explain, show)
+
+
+def _simulate(scenario: Scenario, explain: set[str] | None, progress: Callable[[float], None] | None) -> SimResult:
     scored = {e["pod"] for e in scenario.expects if "score" in e}
     if scored:
         explain = (explain or set()) | scored  # score expectations need the decision records
@@ -153,7 +171,8 @@ def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Any 
             clock.call_at(parse_duration(e["at"]), lambda e=e: result.expects.append(check(cluster, e)), rank=LATE)
         else:
             final.append(e)
-    cluster.run(scenario.until)
+    cluster.stop_on_loop = scenario.until is None
+    cluster.run(scenario.until, progress)
     checked = {id(r.expect) for r in result.expects}
     result.expects.extend(ExpectResult(e, False, f"not checked: the run ended at {cluster.now():g}s", cluster.now())
                           for e in scenario.expects if e.get("at") is not None and id(e) not in checked)

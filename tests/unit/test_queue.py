@@ -86,7 +86,7 @@ NODE_ADD = Event("Node", "Add", None, node("new"))
 
 # --- backoff ---------------------------------------------------------------------------------------
 
-def test_backoff_doubles_from_1s_to_the_10s_cap_by_unschedulable_count(queue: SchedulingQueue, now: Now) -> None:
+def test_backoff_doubles_from_1s_to_the_10s_cap_by_scheduling_attempts(queue: SchedulingQueue, now: Now) -> None:
     now.t = 100.0
     queue.add(pod("a"))
     expiries = []
@@ -97,10 +97,10 @@ def test_backoff_doubles_from_1s_to_the_10s_cap_by_unschedulable_count(queue: Sc
         queue.move_all(NODE_ADD)  # back to a queue so that it can be popped again
         assert where(queue, "a") == BACKOFF
     assert expiries == [1, 2, 4, 8, 10, 10]
-    assert queue.pods["uid-a"].unschedulable_count == 6
+    assert queue.pods["uid-a"].attempts == 6  # calculateBackoffDuration counts attempts
 
 
-def test_errors_back_off_by_consecutive_error_count_in_the_error_queue(queue: SchedulingQueue, now: Now) -> None:
+def test_errors_back_off_by_attempts_in_the_error_queue(queue: SchedulingQueue, now: Now) -> None:
     queue.add(pod("a"))
     expiries = []
     for i in range(5):
@@ -112,8 +112,7 @@ def test_errors_back_off_by_consecutive_error_count_in_the_error_queue(queue: Sc
         assert where(queue, "a") == ERROR_BACKOFF
         expiries.append(queue.backoff_expiry(q) - now.t)
     assert expiries == [1, 2, 4, 8, 10]
-    assert queue.pods["uid-a"].consecutive_errors == 5
-    assert queue.pods["uid-a"].unschedulable_count == 0
+    assert queue.pods["uid-a"].attempts == 5
 
 
 def test_backoff_expiry_is_floored_and_ends_on_the_next_whole_second_tick(queue: SchedulingQueue,
@@ -125,7 +124,7 @@ def test_backoff_expiry_is_floored_and_ends_on_the_next_whole_second_tick(queue:
     assert queue.backoff_expiry(q) == 11  # floor(10.7 + 1)
     queue.move_all(NODE_ADD)
     assert where(queue, "a") == BACKOFF
-    assert queue.next_flush() == (12, False)
+    assert queue.next_flushes() == (12, None)
     now.t = 11.99
     assert queue.backing_off(q)  # expiry 11 >= floor(11.99)
     queue.flush()
@@ -220,7 +219,7 @@ def test_leftovers_are_flushed_after_five_minutes_on_30s_ticks(queue: Scheduling
     queue.add(pod("a", node_selector={"disk": "ssd"}))
     fail(queue, "a", {AFFINITY})
     assert where(queue, "a") == UNSCHEDULABLE
-    assert queue.next_flush() == (330, True)  # the first 30 s tick strictly more than 300 s later
+    assert queue.next_flushes() == (None, 330)  # the first 30 s tick strictly more than 300 s later
     now.t = 300.0
     queue.flush()
     assert where(queue, "a") == UNSCHEDULABLE
@@ -235,7 +234,7 @@ def test_exactly_five_minutes_is_not_yet_a_leftover(queue: SchedulingQueue, now:
     now.t = 300.0
     queue.flush()
     assert where(queue, "a") == UNSCHEDULABLE  # now - timestamp > 5 min is strict
-    assert queue.next_flush() == (330, True)
+    assert queue.next_flushes() == (None, 330)
     now.t = 330.0
     queue.flush()
     assert where(queue, "a") == ACTIVE
@@ -273,7 +272,10 @@ def test_the_error_backoff_queue_is_never_popped_early(queue: SchedulingQueue, n
     queue.add_unschedulable(q, set())
     assert where(queue, "a") == ERROR_BACKOFF
     assert queue.pop() is None
-    assert queue.next_flush() == (2, False)
+    # Retrying an error with nothing changed since is housekeeping; a cluster event makes it matter.
+    assert queue.next_flushes() == (None, 2)
+    queue.move_all(NODE_ADD)
+    assert queue.next_flushes() == (2, None)
     now.t = 2.0
     queue.flush()
     assert pop_names(queue) == ["a"]
