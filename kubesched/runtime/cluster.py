@@ -209,8 +209,9 @@ class Cluster:
             return self.create(obj)
         key = f"Pod/{meta.get('namespace') or 'default'}/{meta.get('name')}"
         try:
-            return self.api.create(running_since_created(obj, self.api.timestamp()),
-                                   warn=lambda message: self.warnings.append(f"{key}: {message}; kept as it runs"))
+            return self.api.create(running_since_created(obj, self.api.timestamp()), warn=lambda message: (
+                self.warnings.append(f"{key}: kept running as exported, though admission would refuse it today: "
+                                     f"{message}")))
         except APIError as e:
             self.rejected.append(Rejection(self.now(), key, e.message, e.code))
             return None
