@@ -6,9 +6,11 @@ scheduler cache (fed by watches, like a scheduler's informers) and the profiles 
 configured schedulers, so the answer comes from the same plugins, weights and tie-breaks.
 
 Within one descheduling pass every accepted eviction *reserves* its replacement on the node
-the scheduler would pick, while the evicted pod keeps its place until it has terminated, as it
-does in the real cluster. Later nodeFit checks in the same pass therefore never count on space
-an earlier move already took (descheduler issue 1584). Reservations end with the pass.
+the scheduler would pick. Where that is, is worked out without the evicted pod if it stops at once
+(the default, see api.podlife: it is gone when its replacement is scheduled) and with it if it
+takes time to shut down; for the rest of the pass it stays, as it does in the cluster until the
+kubelet has stopped it. Later nodeFit checks in the same pass therefore never count on space an
+earlier move already took (descheduler issue 1584). Reservations end with the pass.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kubesched.api.objects import Obj, deep_copy, is_terminal
+from kubesched.api.podlife import shutdown_time
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import CycleState, Handle, Profile
@@ -89,7 +92,16 @@ class Placement:
 
     def move(self, pod: Obj) -> str | None:
         """Reserve the place the evicted `pod`'s replacement would take; returns that node."""
+        meta = pod["metadata"]
+        uid, node = meta.get("uid", ""), self.cache.node_of(meta.get("uid", ""))
+        evicted = self.store.get("Pod", meta.get("namespace", "default"), meta["name"])
+        gone = None
+        if evicted is not None and evicted["metadata"].get("deletionTimestamp") and not shutdown_time(
+                evicted, float(evicted["metadata"].get("deletionGracePeriodSeconds") or 0)):
+            gone = self.cache.remove_pod(uid)  # stopped before its replacement is scheduled
         verdict = self.verdict(pod)
+        if gone is not None and node is not None:
+            self.cache.add_pod(gone, node)  # still there for the rest of the pass, until it has stopped
         if verdict.best is None:
             return None
         replacement = self._replacement(pod)

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api.duration import parse_duration
 from kubesched.api.objects import Obj, get_condition, is_pod_ready, is_terminating, set_condition
+from kubesched.api.podlife import DURATION_ANNOTATION, annotation_seconds, shutdown_time
 from kubesched.api.quantity import QuantityError, resource_amount
 from kubesched.api.resources import pod_requests
 from kubesched.apiserver.errors import BadRequest, NotFoundError
@@ -42,28 +42,12 @@ from kubesched.kubelet.usage import (
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
-DURATION_ANNOTATION = "sim.kubesched.io/duration"
 DEFAULT_MAX_PODS = 110  # kubelet --max-pods
-SHUTDOWN_ANNOTATION = "sim.kubesched.io/shutdown"
 
 
 def insufficient(resource: str, requested: int, used: int, capacity: int) -> str:
     """InsufficientResourceError's text; cpu in millicores, memory and storage in bytes."""
     return f"Node didn't have enough resource: {resource}, requested: {requested}, used: {used}, capacity: {capacity}"
-
-
-def _annotation_seconds(pod: Obj, key: str) -> float | None:
-    value = (pod["metadata"].get("annotations") or {}).get(key)
-    return None if value is None else parse_duration(value)
-
-
-def shutdown_time(pod: Obj, grace: float) -> float:
-    """How long a pod takes to stop once the kubelet asks it to: its containers exit on SIGTERM at
-    once unless `sim.kubesched.io/shutdown` says they take longer, and they are killed when the
-    grace period is over. (KWOK and kube-scheduler-simulator remove deleted pods at once too, and
-    so do the real kube-scheduler's recorded runs the fidelity corpus holds.)"""
-    shutdown = _annotation_seconds(pod, SHUTDOWN_ANNOTATION)
-    return 0.0 if shutdown is None else min(shutdown, grace)
 
 
 def _usage_annotations(pod: Obj) -> dict[str, str]:
@@ -383,7 +367,7 @@ class Kubelets:
     def _run_for_duration(self, pod: Obj) -> None:
         """`sim.kubesched.io/duration`: the pod succeeds that long after it started (at once if a
         snapshot shows it started longer ago than that)."""
-        duration = _annotation_seconds(pod, DURATION_ANNOTATION)
+        duration = annotation_seconds(pod, DURATION_ANNOTATION)
         if duration is None:
             return
         meta = pod["metadata"]

@@ -223,7 +223,7 @@ class Cluster:
         used: dict[str, dict[str, int]] = {}
         for pod in self.store.list("Pod"):
             node = (pod.get("spec") or {}).get("nodeName")
-            if node and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            if node and (pod.get("status") or {}).get("phase") == "Running":  # not those the kubelet admits yet
                 totals = used.setdefault(node, {"pods": 0})
                 totals["pods"] += 1
                 for name, amount in pod_requests(pod["spec"]).items():

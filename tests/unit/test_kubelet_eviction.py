@@ -15,8 +15,11 @@ def node(name: str, memory: str = "4Gi", annotations: dict | None = None) -> dic
 
 
 def pod(name: str, node_name: str | None, usage: str | None = None, request: str | None = None,
-        **spec: Any) -> dict[str, Any]:
+        shutdown: str | None = None, **spec: Any) -> dict[str, Any]:
+    """`shutdown`: how long the pod takes to stop once told to (at once without it)."""
     annotations = {} if usage is None else {"sim.kubesched.io/usage-memory": usage}
+    if shutdown is not None:
+        annotations["sim.kubesched.io/shutdown"] = shutdown
     resources = {} if request is None else {"requests": {"memory": request}}
     body = {"containers": [{"name": "c", "image": "app", "resources": resources}], **spec}
     if node_name:
@@ -48,7 +51,8 @@ def test_quiet_nodes_schedule_no_housekeeping() -> None:
 
 
 def test_a_usage_change_is_seen_at_the_next_tick_of_that_node() -> None:
-    c = cluster(node("n1"), pod("a", "n1", usage="1Gi"))
+    # `a` would take its whole 30 s grace period to stop; a hard eviction kills it after 1 s.
+    c = cluster(node("n1"), pod("a", "n1", usage="1Gi", shutdown="30s"))
     c.run(until=33)
     c.kubelets.set_usage("default", "a", {"memory": "4Gi"})  # 100Mi left: not below memory.available<100Mi
     c.run(until=37)
@@ -75,9 +79,9 @@ def test_pressure_with_nothing_to_evict_does_not_keep_the_run_alive() -> None:
 
 
 def test_a_terminating_pod_is_evicted_and_removed() -> None:
-    c = cluster(node("n1"), pod("a", "n1", usage="3Gi"), pod("b", "n1", usage="1Gi"))
+    c = cluster(node("n1"), pod("a", "n1", usage="3Gi", shutdown="30s"), pod("b", "n1", usage="1Gi"))
     c.run(until=5)
-    c.api.delete("Pod", "default", "a")  # 30 s grace period
+    c.api.delete("Pod", "default", "a")  # 30 s grace period, all of which `a` takes to stop
     c.kubelets.set_usage("default", "b", {"memory": "1074Mi"})
     c.run(until=11)
     assert c.api.store.get("Pod", "default", "a") is None  # evicted at 10 s, killed after 1 s, then deleted
@@ -120,7 +124,7 @@ def test_nodes_without_memory_figures_have_no_memory_signal() -> None:
 
 
 def test_a_pod_over_its_ephemeral_storage_limit_is_evicted_without_node_pressure() -> None:
-    limited = pod("a", "n1")
+    limited = pod("a", "n1", shutdown="30s")  # it would take its whole grace period to stop
     limited["spec"]["containers"][0]["resources"] = {"limits": {"ephemeral-storage": "1Gi"}}
     disk = node("n1")
     disk["status"]["allocatable"]["ephemeral-storage"] = "100Gi"

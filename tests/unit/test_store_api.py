@@ -177,7 +177,9 @@ def test_deleting_an_unbound_pod_removes_it_at_once() -> None:
 def test_graceful_delete_of_a_bound_pod_waits_for_the_kubelet() -> None:
     cluster = Cluster()
     cluster.create(node("n1"))
-    created = cluster.create(pod("a", nodeName="n1", terminationGracePeriodSeconds=20))
+    slow = pod("a", nodeName="n1", terminationGracePeriodSeconds=20)
+    slow["metadata"]["annotations"] = {"sim.kubesched.io/shutdown": "20s"}  # it takes its whole grace period
+    created = cluster.create(slow)
     assert created is not None
     cluster.run(until=10)
     assert cluster.store.get("Pod", "default", "a")["status"]["phase"] == "Running"

@@ -26,12 +26,18 @@ def node(name: str, zone: str | None = None) -> dict[str, Any]:
             "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
 
 
-def pod(name: str, node_name: str | None = "n1", grace: int = 0, **spec: Any) -> dict[str, Any]:
+def pod(name: str, node_name: str | None = "n1", grace: int = 0, shutdown: str | None = None,
+        **spec: Any) -> dict[str, Any]:
+    """`shutdown`: how long the pod takes to stop once told to (at once without it; never longer
+    than its grace period)."""
     body: dict[str, Any] = {"terminationGracePeriodSeconds": grace, "containers": [{"name": "c", "image": "app"}],
                             **spec}
     if node_name:
         body["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": body}
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    if shutdown is not None:
+        meta["annotations"] = {"sim.kubesched.io/shutdown": shutdown}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
 
 
 def taint(cluster: Cluster, name: str, *taints: dict[str, str]) -> None:
@@ -131,8 +137,8 @@ def test_a_planned_eviction_keeps_its_time_when_a_shorter_toleration_comes_into_
 def test_a_pod_already_terminating_is_left_alone() -> None:
     cluster = Cluster()
     cluster.create(node("n1"))
-    cluster.create(pod("p", grace=60))
-    cluster.create(pod("q", grace=60, tolerations=[
+    cluster.create(pod("p", grace=60, shutdown="60s"))  # both take their whole grace period to stop
+    cluster.create(pod("q", grace=60, shutdown="60s", tolerations=[
         {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}]))
     for name in ("p", "q"):
         at(cluster, 5, lambda name=name: cluster.api.delete("Pod", "default", name))
@@ -250,7 +256,8 @@ def test_terminating_pods_on_an_out_of_service_node_are_force_deleted() -> None:
     cluster = Cluster()
     cluster.create(node("n1"))
     cluster.create(node("n2"))
-    cluster.create(pod("p", grace=120, tolerations=[{"operator": "Exists", "effect": "NoExecute"}]))
+    cluster.create(pod("p", grace=120, shutdown="120s",  # it would take its whole grace period to stop
+                       tolerations=[{"operator": "Exists", "effect": "NoExecute"}]))
     at(cluster, 5, lambda: set_ready(cluster, "n1", "False"))
     at(cluster, 25, lambda: cluster.api.delete("Pod", "default", "p"))
     at(cluster, 30, lambda: cluster.api.patch("Node", "", "n1", {"spec": {"taints": [

@@ -104,8 +104,10 @@ def test_host_network_pods_tolerate_network_unavailable() -> None:
 
 
 def test_a_node_that_stops_matching_loses_its_pod_and_status_counts_it_until_then() -> None:
+    # The daemon pods take their whole grace period (the default 30 s) to stop.
+    slow = {**TEMPLATE["metadata"], "annotations": {"sim.kubesched.io/shutdown": "30s"}}
     c = cluster(node("n1"), node("n2"), daemon_set(template={
-        **TEMPLATE, "spec": {**TEMPLATE["spec"], "nodeSelector": {"agent": "yes"}}}))
+        "metadata": slow, "spec": {**TEMPLATE["spec"], "nodeSelector": {"agent": "yes"}}}))
     c.run(until=1)
     assert daemon_pods(c) == {}
     for n in ("n1", "n2"):

@@ -82,10 +82,12 @@ def test_scaling_resizes_the_replica_set() -> None:
 
 
 def test_a_template_change_recreates_and_an_old_template_brings_its_replica_set_back() -> None:
-    c = cluster(deployment(2))
+    # The pods take their whole grace period (the default 30 s) to stop.
+    v1 = {**TEMPLATE, "metadata": {**TEMPLATE["metadata"], "annotations": {"sim.kubesched.io/shutdown": "30s"}}}
+    c = cluster(deployment(2, template=v1))
     c.run(until=1)
-    old = f"web-{compute_hash(TEMPLATE)}"
-    v2 = {**TEMPLATE, "spec": {"containers": [{"name": "c", "image": "web:2"}]}}
+    old = f"web-{compute_hash(v1)}"
+    v2 = {**v1, "spec": {"containers": [{"name": "c", "image": "web:2"}]}}
     c.api.patch("Deployment", "default", "web", {"spec": {"template": v2}})
     c.run(until=2)
     assert replica_sets(c)[old]["spec"]["replicas"] == 0 and len(replica_sets(c)) == 1  # waits for the old pods
@@ -96,7 +98,7 @@ def test_a_template_change_recreates_and_an_old_template_brings_its_replica_set_
     assert replica_sets(c)[new]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
     assert scaling_events(c)[1:] == [f"Scaled down replica set {old} from 2 to 0",
                                      f"Scaled up replica set {new} from 0 to 2"]
-    c.api.patch("Deployment", "default", "web", {"spec": {"template": TEMPLATE}})
+    c.api.patch("Deployment", "default", "web", {"spec": {"template": v1}})
     c.run(until=100)
     back = replica_sets(c)[old]
     assert back["spec"]["replicas"] == 2

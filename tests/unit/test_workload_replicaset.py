@@ -13,12 +13,16 @@ def node(name: str, cpu: str = "4") -> dict[str, Any]:
             "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
 
 
-def replica_set(replicas: int = 2, cpu: str = "1", **spec: Any) -> dict[str, Any]:
+def replica_set(replicas: int = 2, cpu: str = "1", shutdown: str | None = None, **spec: Any) -> dict[str, Any]:
+    """`shutdown`: how long its pods take to stop once told to (at once without it)."""
     pod_spec = {"containers": [{"name": "c", "image": "web", "resources": {"requests": {"cpu": cpu}}}],
                 **spec.pop("pod", {})}
+    pod_meta: dict[str, Any] = {"labels": {"app": "web", "tier": "front"}}
+    if shutdown is not None:
+        pod_meta["annotations"] = {"sim.kubesched.io/shutdown": shutdown}
     return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "default"},
             "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
-                     "template": {"metadata": {"labels": {"app": "web", "tier": "front"}}, "spec": pod_spec},
+                     "template": {"metadata": pod_meta, "spec": pod_spec},
                      **spec}}
 
 
@@ -42,7 +46,7 @@ def events(c: Cluster, reason: str) -> list[str]:
 
 
 def test_status_counts_active_ready_and_terminating_pods() -> None:
-    c = cluster(node("n1"), replica_set(3))
+    c = cluster(node("n1"), replica_set(3, shutdown="30s"))  # its pods take their whole grace period to stop
     c.run(until=1)
     assert rs_status(c) == {"replicas": 3, "fullyLabeledReplicas": 3, "readyReplicas": 3, "availableReplicas": 3,
                             "terminatingReplicas": 0, "observedGeneration": 1}
@@ -120,7 +124,9 @@ def test_pods_of_another_controller_and_terminating_orphans_are_not_adopted() ->
                           "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "j1",
                                                "controller": True}]},
              "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "web"}]}}
-    orphan = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "orphan", "labels": {"app": "web"}},
+    orphan = {"apiVersion": "v1", "kind": "Pod",
+              "metadata": {"name": "orphan", "labels": {"app": "web"},
+                           "annotations": {"sim.kubesched.io/shutdown": "30s"}},  # its whole grace period
               "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "web"}]}}
     c = cluster(node("n1"), owned, orphan)
     c.run(until=1)
