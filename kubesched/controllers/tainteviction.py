@@ -7,7 +7,8 @@ fate from the first toleration that matches each taint:
 
 - a taint nothing tolerates: the pod is deleted at once;
 - all tolerated: the smallest `tolerationSeconds` among those tolerations (zero or less: at once),
-  counted from the moment the controller saw the pod with the taints; none set: it stays for good.
+  counted from the moment the pod came under the taints (in a snapshot: from the taints'
+  timeAdded or the pod's start, whichever is later); none set: it stays for good.
 
 A scheduled eviction is kept as it is when the pod is looked at again (upstream compares its
 creation time with a later `now`, so the older one always wins). It is cancelled, with a
@@ -148,10 +149,22 @@ class TaintEvictionController:
             return
         if key in self._evictions:
             return
-        if seconds <= 0:
+        since = self._tainted_since(pod, taints, now)
+        if since + seconds <= now:
             self._evict(key)
             return
-        self._evictions[key] = self.clock.call_at(now + seconds, lambda: self._fire(key))
+        self._evictions[key] = self.clock.call_at(since + seconds, lambda: self._fire(key))
+
+    def _tainted_since(self, pod: Obj, taints: list[Obj], now: float) -> float:
+        """When the pod's countdown started. Upstream starts it when the controller first sees
+        the pod under the taints, which in a live cluster is when the taint was added or the pod
+        arrived; a snapshot carries both times (the taint's timeAdded, the pod's startTime), so
+        its countdown goes on from the real past instead of starting again at the export."""
+        added = [self.api.seconds(t["timeAdded"]) for t in taints if t.get("timeAdded")]
+        if len(added) < len(taints):
+            return now  # a taint without timeAdded: added just now
+        started = (pod.get("status") or {}).get("startTime")  # none yet: just bound, arriving now
+        return min(max(min(added), self.api.seconds(started) if started else now), now)
 
     # ---- evictions ----------------------------------------------------------------------------
 
