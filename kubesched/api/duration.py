@@ -34,7 +34,7 @@ def parse_duration(value: object) -> float:
     if isinstance(value, bool):
         raise DurationError(value)
     if isinstance(value, (int, float)):
-        if isinstance(value, float) and not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value) or abs(value) > _MAX_SECONDS:
             raise DurationError(value)
         return float(value)
     if not isinstance(value, str):

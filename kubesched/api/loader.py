@@ -17,7 +17,8 @@ import yaml
 from kubesched.api.errors import InputError, Problem
 
 EXTENSIONS = (".yaml", ".yml", ".json")
-# Limits on what YAML aliases may build (real objects nest ~15 deep); beyond them the input is refused.
+# Limits on what a document (and what YAML aliases) may build (real objects nest ~15 deep); beyond
+# them the input is refused.
 MAX_DEPTH = 100
 MAX_EXPANDED_VALUES = 1_000_000
 
@@ -130,6 +131,13 @@ def collect_paths(paths: list[str]) -> tuple[list[LoadedObject], list[Problem]]:
     return objects, problems
 
 
+def nothing_loaded(objects: list[LoadedObject], problems: list[Problem]) -> list[Problem]:
+    """kubectl's `error: no objects passed` when the input held no object at all (empty files, only
+    `---`, an empty List) and nothing else was wrong with it: a run on nothing would only pretend to
+    have simulated the user's cluster. It names no file, as there is none to point at."""
+    return [] if objects or problems else [Problem("error", None, "", "no objects passed")]
+
+
 def _directory_files(directory: str) -> list[str]:
     found = []
     for root, _dirs, files in os.walk(directory):
@@ -155,7 +163,25 @@ def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) 
     else:
         docs = _yaml_documents(path, data, problems)
     for doc, value in docs:
-        _add_document(path, doc, value, objects, problems)
+        if _deeper_than(value, MAX_DEPTH):
+            problems.append(Problem(path, doc, "", f"nested more than {MAX_DEPTH} levels deep"))
+        else:
+            _add_document(path, doc, value, objects, problems)
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether mappings and lists nest more than `limit` deep: the parsers take ~1000 levels, more
+    than the recursion that copies and checks objects can (real objects nest ~15 deep)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 >= limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _json_documents(path: str, data: bytes, problems: list[Problem]) -> list[tuple[int, Any]]:

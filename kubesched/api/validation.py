@@ -15,9 +15,10 @@ from typing import Any
 
 from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.fieldschema import TIME_MSG, decode
 from kubesched.api.loader import LoadedObject, type_name
 from kubesched.api.objects import merge_patch, namespaced, parse_time
-from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.quantity import QuantityError, parse_quantity, resource_amount
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
 
 API_VERSIONS: dict[str, tuple[str, ...]] = {
@@ -54,6 +55,8 @@ DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
 DESCHEDULED_CHECKS = ("result", "strategy", "pass", "landing", "fromNode", "message", "messageContains")
 DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
 DESCHEDULER_PASS_CHECKS = ("evicted", "message", "messageContains")
+# Checks an `expect` entry may make against null: that the pod has no node, nomination or reason.
+EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason")
 EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
                    "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS,
                    "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS}
@@ -85,6 +88,7 @@ _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanu
                     "'-', '_' or '.', and must start and end with an alphanumeric character")
 _PORT_RANGE_MSG = "must be between 1 and 65535, inclusive"
 _NONNEGATIVE_MSG = "must be greater than or equal to 0"
+_MAX_INT64 = 2**63 - 1
 _POSITIVE_MSG = "must be greater than zero"
 
 # A scenario's timeline as far as object identity goes: (at, event index, operation, payload) where the
@@ -154,13 +158,35 @@ def _is(value: Any, typ: type) -> bool:
 class _Ctx:
     """Collects problems for one loaded object; paths are relative to the object's document."""
 
-    def __init__(self, lo: LoadedObject, problems: list[Problem]) -> None:
+    def __init__(self, lo: LoadedObject, problems: list[Problem], warnings: list[Problem] | None = None,
+                 decoding: bool = False) -> None:
         self.lo = lo
         self.problems = problems
+        self.warnings = warnings  # None: not wanted
+        # Input is decoded as the API server decodes it. The API server's own checks at run time see
+        # objects that the components made, or that were decoded when the input was checked.
+        self.decoding = decoding
         self.timeline: _Timeline = []  # filled by Scenario checks
 
     def err(self, path: str, message: str) -> None:
         self.problems.append(self.lo.problem(path, message))
+
+    def warn(self, path: str, message: str) -> None:
+        if self.warnings is not None:
+            self.warnings.append(self.lo.problem(path, message))
+
+    def decode(self, kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[str, str | None]]:
+        return decode(kind, obj, patch) if self.decoding else []
+
+    def decoded(self, findings: list[tuple[str, str | None]], path: str, reported: set[str]) -> None:
+        """Report what decoding found in the object at `path`: a wrong type (unless a check
+        reported that field already), and kubectl's field-validation warning for a field the kind
+        does not have (the quoted path is the field's within the object)."""
+        for field, message in findings:
+            if message is None:
+                self.warn(path, f'unknown field "{field}"')
+            elif self.lo.problem(_at(path, field), "").path not in reported:
+                self.err(_at(path, field), message)
 
     def required(self, path: str, detail: str = "") -> None:
         self.err(path, f"Required value: {detail}" if detail else "Required value")
@@ -195,6 +221,12 @@ class _Ctx:
             return None
         return self.get(obj, key, path, typ, int_bits)
 
+    def present(self, obj: dict[str, Any], key: str, path: str, typ: type) -> Any:
+        """Like get(), for fields of our own kinds where a null is a mistake rather than "unset"."""
+        if key in obj and obj[key] is None:
+            self.err(_at(path, key), f"expected {_EXPECTED[typ]}, got null")
+        return self.get(obj, key, path, typ)
+
     def enum(self, obj: dict[str, Any], key: str, path: str, allowed: tuple[str, ...]) -> str | None:
         value = self.get(obj, key, path, str)
         if value is not None and value not in allowed:
@@ -206,9 +238,10 @@ class _Ctx:
         for msg in rule(value):
             self.invalid(path, value, msg)
 
-    def duration(self, obj: dict[str, Any], key: str, path: str) -> float | None:
-        """A non-negative duration field, in seconds."""
-        if obj.get(key) is None:
+    def duration(self, obj: dict[str, Any], key: str, path: str, required: bool = False) -> float | None:
+        """A non-negative duration field, in seconds (None when absent; a null is a problem when
+        `required`)."""
+        if obj.get(key) is None and not required:
             return None
         try:
             seconds = parse_duration(obj[key])
@@ -253,7 +286,7 @@ def _annotations(c: _Ctx, value: Any, path: str, pod: bool, node: bool = False) 
         if pod and name.startswith("usage-") and name[len("usage-"):] in SIM_USAGE_KEYS or \
                 node and (name in SIM_NODE_AMOUNTS or name.startswith("system-usage-")
                           and name[len("system-usage-"):] in SIM_SYSTEM_USAGE_KEYS):
-            _quantity(c, raw, _at(path, key))
+            _quantity(c, raw, _at(path, key), "cpu" if name == "usage-cpu" else "")
         elif pod or node:
             c.err(_at(path, key), "unknown simulation annotation (see the README's list)")
 
@@ -268,7 +301,7 @@ def _timestamp(c: _Ctx, obj: dict[str, Any], key: str, path: str) -> None:
     except ValueError:
         ok = False
     if not ok:
-        c.invalid(_at(path, key), value, "must be an RFC 3339 time, e.g. 2026-01-01T00:00:00Z")
+        c.invalid(_at(path, key), value, TIME_MSG)
 
 
 def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
@@ -297,7 +330,10 @@ def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
             c.get(owner, "controller", owner_path, bool)
 
 
-def _quantity(c: _Ctx, value: Any, path: str) -> Fraction | None:
+def _quantity(c: _Ctx, value: Any, path: str, resource: str = "") -> Fraction | None:
+    """A non-negative quantity of `resource`, small enough for the int64 the scheduler and the
+    kubelet keep it in (`Quantity.Value()`, or `MilliValue()` for cpu): upstream accepts any size
+    there and then computes with a wrapped-around number."""
     try:
         amount = parse_quantity(value)
     except QuantityError as e:
@@ -305,6 +341,10 @@ def _quantity(c: _Ctx, value: Any, path: str) -> Fraction | None:
         return None
     if amount < 0:
         c.invalid(path, str(value), _NONNEGATIVE_MSG)
+        return None
+    if resource_amount(resource, value) > _MAX_INT64:
+        unit = "m" if resource == "cpu" else ""
+        c.invalid(path, str(value), f"must be less than or equal to {_MAX_INT64}{unit}")
         return None
     return amount
 
@@ -321,7 +361,7 @@ def _resource_list(c: _Ctx, value: Any, path: str, container: bool = False) -> d
         if raw is None:
             c.required(item_path)
             continue
-        amount = _quantity(c, raw, item_path)
+        amount = _quantity(c, raw, item_path, name)
         if amount is not None:
             good[name] = (raw, amount)
     return good
@@ -484,24 +524,30 @@ def _pod_affinity_term(c: _Ctx, term: Any, path: str) -> None:
         c.names(topology_key, _at(path, "topologyKey"), qualified_name_errors)
 
 
+def _node_affinity(c: _Ctx, value: Any, path: str) -> None:
+    """A pod's node affinity, or the NodeAffinity plugin's `addedAffinity` (validated the same way)."""
+    node = c.typed(value, path, dict)
+    if node is None:
+        return
+    _node_selector(c, node.get("requiredDuringSchedulingIgnoredDuringExecution"),
+                   _at(path, "requiredDuringSchedulingIgnoredDuringExecution"))
+    preferred_path = _at(path, "preferredDuringSchedulingIgnoredDuringExecution")
+    preferred = c.get(node, "preferredDuringSchedulingIgnoredDuringExecution", path, list) or []
+    for i, term in enumerate(preferred):
+        term_path = f"{preferred_path}[{i}]"
+        if c.typed(term, term_path, dict) is None:
+            continue
+        _weight(c, term, term_path)
+        if term.get("preference") is None:
+            c.required(_at(term_path, "preference"))
+        _node_selector_term(c, term.get("preference"), _at(term_path, "preference"))
+
+
 def _affinity(c: _Ctx, value: Any, path: str) -> None:
     affinity = c.typed(value, path, dict)
     if affinity is None:
         return
-    node_path = _at(path, "nodeAffinity")
-    node = c.get(affinity, "nodeAffinity", path, dict)
-    if node is not None:
-        required_path = _at(node_path, "requiredDuringSchedulingIgnoredDuringExecution")
-        _node_selector(c, node.get("requiredDuringSchedulingIgnoredDuringExecution"), required_path)
-        preferred_path = _at(node_path, "preferredDuringSchedulingIgnoredDuringExecution")
-        for i, term in enumerate(c.get(node, "preferredDuringSchedulingIgnoredDuringExecution", node_path, list) or []):
-            term_path = f"{preferred_path}[{i}]"
-            if c.typed(term, term_path, dict) is None:
-                continue
-            _weight(c, term, term_path)
-            if term.get("preference") is None:
-                c.required(_at(term_path, "preference"))
-            _node_selector_term(c, term.get("preference"), _at(term_path, "preference"))
+    _node_affinity(c, affinity.get("nodeAffinity"), _at(path, "nodeAffinity"))
     for kind in ("podAffinity", "podAntiAffinity"):
         kind_path = _at(path, kind)
         pod = c.get(affinity, kind, path, dict)
@@ -766,14 +812,6 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
 
 # Light shape checks for component configurations: field -> type, nested schema, or [schema] for a list.
 _Schema = dict[str, Any]
-_PLUGIN_SET = {"enabled": [dict], "disabled": [dict]}
-_SCHEDULER_CONFIG: _Schema = {
-    "profiles": [{"schedulerName": str, "percentageOfNodesToScore": int,
-                  "plugins": {"*": _PLUGIN_SET}, "pluginConfig": [{"name": str, "args": dict}]}],
-    "extenders": [dict], "leaderElection": dict, "clientConnection": dict,
-    "parallelism": int, "percentageOfNodesToScore": int,
-    "podInitialBackoffSeconds": int, "podMaxBackoffSeconds": int,
-}
 _KUBELET_CONFIG: _Schema = {
     "evictionHard": {"*": str}, "evictionSoft": {"*": str}, "evictionSoftGracePeriod": {"*": str},
     "evictionMinimumReclaim": {"*": str}, "systemReserved": {"*": str}, "kubeReserved": {"*": str},
@@ -787,6 +825,38 @@ _DESCHEDULER_POLICY: _Schema = {
     "nodeSelector": str, "maxNoOfPodsToEvictPerNode": int, "maxNoOfPodsToEvictPerNamespace": int,
     "maxNoOfPodsToEvictTotal": int, "gracePeriodSeconds": int,
 }
+
+
+def _scheduler_config(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    """Fields and types as kube-scheduler decodes them; then the settings kubesched ignores."""
+    from kubesched.scheduler.config import check_fields, ignored_settings  # the scheduler imports the API
+
+    before = len(c.problems)
+    for field, message in check_fields(obj):
+        if message is None:
+            c.warn(path, f'unknown field "{field}"')
+        else:
+            c.err(_at(path, field), message)
+    if len(c.problems) > before:
+        return
+    for i, profile in enumerate(obj.get("profiles") or ()):
+        for j, entry in enumerate(profile.get("pluginConfig") or ()):
+            if entry.get("name") == "NodeAffinity" and entry.get("args"):
+                added_path = f"profiles[{i}].pluginConfig[{j}].args.addedAffinity"
+                _node_affinity(c, entry["args"].get("addedAffinity"), _at(path, added_path))
+    for field, message in ignored_settings(obj):
+        c.warn(_at(path, field), message)
+
+
+def _kubelet_config(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    """Shape first; then a warning for each field the simulated kubelets do not act on."""
+    from kubesched.kubelet.config import ignored_fields  # the kubelet imports the API
+
+    before = len(c.problems)
+    _shape(c, obj, path, _KUBELET_CONFIG)
+    if len(c.problems) == before:
+        for field, message in ignored_fields(obj):
+            c.warn(_at(path, field), message)
 
 
 def _descheduler_policy(c: _Ctx, obj: dict[str, Any], path: str) -> None:
@@ -882,7 +952,8 @@ def _event_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
     _message_check(c, event, event_path)
 
 
-def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
+def _expect(c: _Ctx, entry: dict[str, Any], index: int) -> None:
+    path = f"spec.expect[{index}]"
     subjects = [key for key in EXPECT_SUBJECTS if key in entry]
     names = ", ".join(EXPECT_SUBJECTS)
     if len(subjects) != 1:
@@ -894,6 +965,7 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
     for key in entry:
         if key not in (subject, "at", *allowed):
             c.err(_at(path, key), f'unknown field "{key}" for a {subject} expectation')
+    _no_nulls(c, {k: v for k, v in entry.items() if k not in EXPECT_UNSET}, path)
     c.duration(entry, "at", path)
     if subject == "rejected":
         text = c.typed(entry["rejected"], _at(path, "rejected"), str)
@@ -972,9 +1044,21 @@ def _expect(c: _Ctx, entry: dict[str, Any], path: str) -> None:
             c.get(score, key, score_path, int)
 
 
+def _no_nulls(c: _Ctx, value: Any, path: str) -> None:
+    """In our own Scenario kind a null is a mistake: nothing reads it as "unset", as the API server
+    does for objects (`kubesched` would otherwise read `namespace: null` as no namespace at all)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(key, int) else _at(path, key)
+        if item is None:
+            c.err(where, "Invalid value: null: omit the field instead")
+        else:
+            _no_nulls(c, item, where)
+
+
 def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     path = f"spec.events[{index}]"
-    at = 0.0 if event.get("at") is None else c.duration(event, "at", path)  # no `at`: at the start
+    at = 0.0 if "at" not in event else c.duration(event, "at", path, required=True)  # no `at`: at the start
     actions = [key for key in EVENT_ACTIONS if key in event]
     for key in event:
         if key not in ("at", *EVENT_ACTIONS):
@@ -986,6 +1070,11 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
     action = actions[0]
     action_path = _at(path, action)
     payload = event[action]
+    if payload is None:
+        c.err(action_path, "expected a mapping, got null")
+        return
+    if action != "create" and isinstance(payload, dict):  # an object is decoded; a patch's nulls delete
+        _no_nulls(c, {k: v for k, v in payload.items() if k != "patch"}, action_path)
     if action == "create":
         if c.typed(payload, action_path, dict) is not None and _object(c, payload, action_path, OBJECT_KINDS) \
                 and at is not None and object_key(payload)[2]:
@@ -999,6 +1088,9 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
             patch = c.need(payload, "patch", action_path, dict)
             if ref is not None and patch is not None:
                 c.timeline.append((at or 0.0, index, "patch", (ref, patch)))
+                # Only its unknown fields: its types are checked on the patched object (see _check_patch).
+                unknown = [(f, m) for f, m in c.decode(ref[0], patch, patch=True) if m is None]
+                c.decoded(unknown, _at(action_path, "patch"), set())
         elif ref is not None and at is not None:
             c.timeline.append((at, index, "remove", ref))
         return
@@ -1055,7 +1147,10 @@ def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:
 
     Its timeline is replayed afterwards by validate() to find duplicates and check patched objects.
     """
-    meta = c.get(obj, "metadata", "", dict)
+    for key in obj:
+        if key not in ("apiVersion", "kind", "metadata", "spec"):
+            c.err(key, f'unknown field "{key}"')
+    meta = c.present(obj, "metadata", "", dict)
     if meta is not None:
         c.get(meta, "name", "metadata", str)
     if obj.get("spec") is None:
@@ -1067,15 +1162,15 @@ def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:
     for key in spec:
         if key not in ("seed", "until", "startTime", "events", "expect"):
             c.err(_at("spec", key), f'unknown field "{key}"')
-    c.get(spec, "seed", "spec", int)
+    c.present(spec, "seed", "spec", int)
     _timestamp(c, spec, "startTime", "spec")
     c.duration(spec, "until", "spec")
-    for i, event in enumerate(c.get(spec, "events", "spec", list) or []):
-        if c.typed(event, f"spec.events[{i}]", dict) is not None:
-            _event(c, event, i)
-    for i, entry in enumerate(c.get(spec, "expect", "spec", list) or []):
-        if c.typed(entry, f"spec.expect[{i}]", dict) is not None:
-            _expect(c, entry, f"spec.expect[{i}]")
+    for key, check in (("events", _event), ("expect", _expect)):
+        for i, entry in enumerate(c.get(spec, key, "spec", list) or []):
+            if entry is None:
+                c.err(f"spec.{key}[{i}]", "expected a mapping, got null")
+            elif c.typed(entry, f"spec.{key}[{i}]", dict) is not None:
+                check(c, entry, i)
 
 
 # --- entry point --------------------------------------------------------------------------------------
@@ -1090,8 +1185,8 @@ _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
     "Deployment": lambda c, obj, path: _workload(c, obj, path, "Deployment"),
     "DaemonSet": lambda c, obj, path: _workload(c, obj, path, "DaemonSet"),
     "Namespace": lambda c, obj, path: None,
-    "KubeSchedulerConfiguration": lambda c, obj, path: _shape(c, obj, path, _SCHEDULER_CONFIG),
-    "KubeletConfiguration": lambda c, obj, path: _shape(c, obj, path, _KUBELET_CONFIG),
+    "KubeSchedulerConfiguration": lambda c, obj, path: _scheduler_config(c, obj, path),
+    "KubeletConfiguration": lambda c, obj, path: _kubelet_config(c, obj, path),
     "DeschedulerPolicy": lambda c, obj, path: _descheduler_policy(c, obj, path),
     "Scenario": _scenario,
 }
@@ -1112,9 +1207,12 @@ def _object(c: _Ctx, obj: dict[str, Any], path: str, kinds: tuple[str, ...]) -> 
     if api_version is not None and api_version not in API_VERSIONS[kind]:
         expected = " or ".join(f'"{v}"' for v in API_VERSIONS[kind])
         c.err(_at(path, "apiVersion"), f'no kind "{kind}" in version "{api_version}" (expected {expected})')
+    findings = c.decode(kind, obj)  # first: it drops nulls, as the API server's decoding does
+    before = len(c.problems)
     if kind in OBJECT_KINDS:
         _metadata(c, obj, kind, path)
     _KIND_CHECKS[kind](c, obj, path)
+    c.decoded(findings, path, {p.path for p in c.problems[before:]})
     return True
 
 
@@ -1135,8 +1233,11 @@ def _describe(key: tuple[str, str, str]) -> str:
     return f'{kind} "{namespace}/{name}"' if namespace else f'{kind} "{name}"'
 
 
-def validate(objects: list[LoadedObject]) -> None:
-    """Check every object; raise InputError listing every problem found.
+def validate(objects: list[LoadedObject], warnings: list[Problem] | None = None) -> None:
+    """Check every object; raise InputError listing every problem found. What kube-apiserver
+    would only warn about (unknown fields, and settings kubesched ignores) is appended to `warnings`.
+    Objects of the built-in kinds are decoded in place as the API server decodes them (a null
+    field is unset): see fieldschema.decode.
 
     Problems come in input order, except those found by replaying each Scenario's timeline after
     every plain object is known: duplicates created by events (an object deleted or evicted before
@@ -1157,7 +1258,7 @@ def validate(objects: list[LoadedObject]) -> None:
             known[key] = obj
 
     for lo in objects:
-        c = _Ctx(lo, problems)
+        c = _Ctx(lo, problems, warnings, decoding=True)
         if _object(c, lo.obj, "", tuple(API_VERSIONS)):
             # Nameless objects were reported already; each KubeSchedulerConfiguration is one more
             # scheduler, so several are fine (their schedulerNames must differ, checked by the runner).
@@ -1196,7 +1297,8 @@ def _check_patch(c: _Ctx, target: dict[str, Any] | None, key: tuple[str, str, st
     patched = merge_patch(target, patch)
     patched["kind"] = kind  # the API server patches the object at the URL, whatever the body says
     scratch: list[Problem] = []
-    _object(_Ctx(LoadedObject(patched, c.lo.source, c.lo.doc), scratch), patched, "", OBJECT_KINDS)
+    scratch_ctx = _Ctx(LoadedObject(patched, c.lo.source, c.lo.doc), scratch, decoding=True)
+    _object(scratch_ctx, patched, "", OBJECT_KINDS)
     leaves = list(_leaf_paths(patch, ""))
     for problem in scratch:
         if any(_related(problem.path, leaf) for leaf in leaves):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.duration import parse_duration
+from kubesched.api.fieldschema import check
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.descheduler.framework import EXTENSION_POINTS, FILTER, PRE_EVICTION_FILTER, Limits
@@ -25,6 +26,20 @@ POLICY_FIELDS = {"apiVersion", "kind", "metadata", "profiles", "nodeSelector", "
                  "maxNoOfPodsToEvictPerNamespace", "maxNoOfPodsToEvictTotal", "deschedulingInterval",
                  "gracePeriodSeconds", "evictionFailureEventNotification", "metricsCollector",
                  "metricsProviders"}
+PROFILE_FIELDS = ("name", "pluginConfig", "plugins")
+# The types of the policy fields that validation's shape check leaves alone, and of the plugin args
+# (by name, wherever a plugin takes one) whose plugins take the type for granted (fieldschema.check
+# schemas); each plugin checks the rest of its own args.
+POLICY_TYPES = {"metricsCollector": {"enabled": bool},
+                "metricsProviders": [{"source": str, "prometheus": dict}],
+                "evictionFailureEventNotification": bool}
+_NAMESPACES = {"include": [str], "exclude": [str]}
+ARG_TYPES = {"namespaces": _NAMESPACES, "evictableNamespaces": _NAMESPACES,
+             "labelSelector": "V1LabelSelector", "namespaceLabelSelector": "V1LabelSelector",
+             "priorityThreshold": {"name": str, "value": int},
+             "podProtections": {"defaultDisabled": [str], "extraEnabled": [str]}, "nodeSelector": str,
+             "nodeAffinityType": [str], "excludedTaints": [str], "includedTaints": [str],
+             "includePreferNoSchedule": bool, "excludeOwnerKinds": [str]}
 # Points upstream's Plugins struct has but no plugin implements (enabling anything there fails).
 IDLE_POINTS = ("presort", "sort")
 
@@ -65,12 +80,15 @@ def _limit(obj: Obj, key: str, errors: list[str]) -> int | None:
 def _profile(raw: Obj, index: int, errors: list[str]) -> ProfileSpec | None:
     name = raw.get("name") or ""
     where = f"in profile {name}"
+    errors.extend(f'{where}: unknown field "{k}"' for k in raw if k not in PROFILE_FIELDS)
     plugins_raw = raw.get("plugins") or {}
     plugins: dict[str, list[str]] = {}
     for point, sets in plugins_raw.items():
         if point not in EXTENSION_POINTS and point not in IDLE_POINTS:
             errors.append(f'{where}: unknown extension point "{point}" (one of {", ".join(EXTENSION_POINTS)})')
             continue
+        errors.extend(f'{where}: unknown field "plugins.{point}.{k}"' for k in sets or {}
+                      if k not in ("enabled", "disabled"))
         enabled = list((sets or {}).get("enabled") or ())
         unknown = [p for p in enabled if p not in REGISTRY or point not in REGISTRY[p].points]
         if unknown:
@@ -85,6 +103,8 @@ def _profile(raw: Obj, index: int, errors: list[str]) -> ProfileSpec | None:
             plugins[point].insert(0, DefaultEvictor.name)
     args: dict[str, dict[str, Any]] = {}
     for i, pc in enumerate(raw.get("pluginConfig") or ()):
+        errors.extend(f'{where}: unknown field "pluginConfig[{i}].{k}"'
+                      for k in pc if k not in ("name", "args"))
         pname = pc.get("name")
         if pname not in REGISTRY:
             errors.append(f"{where}: plugin {pname} in pluginConfig not registered")
@@ -104,6 +124,9 @@ def _profile(raw: Obj, index: int, errors: list[str]) -> ProfileSpec | None:
             errors.append(f"{where}: {pname}: args must be an object")
             continue
         problems = [f'unknown field "{k}"' for k in given if k not in cls.fields]
+        typed = {k: ARG_TYPES[k] for k in given if k in ARG_TYPES and k in cls.fields}
+        problems += [f"{path}: {message}" if message else f'unknown field "{path}"'
+                     for path, message in check({k: given[k] for k in typed}, typed)]
         args[pname] = cls.defaults(given)
         problems += cls.validate(args[pname]) if not problems else []
         errors.extend(f"{where}: {pname}: {p}" for p in problems)
@@ -138,6 +161,11 @@ def load_policy(obj: Obj) -> Policy:
             policy.interval = parse_duration(obj["deschedulingInterval"])
         except ValueError as e:
             errors.append(f"deschedulingInterval: {e}")
+    typed = {k: v for k, v in obj.items() if k in POLICY_TYPES}
+    mistyped = [f"{path}: {message}" if message else f'unknown field "{path}"'
+                for path, message in check(typed, POLICY_TYPES)]
+    if mistyped:
+        raise PolicyError(errors + mistyped)
     providers = obj.get("metricsProviders") or []
     if len(providers) > 1:
         errors.append(f"only a single metrics provider can be set, got {len(providers)} instead")

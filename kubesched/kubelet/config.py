@@ -44,6 +44,15 @@ DEFAULT_EVICTION_HARD = {MEMORY_AVAILABLE: "100Mi", NODEFS_AVAILABLE: "10%", NOD
                          IMAGEFS_AVAILABLE: "15%", IMAGEFS_INODES_FREE: "5%"}
 DEFAULT_TRANSITION_PERIOD = 300.0
 MAP_FIELDS = ("evictionHard", "evictionSoft", "evictionSoftGracePeriod", "evictionMinimumReclaim")
+# The fields the simulated kubelets act on; why each other one is ignored (the rest: see ignored_fields).
+READ_FIELDS = ("apiVersion", "kind", *MAP_FIELDS, "evictionMaxPodGracePeriod",
+               "evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "enforceNodeAllocatable")
+IGNORED_BECAUSE = {
+    "maxPods": "a node's pod capacity comes from its Node object",
+    "systemReserved": "a node's allocatable comes from its Node object",
+    "kubeReserved": "a node's allocatable comes from its Node object",
+    "featureGates": "kubesched simulates the default feature gates",
+}
 ENFORCE_OPTIONS = ("pods", "system-reserved", "kube-reserved", "system-reserved-compressible",
                    "kube-reserved-compressible", "none")
 
@@ -236,6 +245,14 @@ def parse(obj: dict[str, Any] | None) -> EvictionConfig:
     period = 0.0 if transition is None else _duration(transition, "evictionPressureTransitionPeriod")
     return EvictionConfig(thresholds, int(obj.get("evictionMaxPodGracePeriod") or 0),
                           period or DEFAULT_TRANSITION_PERIOD)
+
+
+def ignored_fields(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    """(field, message) for each field of a KubeletConfiguration that changes nothing in a simulation:
+    only the eviction settings do, so anything else (`address`, a misspelt `evictionHrad`) is said to
+    be ignored rather than silently dropped."""
+    default = "kubesched's kubelets read only the eviction settings"
+    return [(key, "ignored: " + IGNORED_BECAUSE.get(key, default)) for key in obj if key not in READ_FIELDS]
 
 
 def problems(obj: dict[str, Any]) -> list[tuple[str, str]]:

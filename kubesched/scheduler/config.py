@@ -7,9 +7,11 @@ configuration merges user plugins with the defaults.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.fieldschema import check
 from kubesched.scheduler.framework import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -23,6 +25,44 @@ from kubesched.scheduler.plugins import DEFAULT_MULTIPOINT, resolve
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 MAX_TOTAL_SCORE = 2**63 - 1
 
+# KubeSchedulerConfiguration (v1) fields kubesched accepts but does not act on, and why.
+IGNORED_FIELDS = {
+    "parallelism": "kubesched runs each scheduling cycle on one thread",
+    "leaderElection": "kubesched does not elect a leader",
+    "delayCacheUntilActive": "kubesched does not elect a leader",
+    "clientConnection": "kubesched's scheduler talks to its in-process API server",
+    "enableProfiling": "kubesched serves no debugging endpoints",
+    "enableContentionProfiling": "kubesched serves no debugging endpoints",
+    "extenders": "kubesched does not call scheduler extenders",
+}
+# The default profile's volume plugins: kubesched simulates no volumes, so they could never reject a
+# node; enabling them is accepted, as upstream does, and ignored.
+VOLUME_PLUGINS = ("VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits")
+NO_VOLUMES = "kubesched does not simulate volumes"
+# Every field of the configuration and its type, as kube-scheduler's strict decoding knows them
+# (a fieldschema.check schema; None: any value, for the ignored fields).
+_PLUGINS = [{"name": str, "weight": int}]
+CONFIG_SCHEMA: dict[str, Any] = {
+    "apiVersion": str, "kind": str, "percentageOfNodesToScore": int, "podInitialBackoffSeconds": int,
+    "podMaxBackoffSeconds": int, **dict.fromkeys(IGNORED_FIELDS),
+    "profiles": [{"schedulerName": str, "percentageOfNodesToScore": int,
+                  "plugins": dict.fromkeys((*EXTENSION_POINTS, "multiPoint"),
+                                           {"enabled": _PLUGINS, "disabled": _PLUGINS}),
+                  "pluginConfig": [{"name": str, "args": dict}]}],
+}
+# The args of each in-tree plugin that takes any (kubescheduler.config.k8s.io/v1 <Plugin>Args).
+_RESOURCE_SPECS = [{"name": str, "weight": int}]
+PLUGIN_ARGS: dict[str, dict[str, Any]] = {
+    "DefaultPreemption": {"minCandidateNodesPercentage": int, "minCandidateNodesAbsolute": int},
+    "InterPodAffinity": {"hardPodAffinityWeight": int, "ignorePreferredTermsOfExistingPods": bool},
+    "NodeAffinity": {"addedAffinity": "V1NodeAffinity"},
+    "NodeResourcesFit": {"ignoredResources": [str], "ignoredResourceGroups": [str], "scoringStrategy": {
+        "type": str, "resources": _RESOURCE_SPECS,
+        "requestedToCapacityRatio": {"shape": [{"utilization": int, "score": int}]}}},
+    "NodeResourcesBalancedAllocation": {"resources": _RESOURCE_SPECS},
+    "PodTopologySpread": {"defaultConstraints": "[V1TopologySpreadConstraint", "defaultingType": str},
+}
+
 
 @dataclass
 class SchedulerConfig:
@@ -35,25 +75,62 @@ class SchedulerConfig:
     def from_object(cls, obj: dict[str, Any] | None) -> SchedulerConfig:
         if not obj:
             return cls()
+        initial, maximum = obj.get("podInitialBackoffSeconds"), obj.get("podMaxBackoffSeconds")  # null: unset
         cfg = cls(
             profiles=obj.get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}],
             percentage_of_nodes_to_score=obj.get("percentageOfNodesToScore"),
-            initial_backoff=float(obj.get("podInitialBackoffSeconds", 1)),
-            max_backoff=float(obj.get("podMaxBackoffSeconds", 10)),
+            initial_backoff=1.0 if initial is None else float(initial),
+            max_backoff=10.0 if maximum is None else float(maximum),
         )
         names = [p.get("schedulerName") or DEFAULT_SCHEDULER_NAME for p in cfg.profiles]
         for i, name in enumerate(names):
             if name in names[:i]:
                 raise ConfigError(f"profiles[{i}].schedulerName", f'Duplicate value: "{name}"')
-        pct = cfg.percentage_of_nodes_to_score
-        if pct is not None and not 0 <= pct <= 100:
-            raise ConfigError("percentageOfNodesToScore", f"Invalid value: {pct}: not in valid range [0-100]")
+        percentages = [("", cfg.percentage_of_nodes_to_score)] + [
+            (f"profiles[{i}].", p.get("percentageOfNodesToScore")) for i, p in enumerate(cfg.profiles)]
+        for prefix, pct in percentages:
+            if pct is not None and not 0 <= pct <= 100:
+                raise ConfigError(f"{prefix}percentageOfNodesToScore",
+                                  f"Invalid value: {pct}: not in valid range [0-100]")
         if cfg.initial_backoff <= 0:
             raise ConfigError("podInitialBackoffSeconds", "Invalid value: must be greater than 0")
         if cfg.max_backoff < cfg.initial_backoff:
             raise ConfigError("podMaxBackoffSeconds",
                               "Invalid value: must be greater than or equal to PodInitialBackoffSeconds")
         return cfg
+
+
+def check_fields(obj: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """What kube-scheduler's strict decoding would say of a KubeSchedulerConfiguration and the args of
+    its in-tree plugins: (field path, message) for a value of the wrong type, (field path, None) for a
+    field that does not exist (refused there; kubesched warns, as kubectl does for objects)."""
+    yield from check(obj, CONFIG_SCHEMA)
+    for i, profile in enumerate(obj.get("profiles") if isinstance(obj.get("profiles"), list) else ()):
+        configs = profile.get("pluginConfig") if isinstance(profile, dict) else None
+        for j, entry in enumerate(configs if isinstance(configs, list) else ()):
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if isinstance(name, str) and name in PLUGIN_ARGS:
+                schema = {"apiVersion": str, "kind": str, **PLUGIN_ARGS[name]}
+                yield from check(entry.get("args"), schema, f"profiles[{i}].pluginConfig[{j}].args")
+
+
+def ignored_settings(obj: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(field path, message) for each setting kubesched accepts but does not act on. Expects a
+    configuration that check_fields found nothing wrong with."""
+    for key, reason in IGNORED_FIELDS.items():
+        if obj.get(key) not in (None, [], {}):
+            yield key, f"ignored: {reason}"
+    for i, profile in enumerate(obj.get("profiles") or ()):
+        for point, plugin_set in (profile.get("plugins") or {}).items():
+            for j, plugin in enumerate((plugin_set or {}).get("enabled") or ()):
+                if plugin.get("name") in VOLUME_PLUGINS:
+                    yield f"profiles[{i}].plugins.{point}.enabled[{j}]", f"ignored: {NO_VOLUMES}"
+        for j, entry in enumerate(profile.get("pluginConfig") or ()):
+            path = f"profiles[{i}].pluginConfig[{j}].args"
+            if entry.get("args") and entry.get("name") in VOLUME_PLUGINS:
+                yield path, f"ignored: {NO_VOLUMES}"
+            elif entry.get("args") and entry.get("name") == "DynamicResources":
+                yield path, "ignored: kubesched does not simulate resource claims"
 
 
 def _plugin_list(points: dict[str, Any], point: str, defaults: list[tuple[str, int]], path: str
@@ -63,7 +140,9 @@ def _plugin_list(points: dict[str, Any], point: str, defaults: list[tuple[str, i
     disabled = {d.get("name") for d in spec.get("disabled") or ()}
     out = [] if "*" in disabled else [(n, w) for n, w in defaults if n not in disabled]
     for i, e in enumerate(spec.get("enabled") or ()):
-        name = e.get("name")
+        name = e.get("name") or ""
+        if name in VOLUME_PLUGINS:  # see ignored_settings
+            continue
         if resolve(name) is None:
             raise ConfigError(f"{path}.{point}.enabled[{i}].name",
                               f'"{name}" is not a known plugin (in-tree, a kubesched.plugins entry point, '

@@ -58,7 +58,7 @@ def _is_scalar(name: str) -> bool:
 
 def _resources(specs: list[dict] | None) -> list[tuple[str, int]]:
     """(name, weight) per configured resource; cpu and memory with weight 1 when none are given."""
-    return [(r["name"], int(r.get("weight", 1))) for r in specs or
+    return [(r.get("name", ""), int(r.get("weight", 1))) for r in specs or
             ({"name": CPU, "weight": 1}, {"name": MEMORY, "weight": 1})]
 
 

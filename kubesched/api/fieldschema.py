@@ -1,0 +1,211 @@
+"""Which fields the built-in kinds have, read from the official Kubernetes client's generated models.
+
+kube-apiserver knows every field of every kind and warns about the others (`kubectl apply` prints
+`Warning: unknown field "spec.nodeSelecter"`; with strict field validation it refuses them).
+kubesched keeps objects in their JSON form, so without this a misspelt field would be dropped
+silently and the simulation would quietly differ from the cluster. The `kubernetes` package's
+models (`V1Pod.openapi_types` / `attribute_map`) are generated from the same OpenAPI schema.
+
+Importing them costs about 0.3 s (the package and the ~180 model modules the kinds below reach),
+so each model is imported on first use only, and reduced once to a plain {JSON field: type} table.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from kubesched.api.loader import type_name
+from kubesched.api.objects import parse_time
+
+# The model of each kind kubesched reads. policy/v1beta1 PodDisruptionBudgets are read with the
+# v1 model: the client no longer ships v1beta1, and v1 only added fields to it.
+MODELS = {
+    "Namespace": "V1Namespace",
+    "Node": "V1Node",
+    "Pod": "V1Pod",
+    "PriorityClass": "V1PriorityClass",
+    "PodDisruptionBudget": "V1PodDisruptionBudget",
+    "RuntimeClass": "V1RuntimeClass",
+    "ReplicaSet": "V1ReplicaSet",
+    "Deployment": "V1Deployment",
+    "DaemonSet": "V1DaemonSet",
+}
+
+# A field's type: ("model", name), ("list", item type), ("map", value type) or ("scalar", name), a
+# scalar being "str", "int", "bool", "float", "datetime", or "object" (free-form JSON like `fieldsV1`,
+# and int-or-string). The generator writes `List[X]` and `Dict[str, X]` (older clients: `list[X]`
+# and `dict(str, X)`, and "ResourceQuantity", no model, for quantities).
+_Type = tuple[str, Any]
+_LIST = re.compile(r"[Ll]ist\[(.*)\]")
+_MAP = re.compile(r"Dict\[str, (.*)\]|dict\(str, (.*)\)")
+_SCALARS = {"str": (str,), "int": (int,), "bool": (bool,), "float": (int, float), "datetime": (str,)}
+_NAMES = {"str": "a string", "int": "an integer", "bool": "a boolean", "float": "a number",
+          "datetime": "a string"}
+# A null list item or map value decodes to the zero value of its type.
+_ZERO: dict[str, Any] = {"str": "", "int": 0, "bool": False, "float": 0}
+_INT64 = 2**63
+_STRING = ("scalar", "str")
+TIME_MSG = "must be an RFC 3339 time, e.g. 2026-01-01T00:00:00Z"
+# A field path, built only when something is reported: (parent, key), with int keys for list items.
+_Path = tuple[Any, str | int] | None
+
+
+def _parse(type_text: str, models: Any) -> _Type:
+    if m := _LIST.fullmatch(type_text):
+        return "list", _parse(m.group(1), models)
+    if m := _MAP.fullmatch(type_text):
+        return "map", _parse(m.group(1) or m.group(2), models)
+    if type_text[:1].isupper() and hasattr(models, type_text):
+        return "model", type_text
+    return "scalar", type_text if type_text in _SCALARS else "object"
+
+
+@cache
+def _fields(model: str) -> dict[str, _Type]:
+    """{JSON field: type} of one model."""
+    from kubernetes.client import models  # lazily: see the module docstring
+
+    cls = getattr(models, model)
+    return {cls.attribute_map[attr]: _parse(text, models) for attr, text in cls.openapi_types.items()}
+
+
+def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[str, str | None]]:
+    """Read `obj` as kube-apiserver decodes an object of `kind`, and say what it would not accept.
+
+    In place, as decoding does: a null field is dropped (it is the field's zero value, which the API
+    server omits) and a null list item or map value becomes its type's zero value, so no component
+    meets a null where it expects a mapping or a list. Returns (path, message) for each value of
+    the wrong type and (path, None) for each field the kind does not have; nothing for kinds
+    without a model. A merge `patch` keeps its null fields and map values: they delete.
+    """
+    if kind not in MODELS:
+        return []
+    decoder = _Decoder(patch)
+    decoder.value(("model", MODELS[kind]), obj, None)
+    return [(_render(path), message) for path, message in decoder.found]
+
+
+def decode_model(model: str, value: Any, path: str = "", many: bool = False) -> list[tuple[str, str | None]]:
+    """`decode` for a value of one `model` (e.g. "V1NodeAffinity"), or a list of them when `many`,
+    its paths under `path`."""
+    decoder = _Decoder(patch=False)
+    typ: _Type = ("model", model)
+    decoder.value(("list", typ) if many else typ, value, (None, path) if path else None)
+    return [(_render(where), message) for where, message in decoder.found]
+
+
+class _Decoder:
+    """One walk of a value against its type, collecting (path, message or None) in `found`."""
+
+    def __init__(self, patch: bool) -> None:
+        self.patch = patch
+        self.found: list[tuple[_Path, str | None]] = []
+
+    def value(self, typ: _Type, value: Any, path: _Path, quantity: bool = False) -> None:
+        form, arg = typ
+        if form == "scalar":
+            if value is not None and arg != "object":
+                self.scalar(arg, value, path, quantity)
+        elif form == "model":
+            self.model(arg, value, path)
+        elif not isinstance(value, list if form == "list" else dict):
+            expected = "a list" if form == "list" else "a mapping"
+            self.found.append((path, f"expected {expected}, got {type_name(value)}"))
+        else:
+            # A null item decodes to its zero value; in a merge patch a null map value deletes.
+            zero = arg[1] in _ZERO or arg[0] != "scalar"
+            if form == "map" and self.patch:
+                zero = False
+            quantity = arg == _STRING and form == "map"  # resource maps' values may be numbers
+            for key, item in list(enumerate(value) if form == "list" else value.items()):
+                if item is None and zero:
+                    value[key] = item = _ZERO.get(arg[1], [] if arg[0] == "list" else {})
+                self.value(arg, item, (path, key), quantity)
+
+    def model(self, model: str, value: Any, path: _Path) -> None:
+        if not isinstance(value, dict):
+            self.found.append((path, f"expected a mapping, got {type_name(value)}"))
+            return
+        fields = _fields(model)
+        if not self.patch:
+            for key in [k for k, v in value.items() if v is None and k in fields]:
+                del value[key]
+        for key, item in value.items():
+            typ = fields.get(key)
+            if typ is None:
+                self.found.append(((path, key), None))
+            elif type(item) is str and typ == _STRING or item is None and typ[0] == "scalar":
+                continue  # the most common cases, without a call
+            else:
+                self.value(typ, item, (path, key))
+
+    def scalar(self, name: str, value: Any, path: _Path, quantity: bool) -> None:
+        allowed = (str, int, float) if quantity else _SCALARS[name]
+        if not isinstance(value, allowed) or isinstance(value, bool) is not (name == "bool"):
+            self.found.append((path, f"expected {_NAMES[name]}, got {type_name(value)}"))
+        elif name == "int" and not -_INT64 <= value < _INT64:
+            self.found.append((path, f"expected a 64-bit integer, got {value}"))
+        elif name == "datetime" and not _is_time(value):
+            shown = json.dumps(value, ensure_ascii=False)
+            self.found.append((path, f"Invalid value: {shown}: {TIME_MSG}"))
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", dict: "a mapping", list: "a list"}
+
+
+def check(value: Any, schema: Any, path: str = "") -> Iterator[tuple[str, str | None]]:
+    """Like `decode`, for the component configurations the client has no models for, against a
+    schema written by hand: a mapping of field -> schema, [item schema] for a list, a Python type,
+    None for any value, or a model name ("V1NodeAffinity"; "[V1..." for a list of them) for a
+    part that is a Kubernetes type. As in `decode`, a null field is unset and dropped, in place;
+    a null list item is reported."""
+    if value is None or schema is None:
+        return
+    if isinstance(schema, str):
+        yield from decode_model(schema.lstrip("["), value, path, many=schema.startswith("["))
+        return
+    expected = _python_type(schema)
+    if not isinstance(value, expected) or isinstance(value, bool) is not (expected is bool):
+        yield path, f"expected {_TYPE_NAMES[expected]}, got {type_name(value)}"
+    elif expected is int and not -_INT64 <= value < _INT64:
+        yield path, f"expected a 64-bit integer, got {value}"
+    elif isinstance(schema, list):
+        for i, item in enumerate(value):
+            if item is None:
+                yield f"{path}[{i}]", f"expected {_TYPE_NAMES[_python_type(schema[0])]}, got null"
+            yield from check(item, schema[0], f"{path}[{i}]")
+    elif isinstance(schema, dict):
+        for key in [k for k, v in value.items() if v is None and k in schema]:
+            del value[key]
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else key
+            if key in schema:
+                yield from check(item, schema[key], where)
+            else:
+                yield where, None
+
+
+def _python_type(schema: Any) -> type:
+    return list if isinstance(schema, list) else dict if isinstance(schema, (dict, str)) else schema
+
+
+def _is_time(text: str) -> bool:
+    try:
+        return parse_time(text).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _render(path: _Path) -> str:
+    keys: list[str | int] = []
+    while path is not None:
+        path, key = path
+        keys.append(key)
+    text = ""
+    for key in reversed(keys):
+        text = f"{text}[{key}]" if isinstance(key, int) else f"{text}.{key}" if text else key
+    return text
