@@ -29,11 +29,8 @@ CORPUS = Path(__file__).parent / "fuzz_corpus"
 REPRODUCERS = sorted(p.name for p in CORPUS.glob("*.yaml"))
 # Reproducers that are good input once nulls are read as unset: they run; every other one is refused.
 RUNS = {"pod-nulls-are-unset.yaml", "pod-spread-constraint-nulls.yaml", "patch-null-container-status.yaml",
-        "scheduler-nulls-are-unset.yaml", "scheduler-resource-spec-nulls.yaml"}
-# Crashes whose cause lies in the engine, not in what the input checks can refuse: expected to fail
-# until fixed there (strict, so the fix is noticed).
-KNOWN = {"bound-pods-sum-past-int64.yaml": "the scheduler cache keeps per-node sums in int64 columns, which "
-                                           "overflow where kube-scheduler's int64 arithmetic wraps around"}
+        "scheduler-nulls-are-unset.yaml", "scheduler-resource-spec-nulls.yaml", "bound-pods-sum-past-int64.yaml",
+        "no-nodes-pod.yaml", "no-nodes-deployment.yaml"}
 # "<file> doc <n>: <field path>: <message>", "<file>: <message>", or kubectl's line for no objects.
 PROBLEM = re.compile(r"^[\w.-]+\.yaml( doc \d+)?: .+$|^error: no objects passed$")
 TIME_LIMIT = 60  # seconds of wall time for one reproducer, generous for a loaded machine: each takes ~1 s
@@ -57,8 +54,7 @@ def corpus_runs() -> dict[str, subprocess.CompletedProcess[str] | None]:
         return dict(zip(REPRODUCERS, pool.map(_simulate, REPRODUCERS), strict=True))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN[n]))
-                                  if n in KNOWN else n for n in REPRODUCERS])
+@pytest.mark.parametrize("name", REPRODUCERS)
 def test_reproducer_ends_cleanly(corpus_runs: dict[str, subprocess.CompletedProcess[str] | None],
                                  name: str) -> None:
     proc = corpus_runs[name]

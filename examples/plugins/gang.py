@@ -30,17 +30,22 @@ class Gang(PermitPlugin):
     name = "Gang"
 
     def _group(self, pod: PodInfo) -> tuple[str, int] | None:
+        """(group, pods needed); needed is 0 when the annotation is not a positive integer."""
         group = pod.labels.get(GROUP_LABEL)
         if not group:
             return None
-        annotations = pod.obj["metadata"].get("annotations") or {}
-        return f"{pod.namespace}/{group}", int(annotations.get(MIN_AVAILABLE, "1"))
+        raw = (pod.obj["metadata"].get("annotations") or {}).get(MIN_AVAILABLE, "1")
+        need = int(raw) if raw.isdigit() else 0
+        return f"{pod.namespace}/{group}", need
 
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
         group = self._group(pod)
         if group is None:
             return SUCCESS, 0
         key, need = group
+        if need < 1:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                          (f"annotation {MIN_AVAILABLE} must be a positive integer",), self.name), 0
         waiting = [wp for wp in self.handle.waiting_pods.values() if self._group(wp.pod) == group]
         bound = sum(1 for ni in self.handle.cache.nodes.values() for p in ni.pods.values()
                     if p.uid != pod.uid and self._group(p) == group

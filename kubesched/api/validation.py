@@ -89,6 +89,7 @@ _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanu
 _PORT_RANGE_MSG = "must be between 1 and 65535, inclusive"
 _NONNEGATIVE_MSG = "must be greater than or equal to 0"
 _MAX_INT64 = 2**63 - 1
+MAX_REPLICAS = 1_000_000
 _POSITIVE_MSG = "must be greater than zero"
 
 # A scenario's timeline as far as object identity goes: (at, event index, operation, payload) where the
@@ -774,6 +775,10 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
         replicas = c.get(spec, "replicas", spec_path, int, 32)
         if replicas is not None and replicas < 0:
             c.invalid(_at(spec_path, "replicas"), replicas, _NONNEGATIVE_MSG)
+        elif replicas is not None and replicas > MAX_REPLICAS:
+            # Valid for the API (an int32), but no simulation holds that many pods.
+            c.invalid(_at(spec_path, "replicas"), replicas,
+                      f"kubesched simulates at most {MAX_REPLICAS} replicas of one workload")
     selector = None
     selector_path = _at(spec_path, "selector")
     if spec.get("selector") is None:

@@ -18,6 +18,7 @@ from kubesched.scheduler.nodetree import NodeTree
 from kubesched.scheduler.types import CPU, EPHEMERAL, MEMORY, PODS, NodeInfo, PodInfo
 
 BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL, PODS)
+INT64_MAX = 2**63 - 1
 
 
 class NodeTable:
@@ -70,10 +71,10 @@ class NodeTable:
         self.req[s] = 0
         for name, amount in ni.requested.items():
             col = self.column(name)
-            self.req[s, col] = amount
+            self.req[s, col] = min(amount, INT64_MAX)  # a node's pods may sum past int64; Go wraps
         self.req[s, self.columns[PODS]] = len(ni.pods)
-        self.nonzero[s, 0] = ni.nonzero_cpu
-        self.nonzero[s, 1] = ni.nonzero_memory
+        self.nonzero[s, 0] = min(ni.nonzero_cpu, INT64_MAX)
+        self.nonzero[s, 1] = min(ni.nonzero_memory, INT64_MAX)
         self.has_ports[s] = bool(ni.used_ports)
 
     def clear(self, slot: int) -> None:
