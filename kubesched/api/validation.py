@@ -532,16 +532,22 @@ def _node_affinity(c: _Ctx, value: Any, path: str) -> None:
         return
     _node_selector(c, node.get("requiredDuringSchedulingIgnoredDuringExecution"),
                    _at(path, "requiredDuringSchedulingIgnoredDuringExecution"))
-    preferred_path = _at(path, "preferredDuringSchedulingIgnoredDuringExecution")
-    preferred = c.get(node, "preferredDuringSchedulingIgnoredDuringExecution", path, list) or []
-    for i, term in enumerate(preferred):
-        term_path = f"{preferred_path}[{i}]"
+    _weighted_terms(c, node, path, "preference", _node_selector_term)
+
+
+def _weighted_terms(c: _Ctx, holder: dict[str, Any], path: str, inner: str,
+                    check: Callable[[_Ctx, Any, str], None]) -> None:
+    """preferredDuringSchedulingIgnoredDuringExecution: terms of a weight and an `inner` term."""
+    key = "preferredDuringSchedulingIgnoredDuringExecution"
+    for i, term in enumerate(c.get(holder, key, path, list) or []):
+        term_path = f"{_at(path, key)}[{i}]"
         if c.typed(term, term_path, dict) is None:
             continue
         _weight(c, term, term_path)
-        if term.get("preference") is None:
-            c.required(_at(term_path, "preference"))
-        _node_selector_term(c, term.get("preference"), _at(term_path, "preference"))
+        if term.get(inner) is None:
+            c.required(_at(term_path, inner))
+        else:
+            check(c, term[inner], _at(term_path, inner))
 
 
 def _affinity(c: _Ctx, value: Any, path: str) -> None:
@@ -557,16 +563,7 @@ def _affinity(c: _Ctx, value: Any, path: str) -> None:
         required = "requiredDuringSchedulingIgnoredDuringExecution"
         for i, term in enumerate(c.get(pod, required, kind_path, list) or []):
             _pod_affinity_term(c, term, f"{kind_path}.{required}[{i}]")
-        preferred = "preferredDuringSchedulingIgnoredDuringExecution"
-        for i, term in enumerate(c.get(pod, preferred, kind_path, list) or []):
-            term_path = f"{kind_path}.{preferred}[{i}]"
-            if c.typed(term, term_path, dict) is None:
-                continue
-            _weight(c, term, term_path)
-            if term.get("podAffinityTerm") is None:
-                c.required(_at(term_path, "podAffinityTerm"))
-            else:
-                _pod_affinity_term(c, term["podAffinityTerm"], _at(term_path, "podAffinityTerm"))
+        _weighted_terms(c, pod, kind_path, "podAffinityTerm", _pod_affinity_term)
 
 
 def _spread_constraints(c: _Ctx, value: Any, path: str) -> None:
