@@ -99,7 +99,6 @@ class Disruption:
     scaled_down: bool = False
     repeats: int = 1  # how many removals in a row, this one included, each of the previous one's replacement
 
-
     def to_json(self) -> dict[str, Any]:
         return {"time": self.time, "pod": self.pod, "node": self.node, "cause": self.cause,
                 "detail": self.detail, "replacement": self.replacement}
@@ -142,6 +141,7 @@ class Cluster:
     stop_on_loop: bool = True
 
     def __post_init__(self) -> None:
+        self._replacing: dict[str, Disruption] = {}  # replacement pod uid -> the removal it replaced
         self.store = MemoryStore()
         self.api = APIServer(self.store, self.clock.now, self.seed, self.epoch)
         self.store.watch(self._track_pod, {"Pod"})
@@ -161,7 +161,6 @@ class Cluster:
         for scheduler in self.schedulers:
             scheduler.start()
         self.kubelets.start()
-        self._replacing: dict[str, Disruption] = {}  # replacement pod uid -> the removal it replaced
         self.descheduler: Descheduler | None = None
         if self.descheduler_policy is not None:
             self.descheduler = Descheduler(self.api, self.clock, self.descheduler_policy,

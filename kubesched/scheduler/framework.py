@@ -133,7 +133,6 @@ class Handle:
     def now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0
 
-
     def call_later(self, delay: float, fn: Callable[[], None]) -> Any:
         """Run `fn` after `delay` seconds of cluster time (virtual in simulation)."""
         return self.clock.call_later(delay, fn)
