@@ -74,10 +74,14 @@ def test_bad_json(tmp_path: Path) -> None:
     assert line.startswith("in.json doc 1: JSON syntax error at line 1"), line
 
 
-def test_unknown_kind(tmp_path: Path) -> None:
-    f = write(tmp_path, "in.yaml", "apiVersion: v1\nkind: Widget\nmetadata: {name: w}\n")
-    [line] = bad_input(tmp_path, f)
-    assert line.startswith('in.yaml doc 1: kind: unknown kind "Widget"'), line
+def test_any_kind_loads_and_is_summed_up(tmp_path: Path) -> None:
+    f = write(tmp_path, "in.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\n---\n"
+              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: v1\nkind: ConfigMap\n"
+              "metadata: {name: d}\n")
+    proc = simulate(tmp_path, f)
+    assert proc.returncode == 0, proc.stderr
+    assert ("Also loaded, kept as they are (nothing in kubesched acts on them): 2 ConfigMap, 1 Widget"
+            in " ".join(proc.stdout.split())), proc.stdout
 
 
 def test_missing_containers(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from kubesched.api.kinds import model_name
 from kubesched.api.loader import type_name
 from kubesched.api.objects import parse_time
 
@@ -82,11 +83,22 @@ def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[st
     the wrong type and (path, None) for each field the kind does not have; nothing for kinds
     without a model. A merge `patch` keeps its null fields and map values: they delete.
     """
-    if kind not in MODELS:
+    api_version = obj.get("apiVersion")
+    model = MODELS.get(kind) or (_model_of(api_version, kind) if isinstance(api_version, str) else None)
+    if model is None:
         return []
     decoder = _Decoder(patch)
-    decoder.value(("model", MODELS[kind]), obj, None)
+    decoder.value(("model", model), obj, None)
     return [(_render(path), message) for path, message in decoder.found]
+
+
+@cache
+def _model_of(api_version: str, kind: str) -> str | None:
+    """The client's model for a kind kubesched only stores (a Service, a Job...), if it has one."""
+    from kubernetes.client import models  # lazily: see the module docstring
+
+    name = model_name(api_version, kind)
+    return name if hasattr(models, name) else None
 
 
 def decode_model(model: str, value: Any, path: str = "", many: bool = False) -> list[tuple[str, str | None]]:

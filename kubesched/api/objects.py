@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from kubesched.api.kinds import CLUSTER_SCOPED
+
 Obj = dict[str, Any]
 
-CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PriorityClass", "RuntimeClass"})
 
 # Virtual time 0 is this instant unless the input says otherwise (see Cluster.epoch).
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a static pod's mirror in the API

@@ -1194,8 +1194,11 @@ _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
 }
 
 
-def _object(c: _Ctx, obj: dict[str, Any], path: str, kinds: tuple[str, ...]) -> bool:
-    """Check one object (top level, or inside a Scenario event at `path`); False if its kind is unusable."""
+def _object(c: _Ctx, obj: dict[str, Any], path: str, kinds: tuple[str, ...], stored: bool = True) -> bool:
+    """Check one object (top level, or inside a Scenario event at `path`); False if its kind is
+    unusable. With `stored`, a kind kubesched does not simulate (a Service, a custom resource) is
+    checked as the API server would store it: well-formed metadata, and its fields if the
+    Kubernetes client knows the kind."""
     kind = c.need(obj, "kind", path, str)
     api_version = c.need(obj, "apiVersion", path, str)
     if kind is None:
@@ -1203,9 +1206,15 @@ def _object(c: _Ctx, obj: dict[str, Any], path: str, kinds: tuple[str, ...]) -> 
     if kind not in kinds:
         if kind in API_VERSIONS:
             c.unsupported(_at(path, "kind"), kind, kinds)
-        else:
+            return False
+        if not stored:
             c.err(_at(path, "kind"), f'unknown kind "{kind}" (kubesched reads {", ".join(kinds)})')
-        return False
+            return False
+        findings = c.decode(kind, obj)
+        before = len(c.problems)
+        _metadata(c, obj, kind, path)
+        c.decoded(findings, path, {p.path for p in c.problems[before:]})
+        return True
     if api_version is not None and api_version not in API_VERSIONS[kind]:
         expected = " or ".join(f'"{v}"' for v in API_VERSIONS[kind])
         c.err(_at(path, "apiVersion"), f'no kind "{kind}" in version "{api_version}" (expected {expected})')

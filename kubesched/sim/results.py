@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from kubesched.api.duration import format_duration
+from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount
 from kubesched.descheduler.descheduler import PassRecord
@@ -50,6 +52,9 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
                    for e in cluster.events],
         "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in cluster.rejected],
     }
+    stored = Counter(obj["kind"] for _, obj in result.scenario.objects if obj["kind"] not in SIMULATED)
+    if stored:
+        out["storedOnly"] = dict(sorted(stored.items()))
     warnings = [str(w) for w in result.scenario.warnings] + cluster.warnings
     if warnings:
         out["warnings"] = warnings
@@ -128,6 +133,10 @@ def render_table(result: SimResult, console: Console) -> None:
     cluster = result.cluster
     console.print(f"[bold]Scenario[/bold] {result.scenario.name}: ran to {format_duration(cluster.now())} "
                   f"of virtual time; {len(cluster.pods)} pods, {sum(1 for _ in cluster.store.list('Node'))} nodes")
+    others = stored_only_summary(obj for _, obj in result.scenario.objects)
+    if others:
+        console.print(f"Also loaded, kept as they are (nothing in kubesched acts on them): {others}",
+                      markup=False, highlight=False)
 
     nodes = Table(title="Nodes", title_justify="left")
     for col in ("node", "cpu (req/alloc)", "memory (req/alloc)", "pods", "taints"):
