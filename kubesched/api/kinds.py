@@ -16,7 +16,8 @@ from typing import Any
 # Kinds something in kubesched reads or acts on.
 SIMULATED = frozenset({
     "Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
-    "ReplicaSet", "Deployment", "DaemonSet",
+    "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
+    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
 })
 
 # Built-in kinds without a namespace (kubectl api-resources --namespaced=false); any other kind,

@@ -8,11 +8,19 @@ from kubesched.api.objects import Obj
 
 DURATION_ANNOTATION = "sim.kubesched.io/duration"
 SHUTDOWN_ANNOTATION = "sim.kubesched.io/shutdown"
+EXIT_CODE_ANNOTATION = "sim.kubesched.io/exit-code"
 
 
 def annotation_seconds(pod: Obj, key: str) -> float | None:
     value = (pod["metadata"].get("annotations") or {}).get(key)
     return None if value is None else parse_duration(value)
+
+
+def exit_code(pod: Obj) -> int:
+    """`sim.kubesched.io/exit-code`: how the pod's containers exit at the end of their duration
+    (0, success, unless said otherwise)."""
+    value = (pod["metadata"].get("annotations") or {}).get(EXIT_CODE_ANNOTATION)
+    return 0 if value is None else int(value)
 
 
 def shutdown_time(pod: Obj, grace: float) -> float:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import Any
 
+from kubesched.api.cron import Schedule, ScheduleError
 from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.fieldschema import TIME_MSG, decode
@@ -20,6 +21,13 @@ from kubesched.api.loader import LoadedObject, type_name
 from kubesched.api.objects import merge_patch, namespaced, parse_time
 from kubesched.api.quantity import QuantityError, parse_quantity, resource_amount
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
+from kubesched.api.storage import (
+    ACCESS_MODES,
+    IMMEDIATE,
+    READ_WRITE_ONCE_POD,
+    VOLUME_MODES,
+    WAIT_FOR_FIRST_CONSUMER,
+)
 
 API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Namespace": ("v1",),
@@ -31,6 +39,15 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ReplicaSet": ("apps/v1",),
     "Deployment": ("apps/v1",),
     "DaemonSet": ("apps/v1",),
+    "StatefulSet": ("apps/v1",),
+    "ReplicationController": ("v1",),
+    "Job": ("batch/v1",),
+    "CronJob": ("batch/v1",),
+    "PersistentVolume": ("v1",),
+    "PersistentVolumeClaim": ("v1",),
+    "StorageClass": ("storage.k8s.io/v1",),
+    "CSINode": ("storage.k8s.io/v1",),
+    "CSIDriver": ("storage.k8s.io/v1",),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3"),
     "KubeletConfiguration": ("kubelet.config.k8s.io/v1beta1",),
     "DeschedulerPolicy": ("descheduler/v1alpha2",),
@@ -38,7 +55,8 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
 }
 # Kinds that are cluster objects (have metadata, can be created, deleted and patched by events).
 OBJECT_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
-                "ReplicaSet", "Deployment", "DaemonSet")
+                "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
+                "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
@@ -55,11 +73,18 @@ DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
 DESCHEDULED_CHECKS = ("result", "strategy", "pass", "landing", "fromNode", "message", "messageContains")
 DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
 DESCHEDULER_PASS_CHECKS = ("evicted", "message", "messageContains")
+PVC_CHECKS = ("phase", "volumeName", "storageClassName", "selectedNode", "volumeNodeAffinity", "deleted", "event")
+PV_CHECKS = ("phase", "claim", "nodeAffinity", "deleted", "event")
+PVC_PHASES = ("Pending", "Bound", "Lost")
+PV_PHASES = ("Pending", "Available", "Bound", "Released", "Failed")
+OBJECT_CHECKS = ("exists", "status", "conditions", "event")
+DISRUPTION_CHECKS = ("cause", "fromNode", "replacement", "occurrence")
 # Checks an `expect` entry may make against null: that the pod has no node, nomination or reason.
-EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason")
+EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "volumeName", "selectedNode", "claim")
 EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
                    "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS,
-                   "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS}
+                   "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS,
+                   "pvc": PVC_CHECKS, "pv": PV_CHECKS, "object": OBJECT_CHECKS, "disruption": DISRUPTION_CHECKS}
 CONDITION_STATUSES = ("True", "False", "Unknown")
 # Simulation annotations: the kubelet's usage model (kubesched.kubelet.usage; the README lists them;
 # tests/unit/test_kubelet_usage.py keeps these in step with it).
@@ -69,6 +94,7 @@ SIM_NODE_AMOUNTS = ("inodes", "pid-max", "imagefs-capacity", "imagefs-inodes")
 SIM_SYSTEM_USAGE_KEYS = ("memory", "ephemeral-storage", "inodes", "pids", "images", "images-inodes")
 # Annotations the simulated kubelet reads as durations: how long a pod runs, how long it takes to stop.
 SIM_DURATION_ANNOTATIONS = ("sim.kubesched.io/duration", "sim.kubesched.io/shutdown")
+SIM_EXIT_CODE = "sim.kubesched.io/exit-code"  # how a pod's containers exit at the end of their duration
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
@@ -284,7 +310,10 @@ def _annotations(c: _Ctx, value: Any, path: str, pod: bool, node: bool = False) 
         if not key.startswith(SIM_PREFIX) or key in SIM_DURATION_ANNOTATIONS:
             continue
         name = key[len(SIM_PREFIX):]
-        if pod and name.startswith("usage-") and name[len("usage-"):] in SIM_USAGE_KEYS or \
+        if pod and key == SIM_EXIT_CODE:
+            if not (raw.isdigit() and int(raw) <= 255):
+                c.invalid(_at(path, key), raw, "must be an exit code, an integer from 0 to 255")
+        elif pod and name.startswith("usage-") and name[len("usage-"):] in SIM_USAGE_KEYS or \
                 node and (name in SIM_NODE_AMOUNTS or name.startswith("system-usage-")
                           and name[len("system-usage-"):] in SIM_SYSTEM_USAGE_KEYS):
             _quantity(c, raw, _at(path, key), "cpu" if name == "usage-cpu" else "")
@@ -654,8 +683,9 @@ def _containers(c: _Ctx, spec: dict[str, Any], key: str, path: str, names: set[s
         _ports(c, ctr.get("ports"), _at(ctr_path, "ports"), host_ports)
 
 
-def _pod_spec(c: _Ctx, value: Any, path: str, template: bool = False) -> None:
-    """A PodSpec, in a Pod or (template=True) in a workload's pod template."""
+def _pod_spec(c: _Ctx, value: Any, path: str, template: tuple[str, ...] = ()) -> None:
+    """A PodSpec, in a Pod or in a workload's pod template (`template`: the restart policies the
+    workload allows; the API server defaults an unset one to Always)."""
     if value is None:
         c.required(path)
         return
@@ -678,8 +708,8 @@ def _pod_spec(c: _Ctx, value: Any, path: str, template: bool = False) -> None:
     c.get(spec, "schedulerName", path, str)
     c.get(spec, "hostNetwork", path, bool)
     restart_policy = c.enum(spec, "restartPolicy", path, ("Always", "OnFailure", "Never"))
-    if template and restart_policy not in (None, "Always"):
-        c.unsupported(_at(path, "restartPolicy"), restart_policy, ("Always",))
+    if template and (restart_policy or "Always") not in template:
+        c.unsupported(_at(path, "restartPolicy"), restart_policy or "Always", template)
     grace = c.get(spec, "terminationGracePeriodSeconds", path, int)
     if grace is not None and grace < 0:
         c.invalid(_at(path, "terminationGracePeriodSeconds"), grace, _NONNEGATIVE_MSG)
@@ -687,6 +717,7 @@ def _pod_spec(c: _Ctx, value: Any, path: str, template: bool = False) -> None:
     _tolerations(c, spec.get("tolerations"), _at(path, "tolerations"))
     _affinity(c, spec.get("affinity"), _at(path, "affinity"))
     _spread_constraints(c, spec.get("topologySpreadConstraints"), _at(path, "topologySpreadConstraints"))
+    _pod_volumes(c, spec.get("volumes"), _at(path, "volumes"))
     gates_path = _at(path, "schedulingGates")
     gates: set[str] = set()
     for i, gate in enumerate(c.get(spec, "schedulingGates", path, list) or []):
@@ -760,7 +791,7 @@ def _runtime_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
 
 
 def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
-    """ReplicaSet, Deployment or DaemonSet: a selector that matches a pod template."""
+    """ReplicaSet, Deployment, DaemonSet or StatefulSet: a selector that matches a pod template."""
     spec_path = _at(path, "spec")
     if obj.get("spec") is None:
         c.required(spec_path)
@@ -769,20 +800,15 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
     if spec is None:
         return
     if kind != "DaemonSet":
-        replicas = c.get(spec, "replicas", spec_path, int, 32)
-        if replicas is not None and replicas < 0:
-            c.invalid(_at(spec_path, "replicas"), replicas, _NONNEGATIVE_MSG)
-        elif replicas is not None and replicas > MAX_REPLICAS:
-            # Valid for the API (an int32), but no simulation holds that many pods.
-            c.invalid(_at(spec_path, "replicas"), replicas,
-                      f"kubesched simulates at most {MAX_REPLICAS} replicas of one workload")
+        _replicas(c, spec, spec_path)
     selector = None
     selector_path = _at(spec_path, "selector")
     if spec.get("selector") is None:
         c.required(selector_path)
     elif c.typed(spec["selector"], selector_path, dict) is not None:
         if not spec["selector"].get("matchLabels") and not spec["selector"].get("matchExpressions"):
-            what = "daemonset" if kind == "DaemonSet" else "deployment"  # the API server says so for ReplicaSets too
+            # The API server says "deployment" for ReplicaSets too.
+            what = {"DaemonSet": "daemonset", "StatefulSet": "statefulset"}.get(kind, "deployment")
             c.invalid(selector_path, spec["selector"], f"empty selector is invalid for {what}")
         else:
             selector = _label_selector(c, spec["selector"], selector_path)
@@ -799,17 +825,412 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
     _annotations(c, meta.get("annotations"), _at(meta_path, "annotations"), pod=True)
     if selector is not None and not selector.matches(labels):
         c.invalid(_at(meta_path, "labels"), labels, "`selector` does not match template `labels`")
-    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=True)
-    strategy_key = "updateStrategy" if kind == "DaemonSet" else "strategy"
+    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=("Always",))
+    strategy_key = "strategy" if kind in ("Deployment", "ReplicaSet") else "updateStrategy"
     strategy = c.get(spec, strategy_key, spec_path, dict)
     if strategy is not None:
         strategy_path = _at(spec_path, strategy_key)
-        allowed = ("RollingUpdate", "OnDelete") if kind == "DaemonSet" else ("RollingUpdate", "Recreate")
+        allowed = ("RollingUpdate", "Recreate") if kind == "Deployment" else ("RollingUpdate", "OnDelete")
         if kind != "ReplicaSet":
             c.enum(strategy, "type", strategy_path, allowed)
             rolling = c.get(strategy, "rollingUpdate", strategy_path, dict) or {}
             for key in ("maxSurge", "maxUnavailable"):
                 _int_or_percent(c, rolling.get(key), f"{strategy_path}.rollingUpdate.{key}")
+
+
+def _replicas(c: _Ctx, spec: dict[str, Any], spec_path: str) -> None:
+    replicas = c.get(spec, "replicas", spec_path, int, 32)
+    if replicas is not None and replicas < 0:
+        c.invalid(_at(spec_path, "replicas"), replicas, _NONNEGATIVE_MSG)
+    elif replicas is not None and replicas > MAX_REPLICAS:
+        # Valid for the API (an int32), but no simulation holds that many pods.
+        c.invalid(_at(spec_path, "replicas"), replicas,
+                  f"kubesched simulates at most {MAX_REPLICAS} replicas of one workload")
+
+
+def _nonnegative(c: _Ctx, obj: dict[str, Any], keys: tuple[str, ...], path: str, int_bits: int = 32) -> None:
+    for key in keys:
+        value = c.get(obj, key, path, int, int_bits)
+        if value is not None and value < 0:
+            c.invalid(_at(path, key), value, _NONNEGATIVE_MSG)
+
+
+def _statefulset(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    _workload(c, obj, path, "StatefulSet")
+    spec_path = _at(path, "spec")
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    c.enum(spec, "podManagementPolicy", spec_path, ("OrderedReady", "Parallel"))
+    c.get(spec, "serviceName", spec_path, str)
+    _nonnegative(c, spec, ("minReadySeconds", "revisionHistoryLimit"), spec_path)
+    _nonnegative(c, c.get(spec, "ordinals", spec_path, dict) or {}, ("start",), _at(spec_path, "ordinals"))
+    rolling_path = _at(spec_path, "updateStrategy.rollingUpdate")
+    rolling = ((spec.get("updateStrategy") or {}) if isinstance(spec.get("updateStrategy"), dict) else {}).get(
+        "rollingUpdate")
+    if isinstance(rolling, dict):
+        _nonnegative(c, rolling, ("partition",), rolling_path)
+    retention_path = _at(spec_path, "persistentVolumeClaimRetentionPolicy")
+    retention = c.get(spec, "persistentVolumeClaimRetentionPolicy", spec_path, dict) or {}
+    for key in ("whenDeleted", "whenScaled"):
+        c.enum(retention, key, retention_path, ("Retain", "Delete"))
+    for i, claim in enumerate(c.get(spec, "volumeClaimTemplates", spec_path, list) or []):
+        claim_path = f"{spec_path}.volumeClaimTemplates[{i}]"
+        if c.typed(claim, claim_path, dict) is None:
+            continue
+        meta = c.get(claim, "metadata", claim_path, dict) or {}
+        name = c.need(meta, "name", _at(claim_path, "metadata"), str)
+        if name:
+            c.names(name, _at(claim_path, "metadata.name"), dns_subdomain_errors)
+        _labels(c, meta.get("labels"), _at(claim_path, "metadata.labels"))
+        _claim_spec(c, claim.get("spec"), _at(claim_path, "spec"))
+
+
+def _replication_controller(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    """A ReplicationController: its selector is a label map, by default the template's labels."""
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict)
+    if spec is None:
+        if obj.get("spec") is None:
+            c.required(spec_path)
+        return
+    _replicas(c, spec, spec_path)
+    _nonnegative(c, spec, ("minReadySeconds",), spec_path)
+    selector = _labels(c, spec.get("selector"), _at(spec_path, "selector"))
+    template_path = _at(spec_path, "template")
+    template = c.get(spec, "template", spec_path, dict)
+    if template is None:
+        if spec.get("template") is None:
+            c.required(template_path)
+        return
+    meta = c.get(template, "metadata", template_path, dict) or {}
+    labels = _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
+    _annotations(c, meta.get("annotations"), _at(template_path, "metadata.annotations"), pod=True)
+    if not selector and not labels:
+        c.required(_at(spec_path, "selector"))
+    elif selector and any(labels.get(k) != v for k, v in selector.items()):
+        c.invalid(_at(template_path, "metadata.labels"), labels, "selector does not match template labels")
+    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=("Always",))
+
+
+# Job fields kubesched reads but does not simulate.
+JOB_IGNORED = ("podFailurePolicy", "successPolicy", "backoffLimitPerIndex", "maxFailedIndexes", "managedBy")
+
+
+def _job_spec(c: _Ctx, value: Any, spec_path: str) -> None:
+    """A JobSpec, in a Job or a CronJob's jobTemplate."""
+    spec = c.typed(value, spec_path, dict)
+    if spec is None:
+        if value is None:
+            c.required(spec_path)
+        return
+    _nonnegative(c, spec, ("parallelism", "completions", "backoffLimit", "ttlSecondsAfterFinished"), spec_path)
+    _nonnegative(c, spec, ("activeDeadlineSeconds",), spec_path, 64)
+    if c.enum(spec, "completionMode", spec_path, ("NonIndexed", "Indexed")) == "Indexed" \
+            and spec.get("completions") is None:
+        c.required(_at(spec_path, "completions"), "when completion mode is Indexed")
+    c.enum(spec, "podReplacementPolicy", spec_path, ("TerminatingOrFailed", "Failed"))
+    c.get(spec, "suspend", spec_path, bool)
+    manual = c.get(spec, "manualSelector", spec_path, bool)
+    for key in JOB_IGNORED:
+        if spec.get(key) is not None:
+            c.warn(_at(spec_path, key), "ignored: kubesched does not simulate it")
+    selector_path = _at(spec_path, "selector")
+    selector = None
+    if spec.get("selector") is not None:
+        selector = _label_selector(c, spec["selector"], selector_path)
+    elif manual:
+        c.required(selector_path)
+    template_path = _at(spec_path, "template")
+    template = c.get(spec, "template", spec_path, dict)
+    if template is None:
+        if spec.get("template") is None:
+            c.required(template_path)
+        return
+    meta = c.get(template, "metadata", template_path, dict) or {}
+    labels = _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
+    _annotations(c, meta.get("annotations"), _at(template_path, "metadata.annotations"), pod=True)
+    if selector is not None and not selector.matches(labels):
+        c.invalid(_at(template_path, "metadata.labels"), labels, "`selector` does not match template `labels`")
+    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=("OnFailure", "Never"))
+
+
+def _cronjob(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict)
+    if spec is None:
+        if obj.get("spec") is None:
+            c.required(spec_path)
+        return
+    schedule = c.need(spec, "schedule", spec_path, str)
+    zone = c.get(spec, "timeZone", spec_path, str)
+    if schedule is not None:
+        if zone is not None and "TZ" in schedule:
+            c.invalid(_at(spec_path, "schedule"), schedule,
+                      "cannot use both timeZone field and TZ or CRON_TZ in schedule")
+        else:
+            try:
+                Schedule(schedule, zone)
+            except ScheduleError as e:
+                where = "timeZone" if zone is not None and str(e).startswith("unknown time zone") else "schedule"
+                c.invalid(_at(spec_path, where), zone if where == "timeZone" else schedule, str(e))
+    c.enum(spec, "concurrencyPolicy", spec_path, ("Allow", "Forbid", "Replace"))
+    c.get(spec, "suspend", spec_path, bool)
+    _nonnegative(c, spec, ("startingDeadlineSeconds",), spec_path, 64)
+    _nonnegative(c, spec, ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"), spec_path)
+    template_path = _at(spec_path, "jobTemplate")
+    template = c.get(spec, "jobTemplate", spec_path, dict)
+    if template is None:
+        if spec.get("jobTemplate") is None:
+            c.required(template_path)
+        return
+    meta = c.get(template, "metadata", template_path, dict) or {}
+    _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
+    _job_spec(c, template.get("spec"), _at(template_path, "spec"))
+
+
+# --- storage ---------------------------------------------------------------------------------------
+
+# The volume sources of a PersistentVolume, in the order the API server checks them.
+PV_SOURCES = ("hostPath", "gcePersistentDisk", "awsElasticBlockStore", "glusterfs", "flocker", "nfs", "rbd",
+              "quobyte", "cephfs", "iscsi", "cinder", "fc", "flexVolume", "azureFile", "vsphereVolume",
+              "photonPersistentDisk", "portworxVolume", "azureDisk", "scaleIO", "local", "storageos", "csi")
+# A pod volume's sources; a volume naming none is an emptyDir (the API server's default).
+POD_VOLUME_SOURCES = (*PV_SOURCES, "emptyDir", "gitRepo", "secret", "persistentVolumeClaim", "downwardAPI",
+                      "configMap", "projected", "ephemeral", "image")
+SIM_PROVISIONING_TIME = "sim.kubesched.io/provisioning-time"
+
+
+def _access_modes(c: _Ctx, spec: dict[str, Any], path: str, missing: str) -> None:
+    modes_path = _at(path, "accessModes")
+    modes = c.get(spec, "accessModes", path, list)
+    if not modes:
+        if modes is not None or spec.get("accessModes") is None:
+            c.required(modes_path, missing)
+        return
+    exclusive = shared = False
+    for mode in modes:
+        if mode not in ACCESS_MODES:
+            c.unsupported(modes_path, mode, ACCESS_MODES)
+        elif mode == READ_WRITE_ONCE_POD:
+            exclusive = True
+        else:
+            shared = True
+    if exclusive and shared:
+        c.err(modes_path, "Forbidden: may not use ReadWriteOncePod with other access modes")
+
+
+def _positive_quantity(c: _Ctx, value: Any, path: str) -> None:
+    amount = _quantity(c, value, path)
+    if amount is not None and amount <= 0:
+        c.invalid(path, str(value), _POSITIVE_MSG)
+
+
+def _class_name(c: _Ctx, spec: dict[str, Any], path: str) -> None:
+    name = c.get(spec, "storageClassName", path, str)
+    if name:
+        c.names(name, _at(path, "storageClassName"), dns_subdomain_errors)
+
+
+def _claim_spec(c: _Ctx, value: Any, path: str) -> None:
+    """A PersistentVolumeClaimSpec: in a claim, or in a pod's ephemeral volume template."""
+    spec = c.typed(value, path, dict)
+    if spec is None:
+        c.required(_at(path, "accessModes"), "at least 1 access mode is required")
+        c.required(_at(path, "resources[storage]"))
+        return
+    _access_modes(c, spec, path, "at least 1 access mode is required")
+    _label_selector(c, spec.get("selector"), _at(path, "selector"))
+    requests = ((c.get(spec, "resources", path, dict) or {}).get("requests")) or {}
+    if not isinstance(requests, dict) or requests.get("storage") is None:
+        c.required(_at(path, "resources[storage]"))
+    else:
+        _positive_quantity(c, requests["storage"], _at(path, "resources[storage]"))
+    _class_name(c, spec, path)
+    c.enum(spec, "volumeMode", path, VOLUME_MODES)
+    c.get(spec, "volumeName", path, str)
+
+
+def _persistent_volume(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    _access_modes(c, spec, spec_path, "")
+    cap_path = _at(spec_path, "capacity")
+    cap = c.get(spec, "capacity", spec_path, dict) or {}
+    if not cap:
+        c.required(cap_path)
+    if "storage" not in cap or len(cap) > 1:
+        c.unsupported(cap_path, cap, ("storage",))
+    for name, amount in cap.items():
+        _positive_quantity(c, amount, f"{cap_path}[{name}]")
+    c.enum(spec, "persistentVolumeReclaimPolicy", spec_path, ("Delete", "Recycle", "Retain"))
+    affinity_path = _at(spec_path, "nodeAffinity")
+    affinity = c.get(spec, "nodeAffinity", spec_path, dict)
+    if affinity is not None:
+        if affinity.get("required") is None:
+            c.required(_at(affinity_path, "required"), "must specify required node constraints")
+        else:
+            _node_selector(c, affinity["required"], _at(affinity_path, "required"))
+    sources = [key for key in PV_SOURCES if spec.get(key) is not None]
+    if not sources:
+        c.required(spec_path, "must specify a volume type")
+    for key in sources[1:]:
+        c.err(_at(spec_path, key), "Forbidden: may not specify more than 1 volume type")
+    if "local" in sources and affinity is None:
+        c.required(affinity_path, "Local volume requires node affinity")
+    csi = c.get(spec, "csi", spec_path, dict)
+    if csi is not None:
+        for key in ("driver", "volumeHandle"):
+            if not csi.get(key):
+                c.required(_at(_at(spec_path, "csi"), key))
+    _class_name(c, spec, spec_path)
+    c.enum(spec, "volumeMode", spec_path, VOLUME_MODES)
+    status = c.get(obj, "status", path, dict)
+    if status is not None:
+        c.enum(status, "phase", _at(path, "status"), PV_PHASES)
+
+
+def _persistent_volume_claim(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    _claim_spec(c, obj.get("spec"), _at(path, "spec"))
+    status = c.get(obj, "status", path, dict)
+    if status is not None:
+        c.enum(status, "phase", _at(path, "status"), PVC_PHASES)
+
+
+def _topology_terms(c: _Ctx, value: Any, path: str) -> None:
+    """A StorageClass's allowedTopologies: label keys with distinct values, each term distinct."""
+    seen: list[dict[str, set[str]]] = []
+    for i, term in enumerate(c.typed(value, path, list) or []):
+        term_path = f"{path}[{i}]"
+        exprs_path = _at(term_path, "matchLabelExpressions")
+        exprs: dict[str, set[str]] = {}
+        for j, expr in enumerate(c.get(c.typed(term, term_path, dict) or {}, "matchLabelExpressions", term_path,
+                                       list) or []):
+            expr_path = f"{exprs_path}[{j}]"
+            if c.typed(expr, expr_path, dict) is None:
+                continue
+            values: set[str] = set()
+            listed = c.get(expr, "values", expr_path, list) or []
+            if not listed:
+                c.required(_at(expr_path, "values"))
+            for k, item in enumerate(listed):
+                if c.typed(item, f"{expr_path}.values[{k}]", str) is None:
+                    continue
+                if item in values:
+                    c.err(f"{expr_path}.values[{k}]", f"Duplicate value: {_show(item)}")
+                values.add(item)
+            key = c.get(expr, "key", expr_path, str) or ""
+            c.names(key, _at(expr_path, "key"), qualified_name_errors)
+            if key in exprs:
+                c.err(_at(expr_path, "key"), f"Duplicate value: {_show(key)}")
+            exprs[key] = values
+        # Upstream compares each term with the ones before it and with as many empty placeholders,
+        # so an empty term is always a duplicate.
+        if exprs in seen or not exprs:
+            c.err(exprs_path, 'Duplicate value: ""')
+        seen.append(exprs)
+
+
+def _storage_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    provisioner = c.get(obj, "provisioner", path, str)
+    if not provisioner:
+        c.required(_at(path, "provisioner"))
+    else:
+        for msg in qualified_name_errors(provisioner.lower()):
+            c.invalid(_at(path, "provisioner"), provisioner.lower(), msg)
+    c.get(obj, "parameters", path, dict)
+    c.enum(obj, "reclaimPolicy", path, ("Delete", "Retain"))
+    c.enum(obj, "volumeBindingMode", path, (IMMEDIATE, WAIT_FOR_FIRST_CONSUMER))
+    _topology_terms(c, obj.get("allowedTopologies"), _at(path, "allowedTopologies"))
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(annotations, dict) and annotations.get(SIM_PROVISIONING_TIME, "never") != "never":
+        c.duration(annotations, SIM_PROVISIONING_TIME, _at(path, "metadata.annotations"))
+
+
+def _csi_driver_name(c: _Ctx, name: Any, path: str) -> None:
+    """ValidateCSIDriverName: required, at most 63 characters, a DNS subdomain once lower-cased."""
+    if not name:
+        c.required(path)
+        return
+    if len(name) > 63:
+        c.err(path, "Too long: may not be more than 63 bytes")
+    for msg in dns_subdomain_errors(name.lower()):
+        c.invalid(path, name, msg)
+
+
+def _csi_node(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    drivers_path = _at(path, "spec.drivers")
+    names: set[str] = set()
+    for i, driver in enumerate(c.get(c.get(obj, "spec", path, dict) or {}, "drivers", _at(path, "spec"), list) or []):
+        driver_path = f"{drivers_path}[{i}]"
+        if c.typed(driver, driver_path, dict) is None:
+            continue
+        name = c.get(driver, "name", driver_path, str)
+        _csi_driver_name(c, name, _at(driver_path, "name"))
+        if name and name in names:
+            c.err(_at(driver_path, "name"), f"Duplicate value: {_show(name)}")
+        names.add(name or "")
+        node_id = c.get(driver, "nodeID", driver_path, str)
+        if not node_id:
+            c.required(_at(driver_path, "nodeID"))
+        elif len(node_id) > 192:
+            c.invalid(_at(driver_path, "nodeID"), node_id, "must be 192 characters or less")
+        count = c.get(c.get(driver, "allocatable", driver_path, dict) or {}, "count", _at(driver_path, "allocatable"),
+                      int, 32)
+        if count is not None and count < 0:
+            c.invalid(_at(driver_path, "allocatable.count"), count, _NONNEGATIVE_MSG)
+        keys: set[str] = set()
+        for k, key in enumerate(c.get(driver, "topologyKeys", driver_path, list) or []):
+            if c.typed(key, f"{driver_path}.topologyKeys[{k}]", str) is None:
+                continue
+            if key in keys:
+                c.err(driver_path, f"Duplicate value: {_show(key)}")
+            keys.add(key)
+            c.names(key, driver_path, qualified_name_errors)
+
+
+def _csi_driver(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    for key in ("attachRequired", "podInfoOnMount", "storageCapacity", "requiresRepublish", "seLinuxMount"):
+        c.get(spec, key, spec_path, bool)
+    c.enum(spec, "fsGroupPolicy", spec_path, ("File", "None", "ReadWriteOnceWithFSType"))
+    modes_path = _at(spec_path, "volumeLifecycleModes")
+    for mode in c.get(spec, "volumeLifecycleModes", spec_path, list) or []:
+        if mode not in ("Persistent", "Ephemeral"):
+            c.unsupported(modes_path, mode, ("Persistent", "Ephemeral"))
+
+
+def _pod_volumes(c: _Ctx, value: Any, path: str) -> None:
+    """spec.volumes: unique DNS-label names, one source each; claims name their claim."""
+    names: set[str] = set()
+    for i, vol in enumerate(c.typed(value, path, list) or []):
+        vol_path = f"{path}[{i}]"
+        if c.typed(vol, vol_path, dict) is None:
+            continue
+        name = c.get(vol, "name", vol_path, str)
+        if not name:
+            c.required(_at(vol_path, "name"))
+        elif name in names:
+            c.err(_at(vol_path, "name"), f"Duplicate value: {_show(name)}")
+        else:
+            c.names(name, _at(vol_path, "name"), dns_label_errors)
+            names.add(name)
+        sources = [key for key in POD_VOLUME_SOURCES if vol.get(key) is not None]
+        for key in sources[1:]:
+            c.err(_at(vol_path, key), "Forbidden: may not specify more than 1 volume type")
+        claim = c.get(vol, "persistentVolumeClaim", vol_path, dict)
+        if claim is not None and not c.get(claim, "claimName", _at(vol_path, "persistentVolumeClaim"), str):
+            c.required(_at(vol_path, "persistentVolumeClaim.claimName"))
+        ephemeral = c.get(vol, "ephemeral", vol_path, dict)
+        if ephemeral is not None:
+            template_path = _at(vol_path, "ephemeral.volumeClaimTemplate")
+            template = c.get(ephemeral, "volumeClaimTemplate", _at(vol_path, "ephemeral"), dict)
+            if template is None:
+                c.required(template_path)
+            else:
+                _claim_spec(c, template.get("spec"), _at(template_path, "spec"))
 
 
 # Light shape checks for component configurations: field -> type, nested schema, or [schema] for a list.
@@ -946,11 +1367,14 @@ def _event_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
         return
     event_path = _at(path, "event")
     for key in event:
-        if key not in ("reason", "message", "messageContains"):
+        if key not in ("reason", "message", "messageContains", "count"):
             c.err(_at(event_path, key), f'unknown field "{key}" for an event expectation')
     if not event:
-        c.required(event_path, "at least one of reason, message, messageContains")
+        c.required(event_path, "at least one of reason, message, messageContains, count")
     c.get(event, "reason", event_path, str)
+    count = c.get(event, "count", event_path, int)
+    if count is not None and count < 0:
+        c.invalid(_at(event_path, "count"), count, _NONNEGATIVE_MSG)
     _message_check(c, event, event_path)
 
 
@@ -1023,6 +1447,34 @@ def _expect(c: _Ctx, entry: dict[str, Any], index: int) -> None:
         c.get(entry, "unschedulable", path, bool)
         _taints(c, entry.get("taints"), _at(path, "taints"))
         return
+    if subject == "object":
+        text = c.typed(entry["object"], _at(path, "object"), str)
+        if text is not None and (len(text.split("/")) not in (2, 3) or not all(text.split("/"))):
+            c.invalid(_at(path, "object"), text, 'must be "Kind/namespace/name" or "Kind/name"')
+        c.get(entry, "exists", path, bool)
+        c.get(entry, "status", path, dict)
+        _event_check(c, entry, path)
+        return
+    if subject == "disruption":
+        _subject(c, entry["disruption"], _at(path, "disruption"), 2)
+        for key in ("cause", "fromNode"):
+            c.get(entry, key, path, str)
+        if entry.get("replacement") is not None:
+            _subject(c, entry["replacement"], _at(path, "replacement"), 2)
+        occurrence = c.get(entry, "occurrence", path, int)
+        if occurrence is not None and occurrence < 1:
+            c.invalid(_at(path, "occurrence"), occurrence, _POSITIVE_MSG)
+        return
+    if subject in ("pvc", "pv"):
+        _subject(c, entry[subject], _at(path, subject), 2 if subject == "pvc" else 1)
+        c.enum(entry, "phase", path, PVC_PHASES if subject == "pvc" else PV_PHASES)
+        for key in ("volumeName", "storageClassName", "selectedNode", "claim"):
+            c.get(entry, key, path, str)
+        c.get(entry, "deleted", path, bool)
+        for key in ("volumeNodeAffinity", "nodeAffinity"):
+            _shape(c, entry.get(key), _at(path, key), {"*": [str]})
+        _event_check(c, entry, path)
+        return
     _subject(c, entry["pod"], _at(path, "pod"), 2)
     for key in ("nodeName", "nominatedNodeName", "reason"):
         c.get(entry, key, path, str)
@@ -1086,6 +1538,8 @@ def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
         ref = _object_ref(c, payload, action_path, kind_needed=action != "evict")
         if action == "evict" and isinstance(payload, dict):
             _evict_options(c, payload, action_path)
+        if action == "delete" and isinstance(payload, dict):
+            c.enum(payload, "propagationPolicy", action_path, ("Orphan", "Background", "Foreground"))
         if action == "patch" and isinstance(payload, dict):
             patch = c.need(payload, "patch", action_path, dict)
             if ref is not None and patch is not None:
@@ -1186,6 +1640,15 @@ _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
     "ReplicaSet": lambda c, obj, path: _workload(c, obj, path, "ReplicaSet"),
     "Deployment": lambda c, obj, path: _workload(c, obj, path, "Deployment"),
     "DaemonSet": lambda c, obj, path: _workload(c, obj, path, "DaemonSet"),
+    "StatefulSet": _statefulset,
+    "ReplicationController": _replication_controller,
+    "Job": lambda c, obj, path: _job_spec(c, obj.get("spec"), _at(path, "spec")),
+    "CronJob": _cronjob,
+    "PersistentVolume": _persistent_volume,
+    "PersistentVolumeClaim": _persistent_volume_claim,
+    "StorageClass": _storage_class,
+    "CSINode": _csi_node,
+    "CSIDriver": _csi_driver,
     "Namespace": lambda c, obj, path: None,
     "KubeSchedulerConfiguration": lambda c, obj, path: _scheduler_config(c, obj, path),
     "KubeletConfiguration": lambda c, obj, path: _kubelet_config(c, obj, path),

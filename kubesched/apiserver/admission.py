@@ -181,3 +181,39 @@ def admit_pod(pod: Obj, store: Store, warn: Callable[[str], None] | None = None)
                 spec["priority"] = int(spec.get("priority") or 0)
                 spec.setdefault("preemptionPolicy", DEFAULT_PREEMPTION_POLICY)
     admit_default_toleration_seconds(pod)
+
+
+JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
+CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
+MAX_INT32 = 2**31 - 1
+
+
+def default_job(job: Obj) -> None:
+    """Job defaulting (SetDefaults_Job) and the selector the API server generates on create
+    (generateSelector, unless spec.manualSelector): the template is labelled with the Job's name
+    and uid, old and new label keys, and the selector picks the uid. Needs metadata.uid set."""
+    spec = job.setdefault("spec", {})
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+    spec.setdefault("parallelism", 1)
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("suspend", False)
+    spec.setdefault("manualSelector", False)
+    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+    template = spec.setdefault("template", {})
+    template_meta = template.setdefault("metadata", {})
+    meta = job["metadata"]
+    if template_meta.get("labels") and not meta.get("labels"):
+        meta["labels"] = dict(template_meta["labels"])
+    if spec["manualSelector"]:
+        return
+    labels = template_meta.setdefault("labels", {})
+    for key in JOB_NAME_LABELS:
+        labels.setdefault(key, meta.get("name", ""))
+    for key in CONTROLLER_UID_LABELS:
+        labels.setdefault(key, meta["uid"])
+    selector = spec.get("selector") or {}
+    spec["selector"] = selector
+    selector.setdefault("matchLabels", {}).setdefault(CONTROLLER_UID_LABELS[1], meta["uid"])

@@ -29,10 +29,18 @@ from kubesched.api.validation import object_problems
 from kubesched.apiserver import admission
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
+from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
 from kubesched.store.base import Conflict, NotFound, Store
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
+# The garbage collector's finalizers (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents):
+# an object carrying one stays, with its deletionTimestamp, until the collector removes it. Other
+# finalizers are not waited for: no component here would remove them.
+ORPHAN_FINALIZER = "orphan"
+FOREGROUND_FINALIZER = "foregroundDeletion"
+GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
+PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
 class APIServer:
@@ -59,9 +67,13 @@ class APIServer:
         """A timestamp the API wrote, as seconds of virtual time."""
         return (parse_time(stamp) - self.epoch).total_seconds()
 
+    def _new_uid(self) -> str:
+        return str(uuid.UUID(int=self._uid_rng.getrandbits(128), version=4))
+
     def _stamp_new(self, obj: Obj) -> None:
         meta = obj.setdefault("metadata", {})
-        meta.setdefault("uid", str(uuid.UUID(int=self._uid_rng.getrandbits(128), version=4)))
+        if not meta.get("uid"):
+            meta["uid"] = self._new_uid()
         meta.setdefault("creationTimestamp", self.timestamp())
         meta.setdefault("generation", 1)
 
@@ -90,6 +102,11 @@ class APIServer:
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(kind, meta.get("namespace", ""), meta["generateName"])
+        if kind == "Job":  # its generated selector names the uid, so the uid comes first
+            meta["uid"] = meta.get("uid") or self._new_uid()
+            admission.default_job(obj)
+        if kind in STORAGE_KINDS:
+            default_storage(obj, self.store)
         self._validate(obj)
         if kind == "PodDisruptionBudget":
             obj["status"] = {}  # status is the disruption controller's to write (PrepareForCreate)
@@ -136,7 +153,7 @@ class APIServer:
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
-        return self._write(new, meta.get("resourceVersion"))
+        return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
 
     def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False) -> Obj:
         current = self.get(kind, namespace, name)
@@ -149,7 +166,22 @@ class APIServer:
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
-        return self._write(new, None)
+        return self._finish_deletion(self._write(new, None))
+
+    def _finish_deletion(self, obj: Obj) -> Obj:
+        """An object being deleted goes once its last garbage-collector finalizer is removed (a pod
+        still in its grace period stays for its kubelet)."""
+        meta = obj["metadata"]
+        if not meta.get("deletionTimestamp") or any(f in GC_FINALIZERS for f in meta.get("finalizers") or ()):
+            return obj
+        if obj["kind"] == "Pod" and meta.get("deletionGracePeriodSeconds") and obj["spec"].get("nodeName") \
+                and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            return obj
+        try:
+            self.store.delete(obj["kind"], meta.get("namespace", ""), meta["name"])
+        except NotFound as e:
+            raise NotFoundError(str(e)) from None
+        return obj
 
     @staticmethod
     def _bump_generation(current: Obj, new: Obj) -> None:
@@ -197,34 +229,50 @@ class APIServer:
                                "lastTransitionTime": self.timestamp()})
         return self._write(new, None)
 
-    def delete(self, kind: str, namespace: str, name: str, grace_period: int | None = None) -> Obj | None:
-        """DELETE: pods bound to a node terminate gracefully; everything else goes at once.
+    def delete(self, kind: str, namespace: str, name: str, grace_period: int | None = None,
+               propagation_policy: str | None = None) -> Obj | None:
+        """DELETE with its options: pods bound to a node terminate gracefully; `propagation_policy`
+        Orphan or Foreground leaves the object, with a deletionTimestamp and the garbage
+        collector's finalizer, until the collector has orphaned or deleted its dependents
+        (Background, the default, deletes it at once and the collector follows).
 
-        Returns the pod in its terminating form, or None once the object is gone.
+        Returns the object in its terminating form, or None once it is gone.
         """
         obj = self.get(kind, namespace, name)
+        meta = obj["metadata"]
+        finalizers = _gc_finalizers(meta.get("finalizers") or [], propagation_policy)
         if kind == "Pod" and obj["spec"].get("nodeName") and obj.get("status", {}).get("phase") not in (
             "Succeeded", "Failed"
         ):
             if grace_period is None:
                 grace_period = obj["spec"].get("terminationGracePeriodSeconds", 30)
             if grace_period > 0:
-                meta = obj["metadata"]
                 # A second delete may only shorten the grace period.
                 if meta.get("deletionTimestamp") and grace_period >= meta.get("deletionGracePeriodSeconds", 0):
                     return obj
-                new = {**obj, "metadata": {
-                    **meta,
-                    "deletionTimestamp": self.timestamp(self.now() + grace_period),
-                    "deletionGracePeriodSeconds": grace_period,
-                }}
-                return self._write(new, None)
+                return self._mark_deleted(obj, grace_period, finalizers)
+        if any(f in GC_FINALIZERS for f in finalizers):
+            return self._mark_deleted(obj, 0, finalizers)
         ns = namespace if namespaced(kind) else ""
         try:
             self.store.delete(kind, ns, name)
         except NotFound as e:
             raise NotFoundError(str(e)) from None
         return None
+
+    def _mark_deleted(self, obj: Obj, grace: int, finalizers: list[str]) -> Obj:
+        meta = dict(obj["metadata"])
+        if meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds") == grace \
+                and meta.get("finalizers", []) == finalizers:
+            return obj
+        if not meta.get("deletionTimestamp") or grace < meta.get("deletionGracePeriodSeconds", 0):
+            meta["deletionTimestamp"] = self.timestamp(self.now() + grace)
+        meta["deletionGracePeriodSeconds"] = grace
+        if finalizers:
+            meta["finalizers"] = finalizers
+        else:
+            meta.pop("finalizers", None)
+        return self._write({**obj, "metadata": meta}, None)
 
     def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "") -> Obj:
         """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction."""
@@ -258,3 +306,14 @@ class APIServer:
         event["metadata"]["creationTimestamp"] = now
         event["metadata"]["uid"] = str(uuid.UUID(int=self._uid_rng.getrandbits(128), version=4))
         return self.store.create(event)
+
+
+def _gc_finalizers(finalizers: list[str], policy: str | None) -> list[str]:
+    """The finalizers a delete leaves (deletionFinalizersForGarbageCollection): Orphan asks for the
+    orphan finalizer, Foreground for foregroundDeletion, Background for neither; without a
+    policy the object keeps what it has."""
+    if policy is None:
+        return list(finalizers)
+    wanted = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy)
+    kept = [f for f in finalizers if f not in GC_FINALIZERS]
+    return kept + [wanted] if wanted else kept

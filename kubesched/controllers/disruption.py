@@ -7,6 +7,15 @@ pods of its ReplicaSets, a bare ReplicaSet's own), how many must stay healthy (p
 up) and how many are healthy now (Ready, not terminating, not just approved for eviction). The
 difference, never below zero, is `disruptionsAllowed`.
 
+The pods' controllers are found as upstream's finders do: a ReplicationController, a
+ReplicaSet's Deployment, a ReplicaSet without one, a StatefulSet, then any other workload with a
+scale subresource (a ReplicaSet whose Deployment is gone); a Job, CronJob or DaemonSet has none,
+and a percentage budget over their pods fails as upstream's does. A controller the input lacks
+(an export without it) is counted as the controller would be, its replicas taken as the most
+pods it was seen to have at once, when the pods' reference names a kind with a scale; otherwise
+the budget fails as upstream's would ("found no controllers for pod") and the run's warnings say
+that the export lacked the controller.
+
 A pod counts as disrupted from the moment its graceful termination starts (seed 002,
 "Disruption budget"): a terminating pod is never healthy. An eviction the API server approved is
 recorded in status.disruptedPods; if the pod is still not being deleted two minutes later the
@@ -16,17 +25,18 @@ controller stops counting it as disrupted.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.intstr import scaled_value
-from kubesched.api.objects import Obj, controller_of, is_pod_ready, is_terminating, set_condition
+from kubesched.api.objects import Obj, controller_of, is_pod_ready, is_terminal, is_terminating, set_condition
 from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_selector
 from kubesched.api.selectors import LabelSelector
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podindex import object_key
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.store.base import WatchEvent
+from kubesched.store.base import DELETED, WatchEvent
 
 DELETION_TIMEOUT = 120.0  # seconds an approved eviction may take to start deleting the pod
 UNMANAGED_MESSAGE = (
@@ -35,14 +45,26 @@ UNMANAGED_MESSAGE = (
     'for these pods please set ".spec.minAvailable" field of the PDB to an integer value.')
 
 
+# Workload kinds with a scale subresource, by the API groups the finders accept.
+SCALABLE = {"ReplicationController": ("",), "ReplicaSet": ("apps", "extensions"),
+            "Deployment": ("apps", "extensions"), "StatefulSet": ("apps",)}
+# Controllers without one: getScaleController's error names their resource.
+NOT_SCALABLE = {"Job": "jobs.batch", "CronJob": "cronjobs.batch", "DaemonSet": "daemonsets.apps", "Pod": "pods",
+                "Node": "nodes"}
+
+
 class ExpectedCountError(Exception):
     pass
 
 
 class DisruptionController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Any, warn: Callable[[str], None] | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.warn = warn
+        self._warned: set[tuple[str, str]] = set()  # (budget uid, controller uid) already reported
+        self._deleted: set[str] = set()  # uids of scalable controllers deleted during the run
+        self._absent_scale: dict[str, int] = {}  # uid of a controller not in the input -> most pods seen
         self.queue = WorkQueue(clock, self._sync)
         self._last_event: dict[tuple[str, str, str], str] = {}  # (ns, pdb, reason) -> last message
         # Selectors compiled once per budget spec: _on_pod asks for every pod event.
@@ -53,7 +75,7 @@ class DisruptionController:
             self.queue.add(object_key(pdb))
         self.api.store.watch(self._on_pdb, {"PodDisruptionBudget"})
         self.api.store.watch(self._on_pod, {"Pod"})
-        self.api.store.watch(self._on_scale, {"ReplicaSet", "Deployment"})
+        self.api.store.watch(self._on_scale, set(SCALABLE))
 
     def _on_pdb(self, ev: WatchEvent) -> None:
         if ev.type == "DELETED":
@@ -77,7 +99,9 @@ class DisruptionController:
         return self._selectors[key]
 
     def _on_scale(self, ev: WatchEvent) -> None:
-        if ev.old is not None and (ev.old.get("spec") or {}).get("replicas") == (ev.obj.get("spec") or {}).get(
+        if ev.type == DELETED:
+            self._deleted.add(ev.obj["metadata"].get("uid", ""))
+        elif ev.old is not None and (ev.old.get("spec") or {}).get("replicas") == (ev.obj.get("spec") or {}).get(
                 "replicas"):
             return
         for pdb in self.api.store.list("PodDisruptionBudget", ev.obj["metadata"].get("namespace", "default")):
@@ -116,19 +140,19 @@ class DisruptionController:
         """getExpectedPodCount: (expectedCount, desiredHealthy, unmanaged pod names)."""
         spec = pdb.get("spec") or {}
         if spec.get("maxUnavailable") is not None:
-            expected, unmanaged = self._expected_scale(pods)
+            expected, unmanaged = self._expected_scale(pdb, pods)
             return expected, max(expected - scaled_value(spec["maxUnavailable"], expected, True), 0), unmanaged
         min_available = spec.get("minAvailable")
         if isinstance(min_available, int):
             return len(pods), min_available, []
         if isinstance(min_available, str):
-            expected, unmanaged = self._expected_scale(pods)
+            expected, unmanaged = self._expected_scale(pdb, pods)
             return expected, scaled_value(min_available, expected, True), unmanaged
         return 0, 0, []
 
-    def _expected_scale(self, pods: list[Obj]) -> tuple[int, list[str]]:
-        """The summed scale of the pods' controllers, each counted once; pods without one are
-        unmanaged and counted nowhere."""
+    def _expected_scale(self, pdb: Obj, pods: list[Obj]) -> tuple[int, list[str]]:
+        """getExpectedScale: the summed scale of the pods' controllers, each counted once; pods
+        without one are unmanaged and counted nowhere."""
         scales: dict[str, int] = {}
         unmanaged: list[str] = []
         for pod in pods:
@@ -138,25 +162,57 @@ class DisruptionController:
                 continue
             if ref.get("uid") in scales:
                 continue
-            found = self._controller_scale(ref, pod["metadata"].get("namespace", "default"))
+            ns = pod["metadata"].get("namespace", "default")
+            found = self._controller_scale(ref, ns)
             if found is None:
-                raise ExpectedCountError(f'found no controllers for pod "{pod["metadata"]["name"]}"')
+                found = self._absent_controller_scale(pdb, pod, ref)
             scales[found[0]] = found[1]
         return sum(scales.values()), unmanaged
 
     def _controller_scale(self, ref: Obj, ns: str) -> tuple[str, int] | None:
-        """(uid, replicas) of the workload that decides the pod's scale: a ReplicaSet's
-        Deployment when it has one, else the ReplicaSet (or other scalable controller) itself."""
+        """The finders in upstream's order: (uid, replicas) of the workload that decides the pod's
+        scale, None when none is found."""
+        kind, group = ref.get("kind", ""), ref.get("apiVersion", "").rpartition("/")[0]
+        if kind == "ReplicaSet" and group in SCALABLE[kind]:
+            rs = self._get(ref, ns)
+            parent = controller_of(rs) if rs is not None else None
+            if rs is not None and (parent is None or parent.get("kind") != "Deployment"):
+                return _scale(rs)
+            deployment = self._get(parent, ns) if parent is not None else None
+            if deployment is not None:
+                return _scale(deployment)
+        if kind in SCALABLE and group in SCALABLE[kind]:
+            owner = self._get(ref, ns)  # getScaleController: its scale subresource
+            return _scale(owner) if owner is not None else None
+        if kind in NOT_SCALABLE:
+            raise ExpectedCountError(f"{NOT_SCALABLE[kind]} does not implement the scale subresource")
+        return None
+
+    def _get(self, ref: Obj, ns: str) -> Obj | None:
         owner = self.api.store.get(ref.get("kind", ""), ns, ref.get("name", ""))
-        if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
-            return None
-        parent = controller_of(owner)
-        if ref.get("kind") == "ReplicaSet" and parent is not None and parent.get("kind") == "Deployment":
-            return self._controller_scale(parent, ns)
-        replicas = (owner.get("spec") or {}).get("replicas")
-        if ref.get("kind") not in ("ReplicaSet", "Deployment", "StatefulSet", "ReplicationController"):
-            return None
-        return owner["metadata"]["uid"], 1 if replicas is None else int(replicas)
+        return owner if owner is not None and owner["metadata"].get("uid") == ref.get("uid") else None
+
+    def _absent_controller_scale(self, pdb: Obj, pod: Obj, ref: Obj) -> tuple[str, int]:
+        """A controller the input lacks: counted as present when its reference names a workload
+        with a scale, with as many replicas as the most pods it was seen to have at once;
+        otherwise (or when it was deleted during the run) upstream's error."""
+        uid = ref.get("uid", "")
+        name = pod["metadata"]["name"]
+        error = f'found no controllers for pod "{name}"'
+        if uid in self._deleted:
+            raise ExpectedCountError(error)
+        ns = pod["metadata"].get("namespace", "default")
+        if ref.get("kind") in SCALABLE:
+            live = sum(1 for p in self.api.store.list("Pod", ns)
+                       if (controller_of(p) or {}).get("uid") == uid and not is_terminal(p))
+            self._absent_scale[uid] = max(self._absent_scale.get(uid, 0), live)
+            return uid, self._absent_scale[uid]
+        if self.warn is not None and (pdb["metadata"].get("uid", ""), uid) not in self._warned:
+            self._warned.add((pdb["metadata"].get("uid", ""), uid))
+            self.warn(f"PodDisruptionBudget/{ns}/{pdb['metadata']['name']}: the input lacks {ref.get('kind')}/{ns}/"
+                      f"{ref.get('name')}, the controller of pod {ns}/{name}, and the disruption controller needs "
+                      f"its scale to count the budget's expected pods ({error}): the budget allows no disruption")
+        raise ExpectedCountError(error)
 
     def _disrupted_pods(self, pdb: Obj, pods: list[Obj], now: float) -> tuple[dict[str, str], float | None]:
         """buildDisruptedPodMap: approved evictions still waiting for their pod's deletion to
@@ -225,6 +281,11 @@ class DisruptionController:
             return
         self._last_event[(ns, name, reason)] = message
         self.api.record_event(pdb, etype, reason, message, source="controllermanager")
+
+
+def _scale(owner: Obj) -> tuple[str, int]:
+    replicas = (owner.get("spec") or {}).get("replicas")
+    return owner["metadata"]["uid"], 1 if replicas is None else int(replicas)
 
 
 def _selector_text(pdb: Obj) -> str:

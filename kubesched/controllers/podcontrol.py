@@ -52,11 +52,12 @@ def owned_by(obj: Obj, owner: Obj) -> bool:
     return False
 
 
-def pod_from_template(template: Obj, owner: Obj) -> Obj:
+def pod_from_template(template: Obj, owner: Obj, generate_name: str | None = None) -> Obj:
     """GetPodFromTemplate: the template's labels, annotations, finalizers and spec, named
-    `<owner>-<random>` by the API server, controlled by `owner`, in the owner's namespace."""
+    `<owner>-<random>` (or `generate_name` + random) by the API server, controlled by `owner`, in
+    the owner's namespace."""
     meta = template.get("metadata") or {}
-    pod_meta: Obj = {"generateName": f"{owner['metadata']['name']}-",
+    pod_meta: Obj = {"generateName": generate_name or f"{owner['metadata']['name']}-",
                      "namespace": owner["metadata"].get("namespace", "default"),
                      "labels": dict(meta.get("labels") or {})}
     for key in ("annotations", "finalizers"):
@@ -66,9 +67,9 @@ def pod_from_template(template: Obj, owner: Obj) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": deep_copy(template.get("spec") or {})}
 
 
-def create_pod(api: APIServer, template: Obj, owner: Obj, source: str) -> str | None:
+def create_pod(api: APIServer, template: Obj, owner: Obj, source: str, generate_name: str | None = None) -> str | None:
     """RealPodControl.CreatePods: create one pod and record the event; returns the refusal's text."""
-    pod = pod_from_template(template, owner)
+    pod = pod_from_template(template, owner, generate_name)
     try:
         created = api.create(pod)
     except APIError as e:

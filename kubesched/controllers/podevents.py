@@ -45,9 +45,15 @@ def resolve(pod: Obj, kind: str, store: Store) -> Obj | None:
 
 
 def selector_of(obj: Obj) -> LabelSelector:
-    """The object's spec.selector; an invalid one selects nothing."""
+    """The object's spec.selector; an invalid one selects nothing. A ReplicationController's is a
+    plain label map, which the API server defaults to the template's labels."""
+    spec = obj.get("spec") or {}
+    selector = spec.get("selector")
+    if obj.get("kind") == "ReplicationController":
+        labels = selector or ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+        selector = {"matchLabels": labels} if labels else None
     try:
-        return LabelSelector.compile((obj.get("spec") or {}).get("selector"))
+        return LabelSelector.compile(selector)
     except SelectorError:
         return LabelSelector.NOTHING
 

@@ -4,6 +4,8 @@ rather than every pod in the namespace; and pods by node, for the node controlle
 
 from __future__ import annotations
 
+import weakref
+
 from kubesched.api.objects import Obj, controller_of, is_terminal, is_terminating
 from kubesched.store.base import ADDED, DELETED, Store, WatchEvent
 
@@ -40,6 +42,21 @@ class OwnerIndex:
 
     def _remove(self, pod: Obj) -> None:
         self._bucket(pod).pop(pod["metadata"].get("uid", ""), None)
+
+
+_shared: weakref.WeakKeyDictionary[Store, OwnerIndex] = weakref.WeakKeyDictionary()
+
+
+def shared_owner_index(store: Store) -> OwnerIndex:
+    """The one index of a store's pods that every pod-owning controller reads (an informer's
+    indexer is shared the same way). Its watch is registered when the first controller starts,
+    before that controller's own, so it is current whenever a controller hears of a pod."""
+    index = _shared.get(store)
+    if index is None:
+        index = _shared[store] = OwnerIndex()
+        index.fill(store)
+        store.watch(index.update, {"Pod"})
+    return index
 
 
 def changes_what_controllers_do(ev: WatchEvent) -> bool:

@@ -8,7 +8,12 @@ from typing import Any, ClassVar
 
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podevents import became_ready, owners_to_sync
-from kubesched.controllers.podindex import OwnerIndex, changes_what_controllers_do, object_key
+from kubesched.controllers.podindex import (
+    OwnerIndex,
+    changes_what_controllers_do,
+    object_key,
+    shared_owner_index,
+)
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.settle import SettledSyncs, status_only
 from kubesched.controllers.workqueue import WorkQueue
@@ -17,6 +22,7 @@ from kubesched.store.base import DELETED, WatchEvent
 
 class PodOwnerController:
     kind: ClassVar[str]  # the workload kind this controller syncs
+    pods: OwnerIndex  # the store's pods by controller, from start()
 
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
@@ -24,10 +30,9 @@ class PodOwnerController:
         self.queue = WorkQueue(clock, self._sync)
         self.backoff = FailureBackoff(clock, self.queue)
         self.settled = SettledSyncs(clock, self.queue)
-        self.pods = OwnerIndex()
 
     def start(self) -> None:
-        self.pods.fill(self.api.store)
+        self.pods = shared_owner_index(self.api.store)
         for obj in self.api.store.list(self.kind):
             self.queue.add(object_key(obj))
         self.api.store.watch(self._on_owner, {self.kind})
@@ -45,7 +50,6 @@ class PodOwnerController:
             self.queue.add(object_key(ev.obj))
 
     def _on_pod(self, ev: WatchEvent) -> None:
-        self.pods.update(ev)
         acts = changes_what_controllers_do(ev)
         for owner in owners_to_sync(ev, self.kind, self.api.store):
             (self.queue if acts else self.settled).add(object_key(owner))

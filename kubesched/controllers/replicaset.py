@@ -47,12 +47,14 @@ def replicas_of(obj: Obj) -> int:
 
 class ReplicaSetController(PodOwnerController):
     kind = "ReplicaSet"
+    source = SOURCE
+    reports_terminating = True  # status.terminatingReplicas (ReplicaSets and Deployments only)
 
     # ---- sync (syncReplicaSet) ----------------------------------------------------------------------
 
     def _sync(self, key: tuple[str, str]) -> None:
         ns, name = key
-        rs = self.api.store.get("ReplicaSet", ns, name)
+        rs = self.api.store.get(self.kind, ns, name)
         if rs is None:
             return
         selector = selector_of(rs)
@@ -77,11 +79,11 @@ class ReplicaSetController(PodOwnerController):
         diff = len(active) - replicas_of(rs)
         if diff < 0:
             template = rs["spec"].get("template") or {}
-            return slow_start_batch(min(-diff, BURST_REPLICAS), lambda: create_pod(self.api, template, rs, SOURCE))
+            return slow_start_batch(min(-diff, BURST_REPLICAS), lambda: create_pod(self.api, template, rs, self.source))
         if diff > 0:
             victims = pods_to_delete(active, self._related_pods(rs), min(diff, BURST_REPLICAS),
                                      self.clock.now(), self.api.seconds)
-            errors = [e for e in (delete_pod(self.api, p, rs, SOURCE) for p in victims) if e is not None]
+            errors = [e for e in (delete_pod(self.api, p, rs, self.source) for p in victims) if e is not None]
             return errors[0] if errors else None
         return None
 
@@ -94,7 +96,7 @@ class ReplicaSetController(PodOwnerController):
         ns = rs["metadata"].get("namespace", "default")
         pods = list(self.api.store.list("Pod", ns))
         related: dict[str, Obj] = {}
-        for other in self.api.store.list("ReplicaSet", ns):
+        for other in self.api.store.list(self.kind, ns):
             other_ref = controller_of(other)
             if other_ref is None or other_ref.get("uid") != ref.get("uid"):
                 continue
@@ -119,7 +121,8 @@ class ReplicaSetController(PodOwnerController):
             "availableReplicas": sum(1 for p in ready if is_pod_available(p, min_ready, now, self.api.seconds)),
         }
         status.update((k, v) for k, v in counts.items() if v)  # omitempty
-        status["terminatingReplicas"] = len(terminating)
+        if self.reports_terminating:
+            status["terminatingReplicas"] = len(terminating)
         status["observedGeneration"] = rs["metadata"].get("generation", 1)
         conditions = [c for c in old.get("conditions") or () if c.get("type") != "ReplicaFailure"]
         failure = get_condition(rs, "ReplicaFailure")
@@ -135,9 +138,18 @@ class ReplicaSetController(PodOwnerController):
         if status == old:
             return rs
         try:
-            return self.api.update_status("ReplicaSet", *object_key(rs), lambda st: _replace(st, status))
+            return self.api.update_status(self.kind, *object_key(rs), lambda st: _replace(st, status))
         except NotFoundError:
             return rs
+
+
+class ReplicationControllerController(ReplicaSetController):
+    """pkg/controller/replication: the ReplicaSet controller run on ReplicationControllers, whose
+    selector is a label map (podevents.selector_of) and whose status has no terminatingReplicas."""
+
+    kind = "ReplicationController"
+    source = "replication-controller"
+    reports_terminating = False
 
 
 def _labels(obj: Obj) -> dict[str, str]:

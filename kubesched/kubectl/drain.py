@@ -21,6 +21,7 @@ from kubesched.api.duration import go_duration
 from kubesched.api.objects import MIRROR_ANNOTATION, Obj, controller_of, is_terminal
 from kubesched.apiserver.errors import APIError, NotFoundError, TooManyRequests
 from kubesched.apiserver.server import APIServer
+from kubesched.runtime.clock import Timer
 from kubesched.store.base import DELETED, WatchEvent
 
 RETRY_SECONDS = 5.0
@@ -81,7 +82,11 @@ class Drainer:
         self.clock = clock
         self.drains: list[Drain] = []
         self._timers: dict[int, Any] = {}  # id(drain) -> its timeout timer
+        self._deleted_daemonsets: set[tuple[str, str]] = set()  # (namespace, name) deleted during the run
+        self._retries: dict[tuple[int, str], Timer] = {}  # (id(drain), pod) -> its next eviction attempt
         api.store.watch(self._on_pod, {"Pod"})
+        api.store.watch(self._on_daemonset, {"DaemonSet"})
+        api.store.watch(self._on_budget, {"PodDisruptionBudget"})
 
     def drain(self, node: str, options: DrainOptions) -> Drain:
         d = Drain(node, self.clock.now(), options)
@@ -153,8 +158,11 @@ class Drainer:
         owner = controller_of(pod)
         if owner is None or owner.get("kind") != "DaemonSet" or is_terminal(pod):
             return None
-        if self.api.store.get("DaemonSet", pod["metadata"].get("namespace", "default"), owner.get("name", "")) is None:
-            # An orphan of a deleted DaemonSet: nothing would recreate it, so it may go with --force.
+        ns = pod["metadata"].get("namespace", "default")
+        if (ns, owner.get("name", "")) in self._deleted_daemonsets \
+                and self.api.store.get("DaemonSet", ns, owner.get("name", "")) is None:
+            # An orphan of a DaemonSet deleted during the run: nothing would recreate it, so it may
+            # go with --force. One the input never had is in the exported cluster still.
             missing = f'daemonsets.apps "{owner.get("name")}" not found'
             return ("warn", missing) if o.force else ("fatal", missing)
         return ("skip", DAEMONSET_WARNING) if o.ignore_daemonsets else ("fatal", DAEMONSET_FATAL)
@@ -200,8 +208,10 @@ class Drainer:
         except TooManyRequests as e:
             d.pending[key] = e.message
             self._print(d, f'error when evicting pods/"{name}" -n "{ns}" (will retry after 5s): {e.message}')
-            # A retry alone does not keep the run going: it only repeats unless something else changes.
-            self.clock.call_at(self.clock.now() + RETRY_SECONDS, lambda: self._evict(d, ns, name), daemon=True)
+            # A retry alone does not keep the run going: it only repeats unless a budget allows more
+            # (see _on_budget).
+            self._retries[(id(d), key)] = self.clock.call_at(
+                self.clock.now() + RETRY_SECONDS, lambda: self._evict(d, ns, name), daemon=True)
             return
         except APIError as e:
             d.pending[key] = e.message
@@ -216,6 +226,23 @@ class Drainer:
         else:
             self._print(d, f"pod/{name} evicted")
         self._check_done(d)
+
+    def _on_budget(self, ev: WatchEvent) -> None:
+        """A budget now allowing disruptions makes the refused evictions in its namespace worth
+        retrying: their next attempt (still at kubectl's 5 s pace) keeps the run going."""
+        if ev.type == DELETED or not ((ev.obj.get("status") or {}).get("disruptionsAllowed") or 0) > 0:
+            return
+        ns = ev.obj["metadata"].get("namespace", "default")
+        for (drain_id, key), timer in list(self._retries.items()):
+            if timer.cancelled or not timer.daemon or not key.startswith(f"{ns}/"):
+                continue
+            timer.cancel()
+            self._retries[(drain_id, key)] = self.clock.call_at(timer.when, timer.fn)
+
+    def _on_daemonset(self, ev: WatchEvent) -> None:
+        if ev.type == DELETED:
+            meta = ev.obj["metadata"]
+            self._deleted_daemonsets.add((meta.get("namespace", "default"), meta["name"]))
 
     def _on_pod(self, ev: WatchEvent) -> None:
         if ev.type != DELETED:

@@ -2,7 +2,7 @@
 evict pods under node pressure and let the OOM killer act.
 
 No containers run. A pod bound to a node becomes Running at once; `sim.kubesched.io/duration`
-makes it Succeed after that long; a deleted pod stops at once unless `sim.kubesched.io/shutdown`
+makes it Succeed after that long (or, with `sim.kubesched.io/exit-code`, fail or restart); a deleted pod stops at once unless `sim.kubesched.io/shutdown`
 says it takes longer (never longer than its grace period) and is then removed with a zero-grace
 delete, as the kubelet confirms termination to the API server.
 
@@ -22,8 +22,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.api.objects import Obj, get_condition, is_pod_ready, is_terminating, set_condition
-from kubesched.api.podlife import DURATION_ANNOTATION, annotation_seconds, shutdown_time
+from kubesched.api.objects import (
+    Obj,
+    controller_of,
+    get_condition,
+    is_pod_ready,
+    is_terminating,
+    set_condition,
+)
+from kubesched.api.podlife import DURATION_ANNOTATION, annotation_seconds, exit_code, shutdown_time
 from kubesched.api.quantity import QuantityError, resource_amount
 from kubesched.api.resources import pod_requests
 from kubesched.apiserver.errors import BadRequest, NotFoundError
@@ -59,6 +66,22 @@ def _node_figures(node: Obj) -> tuple[Any, ...]:
     """What a node's eviction signals are computed from."""
     status = node.get("status") or {}
     return status.get("capacity"), status.get("allocatable"), node["metadata"].get("annotations")
+
+
+def _container_statuses(pod: Obj, status: Obj, sidecar: bool, started: str) -> list[Obj]:
+    """The pod's containerStatuses (or its sidecars' initContainerStatuses), made running since
+    `started` when the kubelet has not reported them yet."""
+    key = "initContainerStatuses" if sidecar else "containerStatuses"
+    statuses = status.get(key)
+    if statuses is None:
+        spec = pod.get("spec") or {}
+        running = [x for x in spec.get("initContainers") or () if x.get("restartPolicy") == "Always"] \
+            if sidecar else spec.get("containers") or ()
+        statuses = status[key] = [
+            {"name": x.get("name", ""), "image": x.get("image", ""), "imageID": "", "containerID": "",
+             "ready": True, "started": True, "restartCount": 0,
+             "state": {"running": {"startedAt": started}}, "lastState": {}} for x in running]
+    return statuses
 
 
 def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None) -> None:
@@ -261,16 +284,7 @@ class Kubelets:
 
         def record(status: Obj) -> None:
             started = status.get("startTime") or stamp
-            key = "initContainerStatuses" if c.sidecar else "containerStatuses"
-            statuses = status.get(key)
-            if statuses is None:
-                spec = pod.get("spec") or {}
-                running = [x for x in spec.get("initContainers") or () if x.get("restartPolicy") == "Always"] \
-                    if c.sidecar else spec.get("containers") or ()
-                statuses = status[key] = [
-                    {"name": x.get("name", ""), "image": x.get("image", ""), "imageID": "", "containerID": "",
-                     "ready": True, "started": True, "restartCount": 0,
-                     "state": {"running": {"startedAt": started}}, "lastState": {}} for x in running]
+            statuses = _container_statuses(pod, status, c.sidecar, started)
             cs = next((x for x in statuses if x["name"] == c.name), None)
             if cs is None:
                 return
@@ -365,8 +379,8 @@ class Kubelets:
         self._run_for_duration(pod)
 
     def _run_for_duration(self, pod: Obj) -> None:
-        """`sim.kubesched.io/duration`: the pod succeeds that long after it started (at once if a
-        snapshot shows it started longer ago than that)."""
+        """`sim.kubesched.io/duration`: the pod's containers exit that long after it started (at
+        once if a snapshot shows it started longer ago than that)."""
         duration = annotation_seconds(pod, DURATION_ANNOTATION)
         if duration is None:
             return
@@ -375,7 +389,44 @@ class Kubelets:
         started = (pod.get("status") or {}).get("startTime")
         now = self.clock.now()
         start = self.api.seconds(started) if started else now
-        self._finish[uid] = self.clock.call_at(max(start + duration, now), lambda: self._succeed(ns, name, uid))
+        self._finish[uid] = self.clock.call_at(max(start + duration, now), lambda: self._exit(ns, name, uid))
+
+    def _exit(self, ns: str, name: str, uid: str) -> None:
+        """The containers exit with `sim.kubesched.io/exit-code` (default 0): with 0 the pod
+        Succeeds; otherwise it Fails under restartPolicy Never, and under OnFailure or Always the
+        containers restart in place (CrashLoopBackOff delays are not modelled) and run again."""
+        self._finish.pop(uid, None)
+        pod = self._current(ns, name, uid)
+        if pod is None or pod["status"].get("phase") != "Running":
+            return
+        code = exit_code(pod)
+        if code == 0:
+            self._succeed(ns, name)
+            return
+        stamp = self.api.timestamp()
+        restart = (pod.get("spec") or {}).get("restartPolicy", "Always") != "Never"
+
+        def exited(status: Obj) -> None:
+            for cs in _container_statuses(pod, status, False, status.get("startTime") or stamp):
+                began = ((cs.get("state") or {}).get("running") or {}).get("startedAt", stamp)
+                ended = {"exitCode": code, "reason": "Error", "startedAt": began, "finishedAt": stamp}
+                if restart:
+                    cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
+                              state={"running": {"startedAt": stamp}})
+                else:
+                    cs.update(state={"terminated": ended}, ready=False, started=False)
+            if not restart:
+                status["phase"] = "Failed"
+                _not_ready(status, "PodFailed", stamp)
+
+        self.api.update_status("Pod", ns, name, exited)
+        duration = annotation_seconds(pod, DURATION_ANNOTATION)
+        if restart and duration is not None:
+            # Restarts repeat forever unless someone counts them (a Job's backoffLimit under
+            # OnFailure): only then do they keep a run going.
+            counted = (controller_of(pod) or {}).get("kind") == "Job"
+            self._finish[uid] = self.clock.call_at(self.clock.now() + duration, lambda: self._exit(ns, name, uid),
+                                                   daemon=not counted)
 
     def _admit(self, node_name: str, requests: dict[str, int]) -> tuple[str, str] | None:
         """The kubelet's own resource check at admission (GeneralPredicates): the pods it already
@@ -413,11 +464,7 @@ class Kubelets:
         self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"], failed)
         self.api.record_event(pod, "Warning", reason, message, source="kubelet")
 
-    def _succeed(self, ns: str, name: str, uid: str) -> None:
-        self._finish.pop(uid, None)
-        pod = self._current(ns, name, uid)
-        if pod is None or pod["status"].get("phase") != "Running":
-            return
+    def _succeed(self, ns: str, name: str) -> None:
         now = self.api.timestamp()
 
         def done(status: Obj) -> None:

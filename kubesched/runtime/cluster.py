@@ -26,13 +26,20 @@ from kubesched.api.resources import pod_requests
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
+from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
 from kubesched.controllers.disruption import DisruptionController
+from kubesched.controllers.ephemeral import EphemeralVolumeController
+from kubesched.controllers.garbagecollector import GarbageCollector
+from kubesched.controllers.job import JobController
 from kubesched.controllers.nodelifecycle import NodeLifecycleController
+from kubesched.controllers.persistentvolume import PersistentVolumeController
 from kubesched.controllers.podgc import PodGCController
-from kubesched.controllers.replicaset import ReplicaSetController
+from kubesched.controllers.replicaset import ReplicaSetController, ReplicationControllerController
+from kubesched.controllers.statefulset import StatefulSetController, parent_and_ordinal
 from kubesched.controllers.tainteviction import TaintEvictionController
+from kubesched.controllers.ttlafterfinished import TTLAfterFinishedController
 from kubesched.descheduler.descheduler import Descheduler
 from kubesched.descheduler.framework import REQUESTER as DESCHEDULER
 from kubesched.descheduler.policy import Policy
@@ -61,16 +68,15 @@ REMOVAL_REASONS = {
 def running_since_created(pod: Obj, now: str) -> Obj:
     """A bound pod whose status is not in the input has been running since its creation (at
     `now` if it has no creationTimestamp): phase Running, startTime and the conditions its kubelet
-    would have reported. Preemption ranks victims by that startTime."""
+    would have reported (a Running pod exported without conditions gets them too: they are the
+    kubelet's to write). Preemption ranks victims by that startTime; budgets count Ready pods."""
     status = pod.get("status") or {}
-    if status.get("phase"):
-        if status.get("phase") != "Running" or status.get("startTime"):
-            return pod
-        started = (pod.get("metadata") or {}).get("creationTimestamp") or now
-        return {**pod, "status": {**status, "startTime": started}}
-    started = (pod.get("metadata") or {}).get("creationTimestamp") or now
-    conditions = [{"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": started}
-                  for t in ("PodScheduled", "Initialized", "Ready", "ContainersReady")]
+    if status.get("phase") not in (None, "", "Running"):
+        return pod
+    started = status.get("startTime") or (pod.get("metadata") or {}).get("creationTimestamp") or now
+    conditions = status.get("conditions") or [
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": started}
+        for t in ("PodScheduled", "Initialized", "Ready", "ContainersReady")]
     return {**pod, "status": {**status, "phase": "Running", "startTime": started, "conditions": conditions}}
 
 
@@ -148,9 +154,12 @@ class Cluster:
         self.store.watch(self._track_event, {"Event"})
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it.
-        self.controllers = [cls(self.api, self.clock) for cls in (
-            DisruptionController, DeploymentController, ReplicaSetController, DaemonSetController,
-            NodeLifecycleController, TaintEvictionController, PodGCController)]
+        self.controllers = [DisruptionController(self.api, self.clock, warn=self.warnings.append)]
+        self.controllers += [cls(self.api, self.clock) for cls in (
+            DeploymentController, ReplicaSetController, ReplicationControllerController, StatefulSetController,
+            DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,
+            NodeLifecycleController, TaintEvictionController, PodGCController, PersistentVolumeController,
+            EphemeralVolumeController)]
         for controller in self.controllers:
             controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain)
@@ -319,12 +328,17 @@ class Cluster:
         self.clock.stop()
 
     def _scaled_down(self, pod: Obj, owner: Obj) -> bool:
-        """Whether a deleted pod's ReplicaSet still has all the replicas it wants without it."""
+        """Whether a deleted pod's ReplicaSet (or ReplicationController) still has all the replicas
+        it wants without it, or a StatefulSet's has an ordinal beyond them."""
         ns = pod["metadata"].get("namespace", "default")
-        rs = self.store.get(owner.get("kind", ""), ns, owner.get("name", "")) if owner.get("kind") == "ReplicaSet" \
-            else None
+        kind = owner.get("kind", "")
+        rs = self.store.get(kind, ns, owner.get("name", "")) \
+            if kind in ("ReplicaSet", "ReplicationController", "StatefulSet") else None
         if rs is None or (rs.get("spec") or {}).get("replicas") is None:
             return False
+        if kind == "StatefulSet":
+            start = ((rs["spec"].get("ordinals") or {}).get("start")) or 0
+            return parent_and_ordinal(pod["metadata"]["name"])[1] >= start + rs["spec"]["replicas"]
         active = sum(1 for p in self.store.list("Pod", ns)
                      if not is_terminating(p) and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
                      and (controller_of(p) or {}).get("uid") == owner.get("uid"))
@@ -353,12 +367,16 @@ class Cluster:
         return (pod.get("status") or {}).get("message") or ""
 
     def _note_replacement(self, pod: Obj, owner_uid: str | None) -> None:
+        """The new pod replaces its owner's earliest removal still unreplaced; a pod recreated
+        under the same name (a StatefulSet's) replaces its own predecessor first."""
         meta = pod["metadata"]
-        for d in self.disruptions:
-            if d.owner_uid == owner_uid and d.replacement is None and not d.scaled_down:
-                d.replacement = f"{meta.get('namespace', 'default')}/{meta['name']}"
-                self._replacing[meta.get("uid", "")] = d
-                return
+        key = f"{meta.get('namespace', 'default')}/{meta['name']}"
+        waiting = [d for d in self.disruptions
+                   if d.owner_uid == owner_uid and d.replacement is None and not d.scaled_down]
+        d = next((d for d in waiting if d.pod == key), waiting[0] if waiting else None)
+        if d is not None:
+            d.replacement = key
+            self._replacing[meta.get("uid", "")] = d
 
     def _track_event(self, ev: WatchEvent) -> None:
         if ev.type != ADDED:

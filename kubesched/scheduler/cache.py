@@ -113,6 +113,8 @@ class Cache:
         # Told the name of every node whose labels or pods changed (added/removed nodes too), so
         # plugins can keep indexes up to date incrementally (InterPodAffinity).
         self.listeners: list[Callable[[str], None]] = []
+        # "namespace/claim" -> how many of the cached pods use it (the snapshot's usedPVCSet).
+        self.claim_users: dict[str, int] = {}
 
     # ---- nodes -------------------------------------------------------------------------------
 
@@ -228,6 +230,7 @@ class Cache:
         if pod.uid in self._pod_node:
             self.remove_pod(pod.uid)
         self._pod_node[pod.uid] = node_name
+        self._count_claims(pod, 1)
         ni = self.nodes.get(node_name)
         if ni is None:
             self._orphans.setdefault(node_name, {})[pod.uid] = pod
@@ -237,15 +240,28 @@ class Cache:
         self.generation += 1
         self._touched(node_name)
 
+    def _count_claims(self, pod: PodInfo, sign: int) -> None:
+        for claim in pod.claims:
+            key = f"{pod.namespace}/{claim}"
+            count = self.claim_users.get(key, 0) + sign
+            if count > 0:
+                self.claim_users[key] = count
+            else:
+                self.claim_users.pop(key, None)
+
     def remove_pod(self, uid: str) -> PodInfo | None:
         node_name = self._pod_node.pop(uid, None)
         if node_name is None:
             return None
         ni = self.nodes.get(node_name)
         if ni is None:
-            return self._orphans.get(node_name, {}).pop(uid, None)
+            orphan = self._orphans.get(node_name, {}).pop(uid, None)
+            if orphan is not None:
+                self._count_claims(orphan, -1)
+            return orphan
         pod = ni.pods.get(uid)
         if pod is not None:
+            self._count_claims(pod, -1)
             order = list(ni.pods)
             ni.add_pod(pod, -1)
             hole = order.index(uid)

@@ -35,10 +35,6 @@ IGNORED_FIELDS = {
     "enableContentionProfiling": "kubesched serves no debugging endpoints",
     "extenders": "kubesched does not call scheduler extenders",
 }
-# The default profile's volume plugins: kubesched simulates no volumes, so they could never reject a
-# node; enabling them is accepted, as upstream does, and ignored.
-VOLUME_PLUGINS = ("VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits")
-NO_VOLUMES = "kubesched does not simulate volumes"
 # Every field of the configuration and its type, as kube-scheduler's strict decoding knows them
 # (a fieldschema.check schema; None: any value, for the ignored fields).
 _PLUGINS = [{"name": str, "weight": int}]
@@ -61,6 +57,7 @@ PLUGIN_ARGS: dict[str, dict[str, Any]] = {
         "requestedToCapacityRatio": {"shape": [{"utilization": int, "score": int}]}}},
     "NodeResourcesBalancedAllocation": {"resources": _RESOURCE_SPECS},
     "PodTopologySpread": {"defaultConstraints": "[V1TopologySpreadConstraint", "defaultingType": str},
+    "VolumeBinding": {"bindTimeoutSeconds": int, "shape": [{"utilization": int, "score": int}]},
 }
 
 
@@ -121,16 +118,9 @@ def ignored_settings(obj: dict[str, Any]) -> Iterator[tuple[str, str]]:
         if obj.get(key) not in (None, [], {}):
             yield key, f"ignored: {reason}"
     for i, profile in enumerate(obj.get("profiles") or ()):
-        for point, plugin_set in (profile.get("plugins") or {}).items():
-            for j, plugin in enumerate((plugin_set or {}).get("enabled") or ()):
-                if plugin.get("name") in VOLUME_PLUGINS:
-                    yield f"profiles[{i}].plugins.{point}.enabled[{j}]", f"ignored: {NO_VOLUMES}"
         for j, entry in enumerate(profile.get("pluginConfig") or ()):
-            path = f"profiles[{i}].pluginConfig[{j}].args"
-            if entry.get("args") and entry.get("name") in VOLUME_PLUGINS:
-                yield path, f"ignored: {NO_VOLUMES}"
-            elif entry.get("args") and entry.get("name") == "DynamicResources":
-                yield path, "ignored: kubesched does not simulate resource claims"
+            if entry.get("args") and entry.get("name") == "DynamicResources":
+                yield f"profiles[{i}].pluginConfig[{j}].args", "ignored: kubesched does not simulate resource claims"
 
 
 def _plugin_list(points: dict[str, Any], point: str, defaults: list[tuple[str, int]], path: str
@@ -141,8 +131,6 @@ def _plugin_list(points: dict[str, Any], point: str, defaults: list[tuple[str, i
     out = [] if "*" in disabled else [(n, w) for n, w in defaults if n not in disabled]
     for i, e in enumerate(spec.get("enabled") or ()):
         name = e.get("name") or ""
-        if name in VOLUME_PLUGINS:  # see ignored_settings
-            continue
         if resolve(name) is None:
             raise ConfigError(f"{path}.{point}.enabled[{i}].name",
                               f'"{name}" is not a known plugin (in-tree, a kubesched.plugins entry point, '

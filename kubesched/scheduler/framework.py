@@ -39,12 +39,14 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 class CycleState(dict[str, Any]):
-    """Per-attempt scratch space shared by a profile's plugins; `skip_*` record Skip results."""
+    """Per-attempt scratch space shared by a profile's plugins; `skip_*` record Skip results (of
+    PreFilter, PreScore and PreBindPreFlight)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        self.skip_pre_bind: set[str] = set()
 
     def clone(self) -> CycleState:
         """A copy whose plugin data can be changed for a what-if (nominated pods, preemption's
@@ -54,6 +56,7 @@ class CycleState(dict[str, Any]):
             clone = getattr(value, "clone", None)
             out[key] = clone() if clone is not None else value
         out.skip_filter, out.skip_score = set(self.skip_filter), set(self.skip_score)
+        out.skip_pre_bind = set(self.skip_pre_bind)
         return out
 
 
@@ -121,6 +124,8 @@ class Handle:
         self.store = store  # read-only listers (Namespaces); optional so a bare cache still works
         self.clock = clock
         self.waiting_pods: dict[str, WaitingPod] = {}  # by pod uid
+        # Bindings held by a PreBind plugin that returned WAIT: pod uid -> how binding goes on.
+        self.pre_binding: dict[str, Callable[[Status], None]] = {}
         # Filled in by the scheduler that owns this handle: the API client, the nominator, the
         # profiles by schedulerName, the seeded RNG (preemption's dry-run offset), and the log of
         # preemptions performed.
@@ -136,6 +141,12 @@ class Handle:
     def call_later(self, delay: float, fn: Callable[[], None]) -> Any:
         """Run `fn` after `delay` seconds of cluster time (virtual in simulation)."""
         return self.clock.call_later(delay, fn)
+
+    def resume_pre_bind(self, uid: str, status: Status) -> None:
+        """A PreBind plugin that returned WAIT for pod `uid` reports its outcome."""
+        resume = self.pre_binding.pop(uid, None)
+        if resume is not None:
+            resume(status)
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         """Labels of Namespace `name` as the scheduler's namespace lister sees them (GetNamespaceLabelsSnapshot).
@@ -268,7 +279,13 @@ class PermitPlugin(Plugin):
 
 
 class PreBindPlugin(Plugin):
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Whether pre_bind has work for this pod (SUCCESS) or none (SKIP); before it runs, a pod
+        with work is nominated to the node so others see where it is going."""
+        return SUCCESS
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """WAIT: the outcome comes later, through `handle.resume_pre_bind` (binding waits for it)."""
         raise NotImplementedError
 
 

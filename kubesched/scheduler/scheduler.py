@@ -3,12 +3,15 @@
 One cycle handles one pod, as scheduleOne does: PreFilter, Filter over nodes in zone-interleaved
 round-robin order until enough feasible nodes are found, PostFilter on failure, PreScore/Score
 and host selection, then Reserve, Permit and binding. Cycles run at the current clock instant;
-the queue's backoff and flush timers are the only reason the scheduler waits.
+the queue's backoff and flush timers are the only reason the scheduler waits, and a binding only
+waits for a Permit or PreBind plugin (VolumeBinding, until the pod's claims are bound). Storage
+objects are watched for the cluster events the volume plugins' pods wait on.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +30,7 @@ from kubesched.scheduler.record import DecisionRecord, ScoreDetail
 from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
+STORAGE_KINDS = {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver"}
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
@@ -129,6 +133,7 @@ class Scheduler:
             self._on_pod(WatchEvent(ADDED, "Pod", pod, None))
         store.watch(self._on_node, {"Node"})
         store.watch(self._on_pod, {"Pod"})
+        store.watch(self._on_storage, STORAGE_KINDS)
 
     def _kick(self) -> None:
         if self._cycle_timer is None and self.queue.has_ready():
@@ -159,6 +164,14 @@ class Scheduler:
                 self.queue.move_all(Event("Node", action, ev.old, ev.obj))
         self._kick()
 
+    def _on_storage(self, ev: WatchEvent) -> None:
+        """Volumes, claims, classes and CSI objects only matter as events the volume plugins' pods
+        wait for; the plugins read the objects themselves."""
+        action = {ADDED: "Add", DELETED: "Delete"}.get(ev.type, "Update")
+        self.queue.move_all(Event(ev.kind, action, ev.obj if ev.type == DELETED else ev.old,
+                                  None if ev.type == DELETED else ev.obj))
+        self._kick()
+
     def _on_pod(self, ev: WatchEvent) -> None:
         pod, old = ev.obj, ev.old
         uid = pod["metadata"].get("uid", "")
@@ -185,6 +198,8 @@ class Scheduler:
                 info = PodInfo.of(pod)
                 self.cache.add_pod(info, node)
                 self.queue.move_all(Event("AssignedPod", "Add" if cached is None else "Update", old, info))
+        elif self.cache.node_of(uid) is not None:
+            pass  # assumed, not bound yet: the queue ignores its updates (the nomination binding writes)
         elif pod.get("spec", {}).get("schedulerName", "default-scheduler") in self.profiles:
             info = PodInfo.of(pod)
             node = (pod.get("status") or {}).get("nominatedNodeName") or ""
@@ -413,19 +428,67 @@ class Scheduler:
 
     def _finish_binding(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
                         reserved: list[Any], rec: DecisionRecord | None, failure: Status | None) -> None:
+        """The binding cycle after Permit: PreBind (which may wait), Bind, PostBind."""
+        if failure is None:
+            failure = self._pre_bind_pre_flight(profile, state, q.pod, node_name)
+        if failure is not None:
+            self._binding_failed(q, profile, state, node_name, reserved, rec, failure)
+            return
+        self._pre_bind(profile, state, q.pod, node_name, 0, lambda st: self._bind_after_pre_bind(
+            q, profile, state, node_name, reserved, rec, st))
+
+    def _pre_bind_pre_flight(self, profile: Profile, state: CycleState, pod: PodInfo, node_name: str
+                             ) -> Status | None:
+        """RunPreBindPreFlights: plugins with nothing to do are skipped at PreBind; when one has
+        work, the pod is nominated to the node first (NominatedNodeNameForExpectation)."""
+        work = False
+        for pl in profile.at("preBind"):
+            st = pl.pre_bind_pre_flight(state, pod, node_name)
+            if st.code == Code.SKIP:
+                state.skip_pre_bind.add(pl.name)
+            elif st.ok:
+                work = True
+            else:
+                return Status(Code.ERROR, (f'running PreBindPreFlight "{pl.name}": {st.message()}',), pl.name)
+        if work:
+            current = self.api.store.get("Pod", pod.namespace, pod.name)
+            if current is not None and current["metadata"].get("uid") == pod.uid \
+                    and (current.get("status") or {}).get("nominatedNodeName") != node_name:
+                self.api.update_status("Pod", pod.namespace, pod.name,
+                                       lambda st: st.update(nominatedNodeName=node_name))
+        return None
+
+    def _pre_bind(self, profile: Profile, state: CycleState, pod: PodInfo, node_name: str, start: int,
+                  then: Callable[[Status | None], None]) -> None:
+        """RunPreBindPlugins from plugin `start` on, then `then(failure or None)`; a plugin returning
+        WAIT continues the chain when it calls handle.resume_pre_bind."""
+        plugins = profile.at("preBind")
+        for i in range(start, len(plugins)):
+            pl = plugins[i]
+            if pl.name in state.skip_pre_bind:
+                continue
+            st = pl.pre_bind(state, pod, node_name)
+            if st.code == Code.WAIT:
+                def resume(result: Status, i: int = i, name: str = pl.name) -> None:
+                    if result.ok:
+                        self._pre_bind(profile, state, pod, node_name, i + 1, then)
+                    else:
+                        then(_pre_bind_failure(name, result))
+
+                self.handle.pre_binding[pod.uid] = resume
+                return
+            if not st.ok and st.code != Code.SKIP:
+                then(_pre_bind_failure(pl.name, st))
+                return
+        then(None)
+
+    def _bind_after_pre_bind(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
+                             reserved: list[Any], rec: DecisionRecord | None, failure: Status | None) -> None:
         pod = q.pod
         if failure is None:
             failure = self._bind(profile, state, pod, node_name)
         if failure is not None:
-            for pl in reversed(reserved):
-                pl.unreserve(state, pod, node_name)
-            self.cache.remove_pod(pod.uid)
-            self.queue.move_all(Event("AssignedPod", "Delete", pod, None))
-            rejected = failure.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-            msg = failure.message() if not rejected else fit_error_message(1, {node_name: failure}, None, None, None)
-            self._handle_failure(q, profile, state,
-                                 Failure(msg, failure.code, {failure.plugin} if rejected else set()), rec)
-            self._kick()
+            self._binding_failed(q, profile, state, node_name, reserved, rec, failure)
             return
         if rec is not None:
             rec.result, rec.chosen = "Scheduled", node_name
@@ -435,11 +498,22 @@ class Scheduler:
         for pl in profile.at("postBind"):
             pl.post_bind(state, pod, node_name)
 
+    def _binding_failed(self, q: QueuedPodInfo, profile: Profile, state: CycleState, node_name: str,
+                        reserved: list[Any], rec: DecisionRecord | None, failure: Status) -> None:
+        """handleBindingCycleError: unreserve, forget the assumed pod (an assigned pod's deletion
+        to the queue) and handle the failure, which clears the pod's nomination."""
+        pod = q.pod
+        for pl in reversed(reserved):
+            pl.unreserve(state, pod, node_name)
+        self.cache.remove_pod(pod.uid)
+        self.queue.move_all(Event("AssignedPod", "Delete", pod, None))
+        rejected = failure.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        msg = failure.message() if not rejected else fit_error_message(1, {node_name: failure}, None, None, None)
+        self._handle_failure(q, profile, state, Failure(msg, failure.code, {failure.plugin} if rejected else set()),
+                             rec)
+        self._kick()
+
     def _bind(self, profile: Profile, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        for pl in profile.at("preBind"):
-            st = pl.pre_bind(state, pod, node_name)
-            if not st.ok and st.code != Code.SKIP:
-                return st
         for pl in profile.at("bind"):
             st = pl.bind(state, pod, node_name)
             if st.code == Code.SKIP:
@@ -451,6 +525,14 @@ class Scheduler:
 
     def node_info(self, name: str) -> NodeInfo | None:
         return self.cache.nodes.get(name)
+
+
+def _pre_bind_failure(plugin: str, status: Status) -> Status:
+    """A PreBind plugin's failure as RunPreBindPlugins reports it: a rejection as it is, anything
+    else as an error naming the plugin."""
+    if status.rejected:
+        return Status(status.code, status.reasons, plugin)
+    return Status(Code.ERROR, (f'running PreBind plugin "{plugin}": {status.message()}',), plugin)
 
 
 def same_scheduling_view(a: Obj, b: Obj) -> bool:

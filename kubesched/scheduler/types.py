@@ -92,6 +92,8 @@ class PodInfo:
     # podWithRequiredAntiAffinity in framework/types.go).
     has_pod_affinity: bool = False  # spec.affinity.podAffinity or .podAntiAffinity is set
     has_required_anti_affinity: bool = False  # ...podAntiAffinity.requiredDuringScheduling... not empty
+    # The claims its `persistentVolumeClaim` volumes name: NodeInfo.PVCRefCounts counts these.
+    claims: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -146,6 +148,8 @@ class PodInfo:
             terminating=bool(meta.get("deletionTimestamp")),
             has_pod_affinity=pod_affinity.get("podAffinity") is not None or anti is not None,
             has_required_anti_affinity=bool((anti or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),
+            claims=tuple(v["persistentVolumeClaim"].get("claimName") or "" for v in spec.get("volumes") or ()
+                         if v.get("persistentVolumeClaim") is not None),
         )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, resource_amount
+from kubesched.api.storage import ANN_SELECTED_NODE
 from kubesched.runtime.cluster import Cluster
 
 
@@ -64,11 +65,15 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _event_ok(cluster: Cluster, ref: str, e: dict[str, Any]) -> tuple[bool, str]:
-    """`event: {reason, message|messageContains}`: some Event about the object matches."""
+    """`event: {reason, message|messageContains, count}`: some Event about the object matches
+    (exactly `count` of them, when given)."""
     if "event" not in e:
         return True, ""
     want = e["event"]
     events = [ev for ev in cluster.events if ev.object == ref and ev.reason == want.get("reason", ev.reason)]
+    if "count" in want:
+        matching = sum(1 for ev in events if _message_ok(want, ev.message))
+        return (True, "") if matching == want["count"] else (False, f"{matching} matching events, expected {want['count']}")
     if not any(_message_ok(want, ev.message) for ev in events):
         seen = "; ".join(f"{ev.reason}: {ev.message}" for ev in events) or "none"
         return False, f"no matching {want.get('reason', '')} event (seen: {seen})"
@@ -180,6 +185,92 @@ def _check_node(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     return _conditions_ok(node, e)
 
 
+def _affinity_terms(pv: dict[str, Any] | None) -> dict[str, list[str]]:
+    """A volume's required node affinity as {key: values} of its first term's expressions."""
+    required = (((pv or {}).get("spec") or {}).get("nodeAffinity") or {}).get("required") or {}
+    terms = required.get("nodeSelectorTerms") or [{}]
+    return {e.get("key", ""): list(e.get("values") or ()) for e in terms[0].get("matchExpressions") or ()}
+
+
+def _check_pvc(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    ns, _, name = e["pvc"].partition("/")
+    pvc = cluster.store.get("PersistentVolumeClaim", ns, name)
+    if "deleted" in e and (pvc is None) != e["deleted"]:
+        return False, "the claim exists" if pvc is not None else "the claim does not exist"
+    if pvc is None:
+        return ("deleted" in e), f"PersistentVolumeClaim {e['pvc']} does not exist"
+    spec = pvc.get("spec") or {}
+    actual = {
+        "phase": (pvc.get("status") or {}).get("phase"),
+        "volumeName": spec.get("volumeName"),
+        "storageClassName": spec.get("storageClassName"),
+        "selectedNode": (pvc["metadata"].get("annotations") or {}).get(ANN_SELECTED_NODE),
+    }
+    for key, have in actual.items():
+        if key in e and e[key] != have:
+            return False, f"{key} is {have!r}, expected {e[key]!r}"
+    if "volumeNodeAffinity" in e:
+        pv = cluster.store.get("PersistentVolume", "", spec.get("volumeName") or "")
+        if pv is None:
+            return False, f"the claim is bound to no existing volume ({spec.get('volumeName')!r})"
+        have = _affinity_terms(pv)
+        if have != e["volumeNodeAffinity"]:
+            return False, f"volume {pv['metadata']['name']} has node affinity {have}"
+    return _event_ok(cluster, f"PersistentVolumeClaim/{ns}/{name}", e)
+
+
+def _check_pv(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    pv = cluster.store.get("PersistentVolume", "", e["pv"])
+    if "deleted" in e and (pv is None) != e["deleted"]:
+        return False, "the volume exists" if pv is not None else "the volume does not exist"
+    if pv is None:
+        return ("deleted" in e), f"PersistentVolume {e['pv']} does not exist"
+    ref = (pv.get("spec") or {}).get("claimRef")
+    actual = {"phase": (pv.get("status") or {}).get("phase"),
+              "claim": f"{ref.get('namespace')}/{ref.get('name')}" if ref else None}
+    for key, have in actual.items():
+        if key in e and e[key] != have:
+            return False, f"{key} is {have!r}, expected {e[key]!r}"
+    if "nodeAffinity" in e and _affinity_terms(pv) != e["nodeAffinity"]:
+        return False, f"node affinity is {_affinity_terms(pv)}"
+    return _event_ok(cluster, f"PersistentVolume/{e['pv']}", e)
+
+
+def _check_object(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    """Any object by "Kind/namespace/name" (or "Kind/name"): whether it exists, its conditions,
+    status fields (an omitted count is 0; a list against a number compares its length) and events."""
+    kind, *rest = e["object"].split("/")
+    ns, name = rest if len(rest) == 2 else ("", rest[0])
+    obj = cluster.store.get(kind, ns, name)
+    if (obj is not None) != e.get("exists", True):
+        return False, f"{e['object']} {'exists' if obj is not None else 'does not exist'}"
+    if obj is None:
+        return True, ""
+    status = obj.get("status") or {}
+    for key, want in (e.get("status") or {}).items():
+        have = status.get(key)
+        if isinstance(want, int) and not isinstance(want, bool) and (have is None or isinstance(have, list)):
+            have = len(have or ())  # an omitted count is 0
+
+        if have != want:
+            return False, f"status.{key} is {have!r}, expected {want!r}"
+    ok, detail = _conditions_ok(obj, e)
+    return _event_ok(cluster, e["object"], e) if ok else (ok, detail)
+
+
+def _check_disruption(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+    """The pod's `occurrence`-th removal (1-based; default the first): cause, fromNode, replacement."""
+    removals = [d for d in cluster.disruptions if d.pod == e["disruption"]]
+    n = e.get("occurrence", 1)
+    if len(removals) < n:
+        return False, f"{e['disruption']} was removed {len(removals)} time(s)"
+    d = removals[n - 1]
+    for key, have in (("cause", d.cause), ("fromNode", d.node), ("replacement", d.replacement)):
+        if key in e and e[key] != have:
+            return False, f"{key} is {have!r}, expected {e[key]!r}"
+    return True, ""
+
+
 def _check_rejected(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     hits = [r for r in cluster.rejected if r.object == e["rejected"]]
     if not hits:
@@ -229,7 +320,8 @@ def _check_descheduler_pass(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, 
 def check(cluster: Cluster, e: dict[str, Any]) -> ExpectResult:
     checks = {"pod": _check_pod, "node": _check_node, "eviction": _check_eviction, "pdb": _check_pdb,
               "drain": _check_drain, "rejected": _check_rejected, "descheduled": _check_descheduled,
-              "deschedulerPass": _check_descheduler_pass}
+              "deschedulerPass": _check_descheduler_pass, "pvc": _check_pvc, "pv": _check_pv,
+              "object": _check_object, "disruption": _check_disruption}
     subject = next(k for k in checks if k in e)
     ok, detail = checks[subject](cluster, e)
     return ExpectResult(e, ok, detail, cluster.now())

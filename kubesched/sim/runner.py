@@ -99,7 +99,7 @@ def _apply(cluster: Cluster, action: TimedAction) -> None:
         if action.action == "create":
             cluster.create(body)
         elif action.action == "delete":
-            cluster.api.delete(kind, ns, body["name"])
+            cluster.api.delete(kind, ns, body["name"], propagation_policy=body.get("propagationPolicy"))
         elif action.action == "patch":
             cluster.api.patch(kind, ns, body["name"], body.get("patch") or {})
         elif action.action == "evict":

@@ -20,8 +20,10 @@ from kubesched.api.errors import Problem
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, parse_time
 
-CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "Node", "PodDisruptionBudget",
-                "DaemonSet", "Deployment", "ReplicaSet", "Pod"]
+CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "StorageClass", "CSIDriver", "Node", "CSINode",
+                "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget",
+                "DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "CronJob", "Job",
+                "Pod"]
 CONFIG_KINDS = {"KubeSchedulerConfiguration", "KubeletConfiguration", "DeschedulerPolicy", "Scenario"}
 
 
@@ -54,7 +56,7 @@ class Scenario:
 TIME_FIELDS = frozenset({"creationTimestamp", "startTime", "lastTransitionTime", "lastHeartbeatTime",
                          "lastProbeTime", "lastUpdateTime", "startedAt", "finishedAt", "timeAdded", "time",
                          "lastScheduleTime", "lastSuccessfulTime", "completionTime", "firstTimestamp",
-                         "lastTimestamp", "eventTime"})
+                         "lastTimestamp", "eventTime", "lastPhaseTransitionTime"})
 
 
 def _timestamps(value: Any) -> Iterator[datetime]:

@@ -223,7 +223,7 @@ profiles:
     multiPoint: {enabled: [{name: VolumeBinding}]}
   pluginConfig:
   - name: VolumeBinding
-    args: {bindTimeoutSeconds: 600}
+    args: {bindTimeoutSeconds: 600, bindTimeout: 60}
   - name: NodeResourcesFit
     args: {scoringStrategy: {type: MostAllocated, resourcs: []}}
 """
@@ -233,15 +233,14 @@ def test_scheduler_configuration_says_what_kubesched_ignores() -> None:
     assert warnings_of(SCHEDULER_CONFIG, "kubesched.yaml") == [
         'kubesched.yaml doc 1: unknown field "profile"',
         'kubesched.yaml doc 1: unknown field "profiles[0].plugins.scor"',
+        'kubesched.yaml doc 1: unknown field "profiles[0].pluginConfig[0].args.bindTimeout"',
         'kubesched.yaml doc 1: unknown field "profiles[0].pluginConfig[1].args.scoringStrategy.resourcs"',
         "kubesched.yaml doc 1: leaderElection: ignored: kubesched does not elect a leader",
         "kubesched.yaml doc 1: clientConnection: ignored: kubesched's scheduler talks to its in-process API server",
         "kubesched.yaml doc 1: extenders: ignored: kubesched does not call scheduler extenders",
-        "kubesched.yaml doc 1: profiles[0].plugins.multiPoint.enabled[0]: ignored: kubesched does not simulate volumes",
-        "kubesched.yaml doc 1: profiles[0].pluginConfig[0].args: ignored: kubesched does not simulate volumes",
     ]
     Path("kubesched.yaml").write_text(SCHEDULER_CONFIG + "---\n" + NODE)
-    assert [str(w) for w in load(["kubesched.yaml"]).warnings][-1].endswith("does not simulate volumes")
+    assert [str(w) for w in load(["kubesched.yaml"]).warnings][-1].endswith("does not call scheduler extenders")
 
 
 def test_scheduler_configuration_types_are_those_kube_scheduler_decodes() -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kubesched.api.duration import DurationError, format_duration, parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject, load_paths
-from kubesched.api.validation import validate
+from kubesched.api.validation import EXPECT_SUBJECTS, OBJECT_KINDS, validate
 
 
 @pytest.fixture(autouse=True)
@@ -42,6 +42,9 @@ def node(body: str, name: str = "n1") -> str:
 
 
 C = "containers: [{name: c}]"
+# The kinds events and expectations may name, and the expectation subjects, as messages list them.
+KINDS = ", ".join(f'"{kind}"' for kind in sorted(OBJECT_KINDS))
+SUBJECTS = ", ".join(EXPECT_SUBJECTS)
 
 
 # --- durations ---------------------------------------------------------------------------------------
@@ -759,16 +762,12 @@ def test_scenario_events() -> None:
     assert check(SCENARIO + "spec:\n  events:\n" + events) == [
         'in.yaml doc 1: spec.events[0].at: Invalid value: "-1s": must be greater than or equal to 0',
         'in.yaml doc 1: spec.events[0].create.spec.containers[0].resources.requests.cpu: "1.5x" is not a quantity',
-        'in.yaml doc 1: spec.events[1].create.kind: Unsupported value: "Scenario": supported values: "DaemonSet", '
-        '"Deployment", "Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
-        '"RuntimeClass"',
+        'in.yaml doc 1: spec.events[1].create.kind: Unsupported value: "Scenario": supported values: ' + KINDS,
         "in.yaml doc 1: spec.events[2]: Required value: one of create, delete, evict, patch, drain, usage",
         "in.yaml doc 1: spec.events[3]: Invalid value: exactly one action per event, not delete and evict",
         'in.yaml doc 1: spec.events[4].foo: unknown field "foo" (an event has `at` and one of create, delete, evict, '
         "patch, drain, usage)",
-        'in.yaml doc 1: spec.events[4].delete.kind: Unsupported value: "Foo": supported values: "DaemonSet", '
-        '"Deployment", "Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
-        '"RuntimeClass"',
+        'in.yaml doc 1: spec.events[4].delete.kind: Unsupported value: "Foo": supported values: ' + KINDS,
         "in.yaml doc 1: spec.events[5].patch.patch: Required value",
         "in.yaml doc 1: spec.events[6].drain.node: Required value",
         "in.yaml doc 1: spec.events[7].usage: Required value: at least one resource amount (e.g. memory: 1Gi)",
@@ -805,20 +804,17 @@ def test_scenario_expectations() -> None:
         "in.yaml doc 1: spec.expect[0].nodeName: expected a string, got integer",
         "in.yaml doc 1: spec.expect[1]: Required value: at least one of nodeName, phase, deleted, reason, "
         "nominatedNodeName, priority, event, score, message, messageContains, conditions, restartCount, replaced",
-        "in.yaml doc 1: spec.expect[2]: Invalid value: exactly one of pod, node, rejected, eviction, pdb, drain, "
-        "descheduled, deschedulerPass, "
-        "not pod and node",
+        f"in.yaml doc 1: spec.expect[2]: Invalid value: exactly one of {SUBJECTS}, not pod and node",
         'in.yaml doc 1: spec.expect[3].phase: unknown field "phase" for a node expectation',
         "in.yaml doc 1: spec.expect[3]: Required value: at least one of requested, allocatable, unschedulable, taints, "
         "conditions",
-        'in.yaml doc 1: spec.expect[4].rejected: Unsupported value: "Foo": supported values: "DaemonSet", '
-        '"Deployment", "Namespace", "Node", "Pod", "PodDisruptionBudget", "PriorityClass", "ReplicaSet", '
-        '"RuntimeClass"',
+        'in.yaml doc 1: spec.expect[4].rejected: Unsupported value: "Foo": supported values: ' + KINDS,
         "in.yaml doc 1: spec.expect[4]: Invalid value: specify message or messageContains, not both",
         'in.yaml doc 1: spec.expect[5].rejected: Invalid value: "a": must be "Kind/namespace/name" or "Kind/name"',
         'in.yaml doc 1: spec.expect[6].at: "soon" is not a duration',
         'in.yaml doc 1: spec.expect[6].event.foo: unknown field "foo" for an event expectation',
-        "in.yaml doc 1: spec.expect[7].event: Required value: at least one of reason, message, messageContains",
+        "in.yaml doc 1: spec.expect[7].event: Required value: at least one of reason, message, messageContains, "
+        "count",
         'in.yaml doc 1: spec.expect[8].phase: Unsupported value: "Done": supported values: "Failed", "Pending", '
         '"Running", "Succeeded", "Unknown"',
         "in.yaml doc 1: spec.expect[8].deleted: expected a boolean, got string",
@@ -827,8 +823,7 @@ def test_scenario_expectations() -> None:
         "in.yaml doc 1: spec.expect[9].unschedulable: expected a boolean, got integer",
         'in.yaml doc 1: spec.expect[9].taints[0].effect: Unsupported value: "Never": supported values: "NoExecute", '
         '"NoSchedule", "PreferNoSchedule"',
-        "in.yaml doc 1: spec.expect[10]: Required value: exactly one of pod, node, rejected, eviction, pdb, drain, "
-        "descheduled, deschedulerPass",
+        f"in.yaml doc 1: spec.expect[10]: Required value: exactly one of {SUBJECTS}",
         "in.yaml doc 1: spec.expect[11].event: Invalid value: specify message or messageContains, not both",
     ]
 

@@ -18,10 +18,14 @@ from kubesched.scheduler.plugins.nodeports import NodePorts
 from kubesched.scheduler.plugins.nodepreferavoidpods import NodePreferAvoidPods
 from kubesched.scheduler.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from kubesched.scheduler.plugins.nodeunschedulable import NodeUnschedulable
+from kubesched.scheduler.plugins.nodevolumelimits import NodeVolumeLimits
 from kubesched.scheduler.plugins.podtopologyspread import PodTopologySpread
 from kubesched.scheduler.plugins.queuesort import PrioritySort
 from kubesched.scheduler.plugins.schedulinggates import SchedulingGates
 from kubesched.scheduler.plugins.tainttoleration import TaintToleration
+from kubesched.scheduler.plugins.volumebinding import VolumeBinding
+from kubesched.scheduler.plugins.volumerestrictions import VolumeRestrictions
+from kubesched.scheduler.plugins.volumezone import VolumeZone
 
 REGISTRY: dict[str, type[Plugin]] = {
     cls.name: cls
@@ -29,15 +33,17 @@ REGISTRY: dict[str, type[Plugin]] = {
         SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
         NodeResourcesFit, NodeResourcesBalancedAllocation, ImageLocality, DefaultBinder,
         InterPodAffinity, PodTopologySpread, DynamicResources, DefaultPreemption, NodePreferAvoidPods,
+        VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone,
     )
 }
 
 # The v1.35 default profile's multiPoint list (apis/config/v1/default_plugins.go), with its
-# score weights; volume plugins are absent (they skip pods without volumes), and of DynamicResources
-# only its PostFilter is modelled (resource claims are not simulated).
+# score weights (0: none given, the default of 1 if the plugin scores); of DynamicResources only its
+# PostFilter is modelled (resource claims are not simulated).
 DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
     ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 0), ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
 ]
