@@ -78,9 +78,10 @@ PV_CHECKS = ("phase", "claim", "nodeAffinity", "deleted", "event")
 PVC_PHASES = ("Pending", "Bound", "Lost")
 PV_PHASES = ("Pending", "Available", "Bound", "Released", "Failed")
 OBJECT_CHECKS = ("exists", "status", "conditions", "event")
-DISRUPTION_CHECKS = ("cause", "fromNode", "replacement", "occurrence")
+DISRUPTION_CHECKS = ("cause", "fromNode", "replacement", "notReplaced", "occurrence")
 # Checks an `expect` entry may make against null: that the pod has no node, nomination or reason.
-EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "volumeName", "selectedNode", "claim")
+EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notReplaced", "volumeName", "selectedNode",
+                "claim")
 EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
                    "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS,
                    "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS,

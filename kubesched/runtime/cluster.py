@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from kubesched.api.duration import format_duration
+from kubesched.api.kinds import SIMULATED
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
@@ -104,10 +105,15 @@ class Disruption:
     replacement: str | None = None
     scaled_down: bool = False
     repeats: int = 1  # how many removals in a row, this one included, each of the previous one's replacement
+    # Why nothing will replace it although a controller owns it: "ReplicaSet/web-1 is not in the cluster".
+    unowned: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"time": self.time, "pod": self.pod, "node": self.node, "cause": self.cause,
-                "detail": self.detail, "replacement": self.replacement}
+        out = {"time": self.time, "pod": self.pod, "node": self.node, "cause": self.cause,
+               "detail": self.detail, "replacement": self.replacement}
+        if self.unowned:
+            out["notReplaced"] = self.unowned
+        return out
 
 
 @dataclass
@@ -309,7 +315,8 @@ class Cluster:
             self.now(), key, pod["metadata"].get("uid", ""), pod["spec"]["nodeName"], cause,
             self._removal_detail(pod, key, cause), owner.get("uid") if owner else None,
             # removed by its own controller's scale-down: no replacement is coming
-            scaled_down=owner is not None and cause == "Deleted" and self._scaled_down(pod, owner))
+            scaled_down=owner is not None and cause == "Deleted" and self._scaled_down(pod, owner),
+            unowned=self._absent_controller(key, owner) if owner is not None else None)
         before = self._replacing.pop(d.uid, None)
         if before is not None and (before.node, before.cause) == (d.node, d.cause):
             d.repeats = before.repeats + 1
@@ -326,6 +333,14 @@ class Cluster:
             f"is going round in circles - its pod on {d.node} was removed ({why}), replaced, and the replacement "
             f"removed the same way, {d.repeats} times in a row; pass --until to run regardless")
         self.clock.stop()
+
+    def _absent_controller(self, key: str, owner: Obj) -> str | None:
+        """Why a pod's controller will not replace it: the export lacked the controller, or it is
+        of a kind nothing in kubesched runs (an operator's custom resource)."""
+        kind, name = owner.get("kind", ""), owner.get("name", "")
+        if self.store.get(kind, "" if not namespaced(kind) else key.split("/", 1)[0], name) is None:
+            return f"{kind}/{name} is not in the cluster"
+        return None if kind in SIMULATED else f"{kind}/{name} is not simulated"
 
     def _scaled_down(self, pod: Obj, owner: Obj) -> bool:
         """Whether a deleted pod's ReplicaSet (or ReplicationController) still has all the replicas

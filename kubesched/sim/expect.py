@@ -259,13 +259,15 @@ def _check_object(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _check_disruption(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
-    """The pod's `occurrence`-th removal (1-based; default the first): cause, fromNode, replacement."""
+    """The pod's `occurrence`-th removal (1-based; default the first): cause, fromNode, replacement,
+    and `notReplaced`, why its controller will not replace it."""
     removals = [d for d in cluster.disruptions if d.pod == e["disruption"]]
     n = e.get("occurrence", 1)
     if len(removals) < n:
         return False, f"{e['disruption']} was removed {len(removals)} time(s)"
     d = removals[n - 1]
-    for key, have in (("cause", d.cause), ("fromNode", d.node), ("replacement", d.replacement)):
+    for key, have in (("cause", d.cause), ("fromNode", d.node), ("replacement", d.replacement),
+                       ("notReplaced", d.unowned)):
         if key in e and e[key] != have:
             return False, f"{key} is {have!r}, expected {e[key]!r}"
     return True, ""

@@ -103,6 +103,8 @@ def render_removal(key: str, disruptions: list[Any], evictions: list[dict[str, A
             line += f"; replaced by {d.replacement}"
         elif d.scaled_down:
             line += "; not replaced (its ReplicaSet scaled down)"
+        elif d.unowned:
+            line += f"; not replaced ({d.unowned})"
         else:
             line += "; no replacement yet" if d.owner_uid else "; not replaced (no controller owns it)"
         console.print(line)

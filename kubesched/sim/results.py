@@ -200,7 +200,8 @@ def render_table(result: SimResult, console: Console) -> None:
         for col in ("time", "pod", "node", "cause", "detail", "replaced by"):
             dis.add_column(col)
         for d in cluster.disruptions:
-            dis.add_row(format_duration(d.time), d.pod, d.node or "-", d.cause, d.detail, d.replacement or "-")
+            dis.add_row(format_duration(d.time), d.pod, d.node or "-", d.cause, d.detail,
+                        d.replacement or (f"- ({d.unowned})" if d.unowned else "-"))
         console.print(dis)
 
     if cluster.api.evictions:
