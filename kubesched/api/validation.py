@@ -813,20 +813,8 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
             c.invalid(selector_path, spec["selector"], f"empty selector is invalid for {what}")
         else:
             selector = _label_selector(c, spec["selector"], selector_path)
-    template_path = _at(spec_path, "template")
-    if spec.get("template") is None:
-        c.required(template_path)
+    if not _pod_template(c, spec, spec_path, ("Always",), _selector_matches(c, selector, spec_path)):
         return
-    template = c.typed(spec["template"], template_path, dict)
-    if template is None:
-        return
-    meta_path = _at(template_path, "metadata")
-    meta = c.get(template, "metadata", template_path, dict) or {}
-    labels = _labels(c, meta.get("labels"), _at(meta_path, "labels"))
-    _annotations(c, meta.get("annotations"), _at(meta_path, "annotations"), pod=True)
-    if selector is not None and not selector.matches(labels):
-        c.invalid(_at(meta_path, "labels"), labels, "`selector` does not match template `labels`")
-    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=("Always",))
     strategy_key = "strategy" if kind in ("Deployment", "ReplicaSet") else "updateStrategy"
     strategy = c.get(spec, strategy_key, spec_path, dict)
     if strategy is not None:
@@ -837,6 +825,32 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
             rolling = c.get(strategy, "rollingUpdate", strategy_path, dict) or {}
             for key in ("maxSurge", "maxUnavailable"):
                 _int_or_percent(c, rolling.get(key), f"{strategy_path}.rollingUpdate.{key}")
+
+
+def _pod_template(c: _Ctx, spec: dict[str, Any], spec_path: str, restart: tuple[str, ...],
+                  check_labels: Callable[[dict[str, str]], None]) -> bool:
+    """A workload's `spec.template`: its labels (which `check_labels` holds against the selector),
+    annotations and pod spec, whose restartPolicy must be one of `restart`. False when absent."""
+    template_path = _at(spec_path, "template")
+    template = c.get(spec, "template", spec_path, dict)
+    if template is None:
+        if spec.get("template") is None:
+            c.required(template_path)
+        return False
+    meta = c.get(template, "metadata", template_path, dict) or {}
+    labels = _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
+    _annotations(c, meta.get("annotations"), _at(template_path, "metadata.annotations"), pod=True)
+    check_labels(labels)
+    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=restart)
+    return True
+
+
+def _selector_matches(c: _Ctx, selector: Any, spec_path: str) -> Callable[[dict[str, str]], None]:
+    """The check that a label selector (None: not given or invalid) selects the template's labels."""
+    def check(labels: dict[str, str]) -> None:
+        if selector is not None and not selector.matches(labels):
+            c.invalid(_at(spec_path, "template.metadata.labels"), labels, "`selector` does not match template `labels`")
+    return check
 
 
 def _replicas(c: _Ctx, spec: dict[str, Any], spec_path: str) -> None:
@@ -898,20 +912,14 @@ def _replication_controller(c: _Ctx, obj: dict[str, Any], path: str) -> None:
     _replicas(c, spec, spec_path)
     _nonnegative(c, spec, ("minReadySeconds",), spec_path)
     selector = _labels(c, spec.get("selector"), _at(spec_path, "selector"))
-    template_path = _at(spec_path, "template")
-    template = c.get(spec, "template", spec_path, dict)
-    if template is None:
-        if spec.get("template") is None:
-            c.required(template_path)
-        return
-    meta = c.get(template, "metadata", template_path, dict) or {}
-    labels = _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
-    _annotations(c, meta.get("annotations"), _at(template_path, "metadata.annotations"), pod=True)
-    if not selector and not labels:
-        c.required(_at(spec_path, "selector"))
-    elif selector and any(labels.get(k) != v for k, v in selector.items()):
-        c.invalid(_at(template_path, "metadata.labels"), labels, "selector does not match template labels")
-    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=("Always",))
+
+    def selector_matches(labels: dict[str, str]) -> None:
+        if not selector and not labels:
+            c.required(_at(spec_path, "selector"))
+        elif selector and any(labels.get(k) != v for k, v in selector.items()):
+            c.invalid(_at(spec_path, "template.metadata.labels"), labels, "selector does not match template labels")
+
+    _pod_template(c, spec, spec_path, ("Always",), selector_matches)
 
 
 # Job fields kubesched reads but does not simulate.
@@ -942,18 +950,7 @@ def _job_spec(c: _Ctx, value: Any, spec_path: str) -> None:
         selector = _label_selector(c, spec["selector"], selector_path)
     elif manual:
         c.required(selector_path)
-    template_path = _at(spec_path, "template")
-    template = c.get(spec, "template", spec_path, dict)
-    if template is None:
-        if spec.get("template") is None:
-            c.required(template_path)
-        return
-    meta = c.get(template, "metadata", template_path, dict) or {}
-    labels = _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
-    _annotations(c, meta.get("annotations"), _at(template_path, "metadata.annotations"), pod=True)
-    if selector is not None and not selector.matches(labels):
-        c.invalid(_at(template_path, "metadata.labels"), labels, "`selector` does not match template `labels`")
-    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=("OnFailure", "Never"))
+    _pod_template(c, spec, spec_path, ("OnFailure", "Never"), _selector_matches(c, selector, spec_path))
 
 
 def _cronjob(c: _Ctx, obj: dict[str, Any], path: str) -> None:
