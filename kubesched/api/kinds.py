@@ -17,7 +17,8 @@ from typing import Any
 SIMULATED = frozenset({
     "Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
     "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
-    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
+    "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "LimitRange",
+    "ResourceQuota",
 })
 
 # Built-in kinds without a namespace (kubectl api-resources --namespaced=false); any other kind,

@@ -21,9 +21,12 @@ from functools import lru_cache
 
 __all__ = [
     "QuantityError",
+    "canonical",
     "format_amount",
     "milli_value",
     "parse_quantity",
+    "quantity_format",
+    "quantity_string",
     "resource_amount",
     "value",
 ]
@@ -169,3 +172,41 @@ def format_amount(name: str, amount: int) -> str:
             if amount % multiplier == 0:
                 return f"{amount // multiplier}{suffix}"
     return str(amount)
+
+
+# --- printing as Quantity.String() does -----------------------------------------------------------
+
+_BINARY = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_EXPONENT = re.compile(r"[eE][+-]?[0-9]+$")
+_DECIMAL = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def canonical(value: Fraction | int, fmt: str = "BinarySI") -> str:
+    """Quantity.String() of a value in `fmt` (BinarySI, DecimalSI or DecimalExponent)."""
+    value = Fraction(value)
+    if value == 0:
+        return "0"
+    sign, value = ("-" if value < 0 else ""), abs(value)
+    if fmt == "BinarySI" and value >= 1024 and value.denominator == 1:
+        number, exp = int(value), 0
+        while number % 1024 == 0 and exp < len(_BINARY) - 1:
+            number, exp = number // 1024, exp + 1
+        return f"{sign}{number}{_BINARY[exp]}"
+    nanos, exp = -(-value * 10**9 // 1), -9  # upstream keeps nano precision, rounding up
+    while nanos % 1000 == 0 and exp < 18:
+        nanos, exp = nanos // 1000, exp + 3
+    suffix = (f"e{exp}" if exp else "") if fmt == "DecimalExponent" else _DECIMAL[exp]
+    return f"{sign}{nanos}{suffix}"
+
+
+def quantity_format(raw: str | int | float) -> str:
+    """The format a quantity keeps from how it was written: its suffix decides (a YAML number is
+    DecimalSI), and sums and copies print in it."""
+    if not isinstance(raw, str):
+        return "DecimalSI"
+    return "DecimalExponent" if _EXPONENT.search(raw) else "BinarySI" if raw.endswith("i") else "DecimalSI"
+
+
+def quantity_string(raw: str | int | float) -> str:
+    """How Kubernetes prints a quantity written as `raw` (its format follows the suffix)."""
+    return canonical(parse_quantity(raw), quantity_format(raw))

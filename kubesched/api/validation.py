@@ -19,7 +19,14 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.fieldschema import TIME_MSG, decode
 from kubesched.api.loader import LoadedObject, type_name
 from kubesched.api.objects import merge_patch, namespaced, parse_time
-from kubesched.api.quantity import QuantityError, parse_quantity, resource_amount
+from kubesched.api.quantity import (
+    QuantityError,
+    milli_value,
+    parse_quantity,
+    quantity_string,
+    resource_amount,
+)
+from kubesched.api.quota import SCOPE_OPERATORS, SCOPES, is_extended_resource
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
 from kubesched.api.storage import (
     ACCESS_MODES,
@@ -48,6 +55,8 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "StorageClass": ("storage.k8s.io/v1",),
     "CSINode": ("storage.k8s.io/v1",),
     "CSIDriver": ("storage.k8s.io/v1",),
+    "LimitRange": ("v1",),
+    "ResourceQuota": ("v1",),
     "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3"),
     "KubeletConfiguration": ("kubelet.config.k8s.io/v1beta1",),
     "DeschedulerPolicy": ("descheduler/v1alpha2",),
@@ -56,7 +65,8 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
 # Kinds that are cluster objects (have metadata, can be created, deleted and patched by events).
 OBJECT_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
                 "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
-                "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver")
+                "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "LimitRange",
+                "ResourceQuota")
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
@@ -77,7 +87,7 @@ PVC_CHECKS = ("phase", "volumeName", "storageClassName", "selectedNode", "volume
 PV_CHECKS = ("phase", "claim", "nodeAffinity", "deleted", "event")
 PVC_PHASES = ("Pending", "Bound", "Lost")
 PV_PHASES = ("Pending", "Available", "Bound", "Released", "Failed")
-OBJECT_CHECKS = ("exists", "status", "conditions", "event")
+OBJECT_CHECKS = ("exists", "status", "annotations", "conditions", "event")
 DISRUPTION_CHECKS = ("cause", "fromNode", "replacement", "notReplaced", "occurrence")
 # Checks an `expect` entry may make against null: that the pod has no node, nomination or reason.
 EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notReplaced", "volumeName", "selectedNode",
@@ -1396,9 +1406,7 @@ def _expect(c: _Ctx, entry: dict[str, Any], index: int) -> None:
         pieces = text.split("/") if text is not None else []
         if text is not None and (len(pieces) not in (2, 3) or not all(pieces)):
             c.invalid(_at(path, "rejected"), text, 'must be "Kind/namespace/name" or "Kind/name"')
-        elif pieces and pieces[0] not in OBJECT_KINDS:
-            c.unsupported(_at(path, "rejected"), pieces[0], OBJECT_KINDS)
-        _message_check(c, entry, path)
+        _message_check(c, entry, path)  # any kind: every kind loads, and a quota may refuse any
         return
     if not any(key in entry for key in allowed):
         c.required(path, f"at least one of {', '.join(allowed)}")
@@ -1451,6 +1459,7 @@ def _expect(c: _Ctx, entry: dict[str, Any], index: int) -> None:
             c.invalid(_at(path, "object"), text, 'must be "Kind/namespace/name" or "Kind/name"')
         c.get(entry, "exists", path, bool)
         c.get(entry, "status", path, dict)
+        _string_map(c, entry.get("annotations"), _at(path, "annotations"))
         _event_check(c, entry, path)
         return
     if subject == "disruption":
@@ -1629,6 +1638,208 @@ def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:
 
 # --- entry point --------------------------------------------------------------------------------------
 
+# --- LimitRange and ResourceQuota (pkg/apis/core/validation) --------------------------------------------
+
+LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
+# helper.standardResources / standardQuotaResources (hugepages-* and requests.hugepages-* too).
+_STANDARD_RESOURCES = frozenset({
+    "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+    "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "resourcequotas", "services",
+    "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
+    "services.nodeports", "services.loadbalancers"})
+_QUOTA_RESOURCES = _STANDARD_RESOURCES - {"storage"}
+_INTEGER_RESOURCES = frozenset({"pods", "resourcequotas", "services", "replicationcontrollers", "secrets",
+                                "configmaps", "persistentvolumeclaims", "services.nodeports", "services.loadbalancers"})
+# The scopes whose resources are limited (IsResourceQuotaScopeValidForResource); others take any.
+_POD_SCOPED = frozenset({"pods", "cpu", "memory", "limits.cpu", "limits.memory", "requests.cpu", "requests.memory"})
+_SCOPE_RESOURCES = {"Terminating": _POD_SCOPED, "NotTerminating": _POD_SCOPED, "NotBestEffort": _POD_SCOPED,
+                    "PriorityClass": _POD_SCOPED, "CrossNamespacePodAffinity": _POD_SCOPED,
+                    "BestEffort": frozenset({"pods"}),
+                    "VolumeAttributesClass": frozenset({"persistentvolumeclaims", "requests.storage"})}
+_EXISTS_ONLY_SCOPES = ("Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "CrossNamespacePodAffinity")
+_CONFLICTING_SCOPES = (("BestEffort", "NotBestEffort"), ("Terminating", "NotTerminating"))
+
+
+def _is_hugepages(name: str) -> bool:
+    return name.startswith(("hugepages-", "requests.hugepages-"))
+
+
+def _resource_name(c: _Ctx, name: str, path: str, standard: frozenset[str], message: str) -> bool:
+    """validateResourceName: a qualified name; without a domain, one of `standard`."""
+    errors = qualified_name_errors(name)
+    for msg in errors:
+        c.invalid(path, name, msg)
+    if not errors and "/" not in name and name not in standard and not _is_hugepages(name):
+        c.invalid(path, name, message)
+        return False
+    return not errors
+
+
+def _container_resource_name(c: _Ctx, name: str, path: str) -> None:
+    """validateContainerResourceName: cpu, memory, ephemeral-storage, hugepages-*, or an extended resource."""
+    if not _resource_name(c, name, path, _STANDARD_RESOURCES, "must be a standard resource type or fully qualified"):
+        return
+    if "/" not in name:
+        if name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            c.invalid(path, name, "must be a standard resource for containers")
+    elif "kubernetes.io/" not in name and (name.startswith("requests.") or qualified_name_errors("requests." + name)):
+        c.invalid(path, name, "doesn't follow extended resource name standard")
+
+
+def _quantities(c: _Ctx, value: Any, path: str) -> dict[str, tuple[Any, Fraction]]:
+    """A resource list's names and amounts (the quantities must parse; names are checked by the caller)."""
+    good = {}
+    for name, raw in (c.typed(value, path, dict) or {}).items():
+        try:
+            good[name] = (raw, parse_quantity(raw))
+        except QuantityError as e:
+            c.err(_at(path, name), str(e))
+    return good
+
+
+def _limit_range(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    """ValidateLimitRange: one item per type, known resource names, and min <= defaultRequest <=
+    default <= max, a ratio of at least 1 that max/min allows."""
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    seen: set[str] = set()
+    for i, item in enumerate(c.get(spec, "limits", spec_path, list) or ()):
+        item_path = f"{spec_path}.limits[{i}]"
+        if c.typed(item, item_path, dict) is None:
+            continue
+        kind = c.get(item, "type", item_path, str) or ""
+        errors = qualified_name_errors(kind)
+        for msg in errors:
+            c.invalid(_at(item_path, "type"), kind, msg)
+        if not errors and "/" not in kind and kind not in LIMIT_TYPES:
+            c.invalid(_at(item_path, "type"), kind, "must be a standard limit type or fully qualified")
+        if kind in seen:
+            c.err(_at(item_path, "type"), f"Duplicate value: {_show(kind)}")
+        seen.add(kind)
+        fields = ["max", "min", "maxLimitRequestRatio"]
+        if kind == "Pod":
+            for key in ("default", "defaultRequest"):
+                if item.get(key):
+                    c.err(_at(item_path, key), "Forbidden: may not be specified when `type` is 'Pod'")
+        else:
+            fields += ["default", "defaultRequest"]
+        lists = {}
+        for key in fields:
+            lists[key] = _quantities(c, item.get(key), _at(item_path, key))
+            for name in lists[key]:
+                if kind in ("Pod", "Container"):
+                    _container_resource_name(c, name, _at(_at(item_path, key), name))
+                else:
+                    _resource_name(c, name, _at(_at(item_path, key), name), _STANDARD_RESOURCES,
+                                   "must be a standard resource type or fully qualified")
+        if kind == "PersistentVolumeClaim" and "storage" not in lists["min"] and "storage" not in lists["max"]:
+            c.required(_at(item_path, "limits"), "either minimum or maximum storage value is required, "
+                                                 "but neither was provided")
+        for name in sorted({n for values in lists.values() for n in values}):
+            _limit_range_item(c, item_path, name, lists)
+
+
+def _limit_range_item(c: _Ctx, path: str, name: str, lists: dict[str, dict[str, tuple[Any, Fraction]]]) -> None:
+    """The order rules between one resource's min, max, default, defaultRequest and ratio."""
+    def get(key: str) -> tuple[Any, Fraction] | None:
+        return lists.get(key, {}).get(name)
+
+    def shown(pair: tuple[Any, Fraction]) -> str:
+        return quantity_string(pair[0])
+
+    low, high, default, request, ratio = get("min"), get("max"), get("default"), get("defaultRequest"), \
+        get("maxLimitRequestRatio")
+    checks = [("min", low, high, low, "min value {a} is greater than max value {b}"),
+              ("defaultRequest", low, request, request, "min value {a} is greater than default request value {b}"),
+              ("defaultRequest", request, high, request, "default request value {a} is greater than max value {b}"),
+              ("defaultRequest", request, default, request,
+               "default request value {a} is greater than default limit value {b}"),
+              ("default", low, default, low, "min value {a} is greater than default value {b}"),
+              ("default", default, high, high, "default value {a} is greater than max value {b}")]
+    for key, a, b, value, message in checks:
+        if a is not None and b is not None and a[1] > b[1]:
+            c.invalid(_at(_at(path, key), name), shown(value), message.format(a=shown(a), b=shown(b)))
+    ratio_path = _at(_at(path, "maxLimitRequestRatio"), name)
+    if ratio is not None and ratio[1] < 1:
+        c.invalid(ratio_path, shown(ratio), f"ratio {shown(ratio)} is less than 1")
+    if ratio is not None and low is not None and high is not None and low[1]:
+        most = float(milli_value(high[1])) / float(milli_value(low[1]))
+        if float(milli_value(ratio[1])) / 1000 > most:
+            c.invalid(ratio_path, shown(ratio), f"ratio {shown(ratio)} is greater than max/min = {most:f}")
+    if not _overcommits(name) and default is not None and request is not None and default[1] != request[1]:
+        c.invalid(_at(_at(path, "defaultRequest"), name), shown(request),
+                  f"default value {shown(default)} must equal to defaultRequest value {shown(request)} in {name}")
+
+
+def _overcommits(name: str) -> bool:
+    """helper.IsOvercommitAllowed: native resources other than hugepages."""
+    return ("/" not in name or "kubernetes.io/" in name) and not name.startswith("hugepages-")
+
+
+def _resource_quota(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+    """ValidateResourceQuotaSpec: quota resource names with non-negative (integral where counted)
+    amounts, known scopes that suit the resources, and a well-formed scope selector."""
+    spec_path = _at(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    hard_path = _at(spec_path, "hard")
+    hard = _quantities(c, spec.get("hard"), hard_path)
+    for name, (raw, amount) in hard.items():
+        item_path = _at(hard_path, name)
+        _resource_name(c, name, item_path, _QUOTA_RESOURCES, "must be a standard resource for quota")
+        if amount < 0:
+            c.invalid(item_path, quantity_string(raw), _NONNEGATIVE_MSG)
+        elif (name in _INTEGER_RESOURCES or is_extended_resource(name)) and amount.denominator != 1:
+            c.invalid(item_path, quantity_string(raw), "must be an integer")
+    standard = sorted(n for n in hard if n in _QUOTA_RESOURCES or _is_hugepages(n))
+    scopes_path = _at(spec_path, "scopes")
+    scopes = [s for s in c.get(spec, "scopes", spec_path, list) or () if c.typed(s, scopes_path, str) is not None]
+    problems = []  # upstream reports each message once (ErrorList.ToAggregate)
+    for scope in scopes:
+        if scope not in SCOPES:
+            problems.append("unsupported scope")
+        if any(name not in _SCOPE_RESOURCES.get(scope, {name}) for name in standard):
+            problems.append("unsupported scope applied to resource")
+    problems += ["conflicting scopes" for pair in _CONFLICTING_SCOPES if set(pair) <= set(scopes)]
+    for problem in dict.fromkeys(problems):
+        c.invalid(scopes_path, scopes, problem)
+    selector_path = _at(spec_path, "scopeSelector")
+    selector = c.get(spec, "scopeSelector", spec_path, dict)
+    if selector is not None:
+        _scope_selector(c, selector, selector_path, standard)
+
+
+def _scope_selector(c: _Ctx, selector: dict[str, Any], path: str, standard: list[str]) -> None:
+    expressions_path = _at(path, "matchExpressions")
+    named = set()
+    for i, req in enumerate(c.get(selector, "matchExpressions", path, list) or ()):
+        req_path = f"{expressions_path}[{i}]"
+        if c.typed(req, req_path, dict) is None:
+            continue
+        scope, operator = c.get(req, "scopeName", req_path, str), c.get(req, "operator", req_path, str)
+        values = c.get(req, "values", req_path, list) or []
+        if scope not in SCOPES:
+            c.invalid(_at(expressions_path, "scopeName"), scope, "unsupported scope")
+        if any(name not in _SCOPE_RESOURCES.get(scope or "", {name}) for name in standard):
+            c.invalid(expressions_path, selector, "unsupported scope applied to resource")
+        if scope in _EXISTS_ONLY_SCOPES and operator != "Exists":
+            c.invalid(_at(expressions_path, "operator"), operator,
+                      "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, "
+                      "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, "
+                      "ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity")
+        if operator in ("In", "NotIn") and not values:
+            c.required(_at(expressions_path, "values"),
+                       "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector")
+        elif operator in ("Exists", "DoesNotExist") and values:
+            c.invalid(_at(expressions_path, "values"), values,
+                      "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector")
+        elif operator not in SCOPE_OPERATORS:
+            c.invalid(_at(expressions_path, "operator"), operator, "not a valid selector operator")
+        named.add(scope)
+    for pair in _CONFLICTING_SCOPES:
+        if set(pair) <= named:
+            c.invalid(expressions_path, selector, "conflicting scopes")
+
+
 _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
     "Pod": _pod,
     "Node": _node,
@@ -1647,6 +1858,8 @@ _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
     "StorageClass": _storage_class,
     "CSINode": _csi_node,
     "CSIDriver": _csi_driver,
+    "LimitRange": _limit_range,
+    "ResourceQuota": _resource_quota,
     "Namespace": lambda c, obj, path: None,
     "KubeSchedulerConfiguration": lambda c, obj, path: _scheduler_config(c, obj, path),
     "KubeletConfiguration": lambda c, obj, path: _kubelet_config(c, obj, path),

@@ -1,9 +1,11 @@
 """Defaulting and admission, in the order the API server applies them to a create.
 
-Only the plugins whose effects the scheduling system can observe are here: Priority,
-DefaultTolerationSeconds and RuntimeClass, plus the defaulting that changes what the scheduler
-sees (requests copied from limits, the default scheduler name and grace period). Each rejects
-with the message the real plugin uses.
+Only the plugins whose effects the scheduling system can observe are here: LimitRanger (its
+defaulting; limitranger.py), Priority, DefaultTolerationSeconds and RuntimeClass, plus the
+defaulting that changes what the scheduler sees (requests copied from limits, the default
+scheduler name and grace period); then, once the object is valid and named, the validating
+phase: LimitRanger's checks and ResourceQuota (resourcequota.py). Each rejects with the message
+the real plugin uses.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kubesched.api.objects import Obj
+from kubesched.apiserver import limitranger, resourcequota
 from kubesched.apiserver.errors import Forbidden
 
 if TYPE_CHECKING:
@@ -163,12 +166,15 @@ def admit_runtime_class(pod: Obj, store: Store) -> None:
     spec["overhead"] = dict(overhead)
 
 
-def admit_pod(pod: Obj, store: Store, warn: Callable[[str], None] | None = None) -> None:
-    """Admit a pod being created. With `warn`, the pod is one the cluster already runs (a
-    snapshot): it was admitted when it was created, so what today's admission would refuse (a
-    PriorityClass or RuntimeClass missing from the export, a changed class value) is reported
-    through `warn` and the pod is kept as it is written."""
+def admit_pod(pod: Obj, store: Store, warn: Callable[[str], None] | None = None, existing: bool = False) -> bool:
+    """Admit a pod being created (the mutating phase); True when LimitRanger filled in resources,
+    so the pod must be validated again. An `existing` pod is one of a snapshot: it got its
+    LimitRange defaults when it was created, so its resources are kept as written. With `warn`,
+    the pod is one the cluster already runs: it was admitted when it was created, so what today's
+    admission would refuse (a PriorityClass or RuntimeClass missing from the export, a changed
+    class value) is reported through `warn`."""
     default_pod(pod)
+    limited = not existing and limitranger.default_pod(pod, store)
     for step in (admit_pod_priority, admit_runtime_class):
         try:
             step(pod, store)
@@ -181,6 +187,17 @@ def admit_pod(pod: Obj, store: Store, warn: Callable[[str], None] | None = None)
                 spec["priority"] = int(spec.get("priority") or 0)
                 spec.setdefault("preemptionPolicy", DEFAULT_PREEMPTION_POLICY)
     admit_default_toleration_seconds(pod)
+    return limited
+
+
+def validate_new(obj: Obj, store: Store) -> None:
+    """The validating phase of a create: LimitRanger's min, max and ratio checks on pods and
+    claims, then ResourceQuota, which charges what it admits."""
+    if obj["kind"] == "Pod":
+        limitranger.validate_pod(obj, store)
+    elif obj["kind"] == "PersistentVolumeClaim":
+        limitranger.validate_claim(obj, store)
+    resourcequota.admit(obj, store)
 
 
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")

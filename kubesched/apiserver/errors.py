@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from kubesched.api.objects import Obj
+from kubesched.api.quota import guess_plural
+
 
 class APIError(Exception):
     code = 500
@@ -47,3 +50,18 @@ class Invalid(APIError):
 class TooManyRequests(APIError):
     code = 429
     reason = "TooManyRequests"
+
+
+class ObjectForbidden(Forbidden):
+    """A 403 whose message names the object (`pods "web-7x2kq" is forbidden: ...`), as the
+    validating admission plugins (LimitRanger's checks, ResourceQuota) word it: they run once the
+    API server has generated the name, so a controller's event shows the pod's own name."""
+
+
+def admission_forbidden(obj: Obj, cause: str) -> ObjectForbidden:
+    """admission.NewForbidden: `<resource> "<name>" is forbidden: <cause>`."""
+    api_version = str(obj.get("apiVersion") or "v1")
+    group = api_version.rpartition("/")[0]
+    resource = guess_plural(str(obj.get("kind"))) + (f".{group}" if group else "")
+    name = (obj.get("metadata") or {}).get("name") or "Unknown"
+    return ObjectForbidden(f'{resource} "{name}" is forbidden: {cause}')

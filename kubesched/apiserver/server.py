@@ -26,7 +26,7 @@ from kubesched.api.objects import (
 )
 from kubesched.api.qos import qos_class
 from kubesched.api.validation import object_problems
-from kubesched.apiserver import admission
+from kubesched.apiserver import admission, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
@@ -88,9 +88,11 @@ class APIServer:
 
     # ---- writes ----------------------------------------------------------------------------
 
-    def create(self, obj: Obj, warn: Callable[[str], None] | None = None) -> Obj:
+    def create(self, obj: Obj, warn: Callable[[str], None] | None = None, existing: bool = False) -> Obj:
         """Admit and store a copy of `obj`; raises an APIError subclass when refused. `warn`
-        makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running."""
+        makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running.
+        `existing` is for an object the exported cluster holds already: it was admitted when it
+        was made, so LimitRanger and ResourceQuota leave it as it is (the quota controller counts it)."""
         obj = deep_copy(obj)
         kind = obj.get("kind")
         if not kind:
@@ -107,15 +109,23 @@ class APIServer:
             admission.default_job(obj)
         if kind in STORAGE_KINDS:
             default_storage(obj, self.store)
+        elif kind == "LimitRange":
+            limitranger.default_limit_range(obj)
         self._validate(obj)
-        if kind == "PodDisruptionBudget":
-            obj["status"] = {}  # status is the disruption controller's to write (PrepareForCreate)
+        if kind in ("PodDisruptionBudget", "ResourceQuota"):
+            obj["status"] = {}  # status is its controller's to write (PrepareForCreate)
         if kind == "Pod":
-            admission.admit_pod(obj, self.store, warn)
+            if admission.admit_pod(obj, self.store, warn, existing):
+                self._validate(obj)  # LimitRanger's defaults may leave a request above its limit
             obj["status"]["qosClass"] = qos_class(obj)
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
         self._stamp_new(obj)
+        if not existing:
+            name = meta.get("name", "")
+            if self.store.get(kind, meta.get("namespace", ""), name) is not None:
+                raise AlreadyExists(f'{kind} "{name}" already exists')  # before quota charges it
+            admission.validate_new(obj, self.store)
         try:
             return self.store.create(obj)
         except Conflict as e:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable
 
 from kubesched.api.objects import Obj, deep_copy, get_condition, is_pod_ready, is_terminal, is_terminating
-from kubesched.apiserver.errors import APIError, Forbidden, NotFoundError
+from kubesched.apiserver.errors import APIError, Forbidden, NotFoundError, ObjectForbidden
 from kubesched.apiserver.server import APIServer
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's alphanums: no vowels, no 0/1/3
@@ -109,8 +109,9 @@ def slow_start_batch(count: int, create: Callable[[], str | None]) -> str | None
 
 
 def _error_text(pod: Obj, e: APIError) -> str:
-    """How the client prints a refused create: admission names the pod by its generateName."""
-    if isinstance(e, Forbidden):
+    """How the client prints a refused create: mutating admission names the pod by its
+    generateName; validating admission (quota, limits) by the generated name, in its message."""
+    if isinstance(e, Forbidden) and not isinstance(e, ObjectForbidden):
         return f'pods "{pod["metadata"]["generateName"]}" is forbidden: {e.message}'
     return e.message
 

@@ -11,12 +11,11 @@ order they started in.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from kubesched.api.quantity import parse_quantity
+from kubesched.api.quantity import canonical, parse_quantity, quantity_string
 from kubesched.kubelet.config import (
     ALLOCATABLE_MEMORY_AVAILABLE,
     IMAGEFS_AVAILABLE,
@@ -140,35 +139,6 @@ def rank(signal: str, pods: Iterable[PodUsage], dedicated_imagefs: bool) -> list
 
 
 # --- messages ------------------------------------------------------------------------------------
-
-_BINARY = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-_EXPONENT = re.compile(r"[eE][+-]?[0-9]+$")
-_DECIMAL = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-
-
-def canonical(value: Fraction | int, fmt: str = "BinarySI") -> str:
-    """Quantity.String() of a value in `fmt` (BinarySI, DecimalSI or DecimalExponent)."""
-    value = Fraction(value)
-    if value == 0:
-        return "0"
-    sign, value = ("-" if value < 0 else ""), abs(value)
-    if fmt == "BinarySI" and value >= 1024 and value.denominator == 1:
-        number, exp = int(value), 0
-        while number % 1024 == 0 and exp < len(_BINARY) - 1:
-            number, exp = number // 1024, exp + 1
-        return f"{sign}{number}{_BINARY[exp]}"
-    nanos, exp = -(-value * 10**9 // 1), -9  # upstream keeps nano precision, rounding up
-    while nanos % 1000 == 0 and exp < 18:
-        nanos, exp = nanos // 1000, exp + 3
-    suffix = (f"e{exp}" if exp else "") if fmt == "DecimalExponent" else _DECIMAL[exp]
-    return f"{sign}{nanos}{suffix}"
-
-
-def quantity_string(raw: str) -> str:
-    """How Kubernetes prints a quantity written as `raw` (its format follows the suffix)."""
-    fmt = "DecimalExponent" if _EXPONENT.search(raw) else "BinarySI" if raw.endswith("i") else "DecimalSI"
-    return canonical(parse_quantity(raw), fmt)
-
 
 def _threshold_string(t: Threshold, observed: Observation) -> str:
     if t.value.quantity is not None:

@@ -38,6 +38,7 @@ from kubesched.controllers.nodelifecycle import NodeLifecycleController
 from kubesched.controllers.persistentvolume import PersistentVolumeController
 from kubesched.controllers.podgc import PodGCController
 from kubesched.controllers.replicaset import ReplicaSetController, ReplicationControllerController
+from kubesched.controllers.resourcequota import ResourceQuotaController
 from kubesched.controllers.statefulset import StatefulSetController, parent_and_ordinal
 from kubesched.controllers.tainteviction import TaintEvictionController
 from kubesched.controllers.ttlafterfinished import TTLAfterFinishedController
@@ -159,11 +160,12 @@ class Cluster:
         self.store.watch(self._track_pod, {"Pod"})
         self.store.watch(self._track_event, {"Event"})
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
-        # is settled before a scheduling cycle at the same instant reads it.
+        # is settled before a scheduling cycle at the same instant reads it; the quota controller
+        # before the workload controllers, so quota a pod frees is recounted before its owner retries.
         self.controllers = [DisruptionController(self.api, self.clock, warn=self.warnings.append)]
         self.controllers += [cls(self.api, self.clock) for cls in (
-            DeploymentController, ReplicaSetController, ReplicationControllerController, StatefulSetController,
-            DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,
+            ResourceQuotaController, DeploymentController, ReplicaSetController, ReplicationControllerController,
+            StatefulSetController, DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,
             NodeLifecycleController, TaintEvictionController, PodGCController, PersistentVolumeController,
             EphemeralVolumeController)]
         for controller in self.controllers:
@@ -195,10 +197,11 @@ class Cluster:
 
     # ---- applying input -----------------------------------------------------------------------
 
-    def create(self, obj: Obj) -> Obj | None:
-        """Create through the API; a refusal is recorded as a result, not raised."""
+    def create(self, obj: Obj, existing: bool = False) -> Obj | None:
+        """Create through the API (`existing`: an object of the snapshot, see APIServer.create); a
+        refusal is recorded as a result, not raised."""
         try:
-            return self.api.create(obj)
+            return self.api.create(obj, existing=existing)
         except APIError as e:
             meta = obj.get("metadata") or {}
             if namespaced(obj.get("kind", "")) and not meta.get("namespace"):
@@ -210,8 +213,11 @@ class Cluster:
         """Create an object of the snapshot the run starts from: it exists already, so it is
         stored as it is. A pod bound to a node runs there since it was created (its status says
         so when the input has none) and is not admitted again: what admission would refuse today
-        is a warning, not a reason to drop it. A built-in PriorityClass in an export is the one
-        the API server already has."""
+        is a warning, not a reason to drop it. Nothing in the snapshot (a bound pod, or an object
+        with the uid or creationTimestamp the API server gave it) is refused by a LimitRange or a
+        ResourceQuota: it exists already, and counts towards its quotas' usage; the rest of the
+        input is being created, and admitted as such. A built-in
+        PriorityClass in an export is the one the API server already has."""
         kind, meta = obj.get("kind"), obj.get("metadata") or {}
         if kind == "PriorityClass" and meta.get("name") in SYSTEM_PRIORITY_CLASSES:
             if obj.get("value") != SYSTEM_PRIORITY_CLASSES[meta["name"]]:
@@ -220,10 +226,12 @@ class Cluster:
                                      "in the input is ignored")
             return self.store.get("PriorityClass", "", meta["name"])
         if kind != "Pod" or not (obj.get("spec") or {}).get("nodeName"):
-            return self.create(obj)
+            # Exported (it carries what the API server sets), or being created now, as a
+            # hand-written Deployment or pod added to an export is.
+            return self.create(obj, existing=any(meta.get(k) for k in ("uid", "creationTimestamp", "resourceVersion")))
         key = f"Pod/{meta.get('namespace') or 'default'}/{meta.get('name')}"
         try:
-            return self.api.create(running_since_created(obj, self.api.timestamp()), warn=lambda message: (
+            return self.api.create(running_since_created(obj, self.api.timestamp()), existing=True, warn=lambda message: (
                 self.warnings.append(f"{key}: kept running as exported, though admission would refuse it today: "
                                      f"{message}")))
         except APIError as e:

@@ -238,7 +238,8 @@ def _check_pv(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
 def _check_object(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     """Any object by "Kind/namespace/name" (or "Kind/name"): whether it exists, its conditions,
-    status fields (an omitted count is 0; a list against a number compares its length) and events."""
+    status fields (an omitted count is 0; a list against a number compares its length), the
+    annotations given (each must have that value) and events."""
     kind, *rest = e["object"].split("/")
     ns, name = rest if len(rest) == 2 else ("", rest[0])
     obj = cluster.store.get(kind, ns, name)
@@ -254,6 +255,10 @@ def _check_object(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
         if have != want:
             return False, f"status.{key} is {have!r}, expected {want!r}"
+    annotations = obj["metadata"].get("annotations") or {}
+    for key, want in (e.get("annotations") or {}).items():
+        if annotations.get(key) != want:
+            return False, f"annotation {key} is {annotations.get(key)!r}, expected {want!r}"
     ok, detail = _conditions_ok(obj, e)
     return _event_ok(cluster, e["object"], e) if ok else (ok, detail)
 

@@ -1,9 +1,9 @@
 """Turning loaded input into a run: cluster objects, configuration, and the Scenario's timeline.
 
 Objects are created kind by kind in dependency order — namespaces and classes before the pods
-that refer to them, nodes before pods — so a `kubectl get ... -o yaml` snapshot (which lists
-pods before priority classes) is admitted as the live cluster admitted it; file order is kept
-within a kind. Virtual time 0 is the moment of the export: `--now`, else the Scenario's
+that refer to them, limit ranges and quotas before what they govern, nodes before pods — so a
+`kubectl get ... -o yaml` snapshot (which lists pods before priority classes) is admitted as the
+live cluster admitted it; file order is kept within a kind. Virtual time 0 is the moment of the export: `--now`, else the Scenario's
 `startTime`, else the newest timestamp anywhere in the input; so pod ages, taints' `timeAdded` and
 the like count from the real past, and an object stamped later than that is created at that offset.
 """
@@ -20,8 +20,8 @@ from kubesched.api.errors import Problem
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, parse_time
 
-CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "StorageClass", "CSIDriver", "Node", "CSINode",
-                "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget",
+CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota", "StorageClass",
+                "CSIDriver", "Node", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget",
                 "DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "CronJob", "Job",
                 "Pod"]
 CONFIG_KINDS = {"KubeSchedulerConfiguration", "KubeletConfiguration", "DeschedulerPolicy", "Scenario"}

@@ -808,7 +808,6 @@ def test_scenario_expectations() -> None:
         'in.yaml doc 1: spec.expect[3].phase: unknown field "phase" for a node expectation',
         "in.yaml doc 1: spec.expect[3]: Required value: at least one of requested, allocatable, unschedulable, taints, "
         "conditions",
-        'in.yaml doc 1: spec.expect[4].rejected: Unsupported value: "Foo": supported values: ' + KINDS,
         "in.yaml doc 1: spec.expect[4]: Invalid value: specify message or messageContains, not both",
         'in.yaml doc 1: spec.expect[5].rejected: Invalid value: "a": must be "Kind/namespace/name" or "Kind/name"',
         'in.yaml doc 1: spec.expect[6].at: "soon" is not a duration',
