@@ -1,25 +1,59 @@
-"""In-memory store backend: dicts per kind, insertion-ordered so lists are stable."""
+"""In-memory store backend: dicts per kind, insertion-ordered so lists are stable.
+
+`simulate` keeps no event window (nothing resumes a watch there); `serve --data :memory:`
+keeps one so HTTP watches can resume, as the SQLite backend does.
+"""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 
-from kubesched.store.base import ADDED, DELETED, MODIFIED, Conflict, NotFound, Obj, Store, WatchEvent, key_of
+from kubesched.store.base import (
+    ADDED,
+    DELETED,
+    MODIFIED,
+    Conflict,
+    NotFound,
+    Obj,
+    Store,
+    WatchEvent,
+    key_of,
+)
 
 
 class MemoryStore(Store):
-    def __init__(self) -> None:
+    def __init__(self, window: int = 0) -> None:
+        """`window`: how many past events `events_since` can replay (0: none)."""
         super().__init__()
         self._objs: dict[str, dict[tuple[str, str], Obj]] = {}
         self._rv = 0
+        self._window = window
+        self._events: deque[tuple[int, WatchEvent]] = deque(maxlen=window or None)
+        self._oldest = 0
 
     @property
     def resource_version(self) -> int:
         return self._rv
 
+    @property
+    def oldest_resource_version(self) -> int:
+        return self._oldest if self._window else self._rv
+
     def _stamp(self, obj: Obj) -> None:
         self._rv += 1
         obj["metadata"]["resourceVersion"] = str(self._rv)
+
+    def _emit(self, event: WatchEvent) -> None:
+        if self._window:
+            if len(self._events) == self._window:
+                self._oldest = self._events[0][0]
+            self._events.append((self._rv, event))
+        self._notify(event)
+
+    def _events_after(self, rv: int, kinds: frozenset[str] | None) -> list[WatchEvent]:
+        return [WatchEvent(e.type, e.kind, e.obj, None) for v, e in self._events
+                if v > rv and (kinds is None or e.kind in kinds)]
 
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self._objs.get(kind, {}).get((namespace, name))
@@ -37,7 +71,7 @@ class MemoryStore(Store):
             raise Conflict(f'{kind} "{name}" already exists')
         self._stamp(obj)
         bucket[(ns, name)] = obj
-        self._notify(WatchEvent(ADDED, kind, obj, None))
+        self._emit(WatchEvent(ADDED, kind, obj, None))
         return obj
 
     def update(self, obj: Obj, expect_rv: str | None = None) -> Obj:
@@ -50,7 +84,7 @@ class MemoryStore(Store):
             raise Conflict(f'{kind} "{name}": the object has been modified')
         self._stamp(obj)
         bucket[(ns, name)] = obj
-        self._notify(WatchEvent(MODIFIED, kind, obj, old))
+        self._emit(WatchEvent(MODIFIED, kind, obj, old))
         return obj
 
     def delete(self, kind: str, namespace: str, name: str) -> Obj:
@@ -59,5 +93,6 @@ class MemoryStore(Store):
         if old is None:
             raise NotFound(f'{kind} "{name}" not found')
         self._rv += 1
-        self._notify(WatchEvent(DELETED, kind, old, old))
-        return old
+        gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self._rv)}}
+        self._emit(WatchEvent(DELETED, kind, gone, old))
+        return gone

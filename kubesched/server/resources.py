@@ -1,0 +1,140 @@
+"""The REST resources `serve` has: what discovery lists, what URLs route to, what OpenAPI describes.
+
+Each entry is what `kubectl api-resources` prints for it on a v1.35 cluster: plural, singular,
+short names, whether it is namespaced, its kind and group/version, and its subresources.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class Resource:
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool = True
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = VERBS
+    # The kind this resource stores its objects under when it is another API's view of them
+    # (events.k8s.io/v1 Event shows core/v1 Events).
+    stored_as: str | None = None
+    singular: str = field(default="")
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_version(self) -> str:
+        return self.api_version
+
+    @property
+    def singular_name(self) -> str:
+        return self.singular or self.kind.lower()
+
+    @property
+    def store_kind(self) -> str:
+        return self.stored_as or self.kind
+
+
+def _r(kind: str, group: str, version: str, plural: str, **kw: object) -> Resource:
+    return Resource(kind, group, version, plural, **kw)  # type: ignore[arg-type]
+
+
+ALL = ("all",)
+RESOURCES: tuple[Resource, ...] = (
+    # core/v1
+    _r("Binding", "", "v1", "bindings", verbs=("create",)),
+    _r("ConfigMap", "", "v1", "configmaps", short_names=("cm",)),
+    _r("Endpoints", "", "v1", "endpoints", short_names=("ep",)),
+    _r("Event", "", "v1", "events", short_names=("ev",)),
+    _r("LimitRange", "", "v1", "limitranges", short_names=("limits",)),
+    _r("Namespace", "", "v1", "namespaces", namespaced=False, short_names=("ns",), subresources=("status",),
+       verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
+    _r("Node", "", "v1", "nodes", namespaced=False, short_names=("no",), subresources=("status",)),
+    _r("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
+    _r("PersistentVolume", "", "v1", "persistentvolumes", namespaced=False, short_names=("pv",),
+       subresources=("status",)),
+    _r("Pod", "", "v1", "pods", short_names=("po",), categories=ALL,
+       subresources=("status", "binding", "eviction")),
+    _r("PodTemplate", "", "v1", "podtemplates"),
+    _r("ReplicationController", "", "v1", "replicationcontrollers", short_names=("rc",), categories=ALL,
+       subresources=("status", "scale")),
+    _r("ResourceQuota", "", "v1", "resourcequotas", short_names=("quota",), subresources=("status",)),
+    _r("Secret", "", "v1", "secrets"),
+    _r("ServiceAccount", "", "v1", "serviceaccounts", short_names=("sa",)),
+    _r("Service", "", "v1", "services", short_names=("svc",), categories=ALL, subresources=("status",),
+       verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")),
+    # apps/v1
+    _r("ControllerRevision", "apps", "v1", "controllerrevisions"),
+    _r("DaemonSet", "apps", "v1", "daemonsets", short_names=("ds",), categories=ALL, subresources=("status",)),
+    _r("Deployment", "apps", "v1", "deployments", short_names=("deploy",), categories=ALL,
+       subresources=("status", "scale")),
+    _r("ReplicaSet", "apps", "v1", "replicasets", short_names=("rs",), categories=ALL,
+       subresources=("status", "scale")),
+    _r("StatefulSet", "apps", "v1", "statefulsets", short_names=("sts",), categories=ALL,
+       subresources=("status", "scale")),
+    # batch/v1
+    _r("CronJob", "batch", "v1", "cronjobs", short_names=("cj",), categories=ALL, subresources=("status",)),
+    _r("Job", "batch", "v1", "jobs", categories=ALL, subresources=("status",)),
+    # policy/v1
+    _r("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", short_names=("pdb",),
+       subresources=("status",)),
+    # scheduling.k8s.io/v1
+    _r("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", namespaced=False, short_names=("pc",)),
+    # node.k8s.io/v1
+    _r("RuntimeClass", "node.k8s.io", "v1", "runtimeclasses", namespaced=False),
+    # storage.k8s.io/v1
+    _r("CSIDriver", "storage.k8s.io", "v1", "csidrivers", namespaced=False),
+    _r("CSINode", "storage.k8s.io", "v1", "csinodes", namespaced=False),
+    _r("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities"),
+    _r("StorageClass", "storage.k8s.io", "v1", "storageclasses", namespaced=False, short_names=("sc",)),
+    _r("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", namespaced=False,
+       subresources=("status",)),
+    # coordination.k8s.io/v1
+    _r("Lease", "coordination.k8s.io", "v1", "leases"),
+    # events.k8s.io/v1: the same Events as core/v1, in the newer shape
+    _r("Event", "events.k8s.io", "v1", "events", short_names=("ev",), stored_as="Event"),
+    # rbac.authorization.k8s.io/v1: stored for the manifests operators and schedulers ship with
+    _r("ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", "clusterrolebindings", namespaced=False),
+    _r("ClusterRole", "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False),
+    _r("RoleBinding", "rbac.authorization.k8s.io", "v1", "rolebindings"),
+    _r("Role", "rbac.authorization.k8s.io", "v1", "roles"),
+)
+
+# The groups in the order kube-apiserver lists them (`/apis`), each with its one served version.
+GROUPS: tuple[str, ...] = (
+    "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
+    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
+)
+
+
+@cache
+def _by_path() -> dict[tuple[str, str, str], Resource]:
+    return {(r.group, r.version, r.plural): r for r in RESOURCES}
+
+
+def lookup(group: str, version: str, plural: str) -> Resource | None:
+    return _by_path().get((group, version, plural))
+
+
+@cache
+def _by_kind() -> dict[tuple[str, str], Resource]:
+    return {(r.api_version, r.kind): r for r in RESOURCES}
+
+
+def for_kind(api_version: str, kind: str) -> Resource | None:
+    """The resource serving `kind` in `api_version` (`apps/v1`, `Deployment`)."""
+    return _by_kind().get((api_version, kind))
+
+
+def in_group_version(group: str, version: str) -> list[Resource]:
+    return [r for r in RESOURCES if r.group == group and r.version == version]
