@@ -9,6 +9,7 @@ server and the live mode are thin layers over this class.
 from __future__ import annotations
 
 import random
+import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -44,19 +45,23 @@ PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
 class APIServer:
-    def __init__(self, store: Store, now: Callable[[], float], seed: int = 0,
+    def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
                  epoch: datetime = DEFAULT_EPOCH) -> None:
+        """`seed` None (a server whose store outlives it) draws UIDs and generated names from
+        the system's randomness and numbers Events from the wall clock, as kube-apiserver does, so
+        a restarted server never repeats a name it gave before."""
         self.store = store
         self.now = now
         self.epoch = epoch
         # UIDs come from their own RNG so that adding objects never shifts tie-breaking draws.
-        self._uid_rng = random.Random(f"uid-{seed}")
-        self._name_rng = random.Random(f"names-{seed}")  # generateName suffixes
-        self._event_seq = 0
+        self._uid_rng = random.Random(f"uid-{seed}" if seed is not None else None)
+        self._name_rng = random.Random(f"names-{seed}" if seed is not None else None)  # generateName suffixes
+        self._event_seq = 0 if seed is not None else time.time_ns()
         self.evictions: list[Obj] = []  # every pods/eviction request with its answer, in order
         for pc in admission.system_priority_classes():
-            self._stamp_new(pc)
-            store.create(pc)
+            if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
+                self._stamp_new(pc)
+                store.create(pc)
 
     # ---- helpers ---------------------------------------------------------------------------
 

@@ -52,7 +52,7 @@ from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.record import DecisionRecord
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.scheduler.types import node_allocatable
-from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.base import ADDED, DELETED, Store, WatchEvent
 from kubesched.store.memory import MemoryStore
 
 LOOP_REPEATS = 10  # a removal repeated this many times through replacements is a loop
@@ -145,6 +145,10 @@ class Cluster:
     descheduler_policy: Policy | None = None  # runs the descheduler when given
     epoch: datetime = DEFAULT_EPOCH
     clock: VirtualClock = field(default_factory=VirtualClock)
+    # A server's store (SQLite) outlives the Cluster; simulate's is in memory.
+    store: Store = field(default_factory=MemoryStore)
+    # False (serve): UIDs and generated names from the system's randomness, not from `seed`.
+    reproducible_ids: bool = True
     pods: dict[str, PodHistory] = field(default_factory=dict)  # by uid, in creation order
     events: list[ClusterEvent] = field(default_factory=list)
     rejected: list[Rejection] = field(default_factory=list)
@@ -155,8 +159,8 @@ class Cluster:
 
     def __post_init__(self) -> None:
         self._replacing: dict[str, Disruption] = {}  # replacement pod uid -> the removal it replaced
-        self.store = MemoryStore()
-        self.api = APIServer(self.store, self.clock.now, self.seed, self.epoch)
+        self.api = APIServer(self.store, self.clock.now, self.seed if self.reproducible_ids else None,
+                             self.epoch)
         self.store.watch(self._track_pod, {"Pod"})
         self.store.watch(self._track_event, {"Event"})
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
