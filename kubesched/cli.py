@@ -138,5 +138,15 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
         click.echo(yaml.safe_dump(result.to_json(), sort_keys=False))
 
 
+def _server_commands() -> None:
+    """`serve` and `advance` live with the server; their imports wait until they run."""
+    from kubesched.server.command import advance, serve
+
+    main.add_command(serve)
+    main.add_command(advance)
+
+
+_server_commands()
+
 if __name__ == "__main__":
     main()

@@ -93,11 +93,13 @@ class APIServer:
 
     # ---- writes ----------------------------------------------------------------------------
 
-    def create(self, obj: Obj, warn: Callable[[str], None] | None = None, existing: bool = False) -> Obj:
+    def create(self, obj: Obj, warn: Callable[[str], None] | None = None, existing: bool = False,
+               dry_run: bool = False) -> Obj:
         """Admit and store a copy of `obj`; raises an APIError subclass when refused. `warn`
         makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running.
         `existing` is for an object the exported cluster holds already: it was admitted when it
-        was made, so LimitRanger and ResourceQuota leave it as it is (the quota controller counts it)."""
+        was made, so LimitRanger and ResourceQuota leave it as it is (the quota controller counts it).
+        `dry_run` (dryRun=All) defaults, validates and admits, but neither charges quota nor stores."""
         obj = deep_copy(obj)
         kind = obj.get("kind")
         if not kind:
@@ -130,6 +132,8 @@ class APIServer:
             name = meta.get("name", "")
             if self.store.get(kind, meta.get("namespace", ""), name) is not None:
                 raise AlreadyExists(f'{kind} "{name}" already exists')  # before quota charges it
+            if dry_run:
+                return obj
             admission.validate_new(obj, self.store)
         try:
             return self.store.create(obj)

@@ -116,7 +116,7 @@ class Store(ABC):
         version a watch then resumes from (single-threaded, so nothing can write in between)."""
         return list(self.list(kind, namespace)), self.resource_version
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - a backend holding nothing has nothing to release
         """Release what the backend holds (a file); the store is unusable afterwards."""
 
     @abstractmethod

@@ -1,0 +1,258 @@
+"""The HTTP side of `serve`: kube-apiserver's URL layout, content negotiation and error answers
+on aiohttp, in front of the engine's one thread (the asyncio loop's).
+
+Every request runs to completion on the loop without awaiting in between, so the engine is never
+entered twice at once; only watches await, between the lines they send. Before a request the
+clock catches up with the wall clock, after it the driver runs the components' reactions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.api.duration import parse_duration
+from kubesched.apiserver.errors import APIError
+from kubesched.server import discovery, openapi
+from kubesched.server import status as st
+from kubesched.server.engine import Engine
+from kubesched.server.resources import lookup
+from kubesched.server.rest import Request
+from kubesched.server.watch import Watch
+
+log = logging.getLogger("kubesched.serve")
+
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's --max-request-bytes default (3 MiB)
+BOOKMARK_INTERVAL = 60.0  # wall seconds between watch bookmarks, as kube-apiserver sends them
+MIN_REQUEST_TIMEOUT = 1800  # watches without timeoutSeconds last 30-60 min, as upstream's
+CLOCK_PATH = "/kubesched.io/clock"
+
+
+def _json(answer: Any, code: int = 200, warnings: list[str] | None = None) -> web.Response:
+    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
+    return web.Response(body=json.dumps(answer, separators=(",", ":")).encode(), status=code,
+                        content_type="application/json", headers=headers)
+
+
+def _status(answer: dict[str, Any]) -> web.Response:
+    return _json(answer, answer.get("code", 500))
+
+
+class Server:
+    def __init__(self, engine: Engine, token: str | None = None, max_body: int = MAX_BODY,
+                 bookmark_interval: float = BOOKMARK_INTERVAL) -> None:
+        self.engine = engine
+        self.token = token
+        self.max_body = max_body
+        self.bookmark_interval = bookmark_interval
+        self.watches: set[Watch] = set()
+
+    def app(self) -> web.Application:
+        app = web.Application(client_max_size=self.max_body + 1)
+        app.router.add_route("*", "/{tail:.*}", self.dispatch)
+        app.on_startup.append(self._start)
+        app.on_shutdown.append(self._shutdown)
+        return app
+
+    async def _start(self, _: web.Application) -> None:
+        self.engine.driver.start()
+
+    async def _shutdown(self, _: web.Application) -> None:
+        for w in list(self.watches):
+            w.stop()
+            w.queue.put_nowait(None)
+        await self.engine.driver.stop()
+
+    # ---- dispatch ------------------------------------------------------------------------------
+
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        if self.token is not None and request.headers.get("Authorization") != f"Bearer {self.token}":
+            return _status(st.status(401, "Unauthorized", "Unauthorized"))
+        try:
+            return await self._route(request)
+        except web.HTTPRequestEntityTooLarge:
+            return _status(st.status(413, "RequestEntityTooLarge",
+                                     f"Request entity too large: limit is {self.max_body}"))
+        except APIError as e:
+            return _status(st.from_error(e, getattr(e, "resource", None), getattr(e, "name", None)))
+        except Exception as e:  # a bug must answer 500, never take the server down
+            log.exception("internal error on %s %s", request.method, request.path)
+            return _status(st.status(500, "InternalError", f"Internal error occurred: {e}"))
+        finally:
+            self.engine.driver.kick()
+
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/") or "/"
+        parts = [p for p in path.split("/") if p]
+        method = request.method
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok")
+        if path == "/version":
+            return _json(discovery.version())
+        if path.startswith(CLOCK_PATH):
+            return await self._clock(request, path)
+        if parts[:1] == ["openapi"]:
+            return self._openapi(request, parts)
+        if parts == ["api"]:
+            return _json(discovery.api_versions())
+        if parts == ["apis"]:
+            return _json(discovery.api_group_list())
+        if parts[:2] == ["api", "v1"]:
+            group, version, rest = "", "v1", parts[2:]
+        elif parts[:1] == ["apis"] and len(parts) >= 2:
+            if len(parts) == 2:
+                found = discovery.api_group(parts[1])
+                return _json(found) if found is not None else self._not_found()
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            return self._not_found()
+        if not rest:
+            found = discovery.api_resource_list(group, version)
+            return _json(found) if found is not None else self._not_found()
+        if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            return _status(st.method_not_allowed())
+        return await self._resource(request, group, version, rest)
+
+    @staticmethod
+    def _not_found() -> web.Response:
+        return _status(st.status(404, "NotFound", "the server could not find the requested resource"))
+
+    def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
+        if parts == ["openapi", "v3"]:
+            return _json(openapi.openapi_v3_index())
+        if parts[:2] == ["openapi", "v3"]:
+            doc = openapi.openapi_v3_document("/".join(parts[2:]))
+            if doc is not None:
+                return web.Response(body=doc, content_type="application/json")
+        return self._not_found()
+
+    async def _clock(self, request: web.Request, path: str) -> web.Response:
+        driver = self.engine.driver
+        if path == CLOCK_PATH + "/advance" and request.method == "POST":
+            body = await self._body(request)
+            try:
+                by = parse_duration(str((json.loads(body) if body else {}).get("by", "")))
+                driver.advance(by)
+            except ValueError as e:
+                return _status(st.bad_request(f"advance: {e}"))
+        elif path != CLOCK_PATH or request.method != "GET":
+            return self._not_found()
+        now = driver.pump()
+        return _json({"apiVersion": "kubesched.io/v1alpha1", "kind": "Clock", "seconds": now,
+                      "time": self.engine.api.timestamp(), "speed": driver.speed})
+
+    async def _body(self, request: web.Request) -> bytes:
+        if request.content_length is not None and request.content_length > self.max_body:
+            raise web.HTTPRequestEntityTooLarge(max_size=self.max_body, actual_size=request.content_length)
+        return await request.read()
+
+    # ---- resources -----------------------------------------------------------------------------
+
+    async def _resource(self, request: web.Request, group: str, version: str, segs: list[str]) -> web.StreamResponse:
+        namespace = None
+        watch_prefix = segs[0] == "watch"
+        if watch_prefix:
+            segs = segs[1:]
+        if len(segs) >= 3 and segs[0] == "namespaces" and lookup(group, version, segs[2]) is not None:
+            namespace, segs = segs[1], segs[2:]
+        if not segs:
+            return self._not_found()
+        resource = lookup(group, version, segs[0])
+        name = segs[1] if len(segs) > 1 else None
+        sub = segs[2] if len(segs) > 2 else None
+        if resource is None or len(segs) > 3 or (sub is not None and sub not in resource.subresources) \
+                or (namespace is not None and not resource.namespaced):
+            return self._not_found()
+        if resource.namespaced and name is not None and namespace is None:
+            return self._not_found()
+        query = dict(request.query)
+        method = request.method
+        accept = request.headers.get("Accept", "")
+        table = "as=Table" in accept
+        if method == "GET":
+            verb = "get" if name else ("watch" if watch_prefix or query.get("watch") in ("true", "1") else "list")
+        elif method == "POST":
+            verb = "create"
+            if name is not None and sub not in ("binding", "eviction"):
+                return _status(st.method_not_allowed())
+        elif name is None and method != "DELETE":
+            return _status(st.method_not_allowed())
+        else:
+            verb = {"PUT": "update", "PATCH": "patch", "DELETE": "delete" if name else "deletecollection"}[method]
+        if (verb in ("get", "update", "patch") and sub in ("binding", "eviction")) or verb not in resource.verbs \
+                and not (sub and verb in ("get", "update", "patch", "create")):
+            return _status(st.method_not_allowed())
+        body = await self._body(request) if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        req = Request(verb, resource, namespace if resource.namespaced else None, name, sub, query, body,
+                      request.headers.get("Content-Type", "application/json"),
+                      request.headers.get("User-Agent", ""), table)
+        if resource.namespaced and namespace is None and verb in ("create", "deletecollection"):
+            return self._not_found()
+        rest = self.engine.rest
+        self.engine.driver.pump()
+        if verb == "watch":
+            return await self._watch(request, req)
+        try:
+            code, answer = getattr(rest, verb)(req)
+        except APIError as e:
+            e.resource = getattr(e, "resource", resource)  # type: ignore[attr-defined]
+            e.name = getattr(e, "name", None) or name  # type: ignore[attr-defined]
+            raise
+        answer = _partial_metadata(answer, accept)
+        return _json(answer, code, req.warnings)
+
+    async def _watch(self, request: web.Request, req: Request) -> web.StreamResponse:
+        watch = Watch(self.engine.rest, req, self.engine.rest.selection(req))
+        try:
+            timeout = float(req.query.get("timeoutSeconds") or 0)
+        except ValueError:
+            return _status(st.bad_request(f"timeoutSeconds: invalid value {req.query.get('timeoutSeconds')!r}"))
+        timeout = timeout or MIN_REQUEST_TIMEOUT * (1 + random.random())
+        bookmarks = req.query.get("allowWatchBookmarks") in ("true", "1")
+        watch.start()
+        self.watches.add(watch)
+        response = web.StreamResponse(status=200, headers={"Content-Type": "application/json",
+                                                           "Transfer-Encoding": "chunked"})
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            await response.prepare(request)
+            while True:
+                left = deadline - loop.time()
+                if left <= 0:
+                    break
+                try:
+                    lines, done = await asyncio.wait_for(watch.batch(), timeout=min(left, self.bookmark_interval))
+                except TimeoutError:
+                    if bookmarks:
+                        watch.bookmark()
+                    continue
+                if lines:
+                    await response.write(lines)
+                if done:
+                    break
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            watch.stop()
+            self.watches.discard(watch)
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response
+
+
+def _partial_metadata(answer: dict[str, Any], accept: str) -> dict[str, Any]:
+    """`as=PartialObjectMetadata[List]`: objects reduced to their metadata (metadata informers)."""
+    if "as=PartialObjectMetadata" not in accept or answer.get("kind") in ("Status", "Table"):
+        return answer
+    part = {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata"}
+    if "items" in answer:
+        return {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadataList", "metadata": answer["metadata"],
+                "items": [{**part, "metadata": o["metadata"]} for o in answer["items"]]}
+    return {**part, "metadata": answer.get("metadata", {})}

@@ -1,0 +1,139 @@
+"""`kubesched serve` and `kubesched advance`: the cluster in a box, and moving its clock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import click
+import yaml
+from rich.console import Console
+
+from kubesched.api.errors import InputError
+
+DEFAULT_PORT = 8080
+
+
+def kubeconfig(server: str, token: str | None) -> dict:
+    """A kubeconfig with one context, `kubesched`, so `kubectl --kubeconfig FILE` works at once."""
+    user: dict = {"token": token} if token else {}
+    return {"apiVersion": "v1", "kind": "Config", "current-context": "kubesched", "preferences": {},
+            "clusters": [{"name": "kubesched", "cluster": {"server": server}}],
+            "users": [{"name": "kubesched", "user": user}],
+            "contexts": [{"name": "kubesched", "context": {"cluster": "kubesched", "user": "kubesched",
+                                                          "namespace": "default"}}]}
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--data", default="kubesched.db", show_default=True, metavar="FILE",
+              help="SQLite file the cluster lives in (created if missing); ':memory:' keeps nothing.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0: any free one).")
+@click.option("--speed", default=1.0, show_default=True, type=float,
+              help="Virtual seconds per wall-clock second.")
+@click.option("--token", default=None, help="Require this bearer token on every request.")
+@click.option("--kubeconfig-out", "kubeconfig_out", default=None, metavar="FILE",
+              help="Write a kubeconfig for this server to FILE.")
+@click.option("--max-body", default=3 * 1024 * 1024, show_default=True, type=int,
+              help="Largest request body accepted, in bytes.")
+def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float, token: str | None,
+          kubeconfig_out: str | None, max_body: int) -> None:
+    """Serve a Kubernetes API (kubectl, client libraries, operators) whose scheduler, kubelets and
+    controllers are kubesched's, in real time (or SPEED times faster). PATHS (optional) seed a new
+    data file with a snapshot or scenario, and give the scheduler, kubelet and descheduler
+    configurations."""
+    from kubesched.server.app import Server
+    from kubesched.server.engine import Engine, ServeOptions
+    from kubesched.store.sqlite import StoreFileError
+
+    err = Console(stderr=True)
+    if speed <= 0:
+        err.print("--speed must be positive")
+        sys.exit(2)
+    try:
+        engine = Engine(ServeOptions(paths, data, speed))
+    except InputError as e:
+        for p in e.problems:
+            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except StoreFileError as e:
+        err.print(str(e), markup=False, highlight=False)
+        sys.exit(2)
+    for w in engine.warnings:
+        err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    asyncio.run(_serve(Server(engine, token, max_body), host, port, token, kubeconfig_out, err))
+
+
+async def _serve(server: object, host: str, port: int, token: str | None, kubeconfig_out: str | None,
+                 err: Console) -> None:
+    from aiohttp import web
+
+    from kubesched.server.app import Server
+
+    assert isinstance(server, Server)
+    runner = web.AppRunner(server.app(), handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+    bound = sockets[0].getsockname()[1] if sockets else port
+    url = f"http://{host}:{bound}"
+    if kubeconfig_out:
+        Path(kubeconfig_out).write_text(yaml.safe_dump(kubeconfig(url, token), sort_keys=False))
+    err.print(f"serving the Kubernetes API on {url}" + (f" (kubeconfig: {kubeconfig_out})" if kubeconfig_out else ""),
+              markup=False, highlight=False)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+    server.engine.close()
+
+
+@click.command()
+@click.argument("duration")
+@click.option("--server", "server", default=None, metavar="URL", help="The server (default: from the kubeconfig).")
+@click.option("--kubeconfig", "kubeconfig_path", default=None, metavar="FILE",
+              help="Take the server and token from this kubeconfig's current context.")
+@click.option("--token", default=None, help="Bearer token.")
+def advance(duration: str, server: str | None, kubeconfig_path: str | None, token: str | None) -> None:
+    """Jump a running `serve`'s virtual time ahead by DURATION (e.g. 10m), running everything
+    that falls due on the way; prints the new time."""
+    if server is None:
+        server, token = _from_kubeconfig(kubeconfig_path, token)
+    request = urllib.request.Request(server.rstrip("/") + "/kubesched.io/clock/advance",
+                                     data=json.dumps({"by": duration}).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=600) as answer:
+            clock = json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        click.echo(json.loads(e.read() or b"{}").get("message") or str(e), err=True)
+        sys.exit(1)
+    except (urllib.error.URLError, OSError) as e:
+        click.echo(f"cannot reach {server}: {e}", err=True)
+        sys.exit(1)
+    click.echo(f"{clock['time']} ({clock['seconds']:g}s of virtual time)")
+
+
+def _from_kubeconfig(path: str | None, token: str | None) -> tuple[str, str | None]:
+    import os
+
+    path = path or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
+    try:
+        config = yaml.safe_load(Path(path).read_text()) or {}
+        context = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
+        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
+        user = next((u.get("user") or {} for u in config.get("users") or [] if u["name"] == context.get("user")), {})
+    except (OSError, KeyError, StopIteration, TypeError, yaml.YAMLError) as e:
+        raise click.UsageError(f"no server given and none found in kubeconfig {path}: {e}") from None
+    return cluster["server"], token or user.get("token")

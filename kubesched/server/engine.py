@@ -1,0 +1,103 @@
+"""The engine behind `serve`: the simulation's Cluster on a store that outlives the process,
+driven by the wall clock.
+
+A new data file starts from the input (a snapshot or scenario, loaded and validated as
+`simulate` loads it) and the namespaces every cluster has; a data file that exists is the cluster
+as it was left, the input's configurations (scheduler, kubelet, descheduler) still applied.
+Components rebuild their state from the store when they start, as they would after a restart
+on a real cluster (informers list, then watch). Virtual time resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
+from kubesched.controllers.namespace import NamespaceController
+from kubesched.descheduler.policy import load_policy
+from kubesched.kubelet.nodestatus import NodeStatusReporter
+from kubesched.runtime.clock import VirtualClock
+from kubesched.runtime.cluster import Cluster
+from kubesched.runtime.realtime import RealtimeDriver
+from kubesched.server.resources import RESOURCES
+from kubesched.server.rest import INITIAL_NAMESPACES, Rest
+from kubesched.sim.runner import check_config, load
+from kubesched.store.base import Store
+from kubesched.store.memory import MemoryStore
+from kubesched.store.sqlite import SQLiteStore
+
+MEMORY = ":memory:"
+WATCH_WINDOW = 100_000  # past events a watch can resume from (kube-apiserver keeps minutes of them)
+
+
+class _MemoryMeta:
+    """The data-file bits of a store that has no file."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def meta_get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    def meta_set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+
+@dataclass
+class ServeOptions:
+    paths: tuple[str, ...] = ()
+    data: str = "kubesched.db"
+    speed: float = 1.0
+    now: datetime | None = None
+
+
+class Engine:
+    def __init__(self, options: ServeOptions) -> None:
+        scenario = load(list(options.paths)) if options.paths else None
+        self.warnings = [str(w) for w in scenario.warnings] if scenario else []
+        self.store: Store = MemoryStore(window=WATCH_WINDOW) if options.data == MEMORY else \
+            SQLiteStore(options.data, window=WATCH_WINDOW)
+        meta: Any = self.store if hasattr(self.store, "meta_get") else _MemoryMeta()
+        self.meta = meta
+        fresh = meta.meta_get("epoch") is None
+        if fresh:
+            epoch = options.now or (scenario.epoch if scenario and scenario.epoch != DEFAULT_EPOCH else
+                                    datetime.now(UTC).replace(microsecond=0))
+            meta.meta_set("epoch", format_time(epoch, 0))
+            meta.meta_set("virtual-time", "0")
+        epoch = parse_time(meta.meta_get("epoch"))
+        clock = VirtualClock(start=float(meta.meta_get("virtual-time") or 0))
+        configs = [check_config(lo.obj, lo) for lo in scenario.scheduler_configs] if scenario else []
+        configs = configs or [check_config(None, None)]
+        policy = load_policy(scenario.descheduler_policy) if scenario and scenario.descheduler_policy else None
+        self.cluster = Cluster(seed=scenario.seed if scenario else 0, scheduler_config=configs[0],
+                               other_scheduler_configs=configs[1:], epoch=epoch,
+                               kubelet_config=scenario.kubelet_config if scenario else None,
+                               descheduler_policy=policy, clock=clock, store=self.store, reproducible_ids=False)
+        self.cluster.stop_on_loop = False
+        self.api = self.cluster.api
+        self.rest = Rest(self.api)
+        self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced})
+        self.namespaces.start()
+        self.node_status = NodeStatusReporter(self.api, clock)
+        self.node_status.start()
+        if fresh:
+            for name in INITIAL_NAMESPACES:
+                if self.store.get("Namespace", "", name) is None:
+                    self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name},
+                                         "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+            if scenario is not None:
+                for at, obj in scenario.objects:
+                    if at <= 0:
+                        self.cluster.restore(obj)
+                    else:
+                        clock.call_at(at, lambda obj=obj: self.cluster.create(obj))
+        self.driver = RealtimeDriver(clock, options.speed, self._persist_time)
+
+    def _persist_time(self, now: float) -> None:
+        self.meta.meta_set("virtual-time", repr(now))
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,516 @@
+"""The REST verbs over the in-process API: what kube-apiserver's generic registry and its
+handlers add around a store write (request decoding, preconditions, field validation, dry runs,
+field managers, status and scale subresources), mapped onto `APIServer` calls.
+
+Every method runs on the engine's one thread and returns (HTTP code, body). The components
+(scheduler, kubelets, controllers) see the writes through the store's watch, exactly as they
+see simulate's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from kubesched.api.fieldschema import decode
+from kubesched.api.objects import deep_copy, merge_patch, parse_time
+from kubesched.apiserver.errors import APIError, BadRequest, Invalid, NotFoundError
+from kubesched.apiserver.server import APIServer
+from kubesched.server import events as events_view
+from kubesched.server import patch as patches
+from kubesched.server import status as st
+from kubesched.server.resources import Resource, for_kind
+from kubesched.server.selection import (
+    EVENTS_V1_FIELDS,
+    Selection,
+    page,
+    parse_field_selector,
+    parse_label_selector,
+    sort_key,
+)
+from kubesched.server.tables import to_table
+
+Obj = dict[str, Any]
+Answer = tuple[int, Obj]
+
+# Kinds whose status only the status subresource changes (their strategies reset it on update).
+# Nodes keep a status given at creation (the kubelet registers with one); the rest start empty.
+KEEPS_STATUS_ON_CREATE = frozenset({"Node", "Event"})
+CREATE_ON_UPDATE = frozenset({"Lease", "Endpoints", "Event"})
+# Set by the API server, never by a client's create.
+SERVER_SET_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
+                   "selfLink")
+APPLY = "application/apply-patch+yaml"
+PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
+               "application/strategic-merge-patch+json", APPLY)
+NAMESPACE_FREE = frozenset({"Namespace"})
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@dataclass
+class Request:
+    """One REST request, parsed from its URL, query and headers."""
+
+    verb: str  # get, list, watch, create, update, patch, delete, deletecollection
+    resource: Resource
+    namespace: str | None
+    name: str | None = None
+    subresource: str | None = None
+    query: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    content_type: str = "application/json"
+    user_agent: str = ""
+    table: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def dry_run(self) -> bool:
+        return self.query.get("dryRun") == "All"
+
+    @property
+    def manager(self) -> str:
+        """The field manager: `fieldManager`, else the client's name from its User-Agent."""
+        return self.query.get("fieldManager") or self.user_agent.split("/", 1)[0][:128] or "unknown"
+
+
+class Rest:
+    def __init__(self, api: APIServer) -> None:
+        self.api = api
+        self.store = api.store
+
+    # ---- helpers -----------------------------------------------------------------------------
+
+    def now_time(self) -> Any:
+        return parse_time(self.api.timestamp())
+
+    def _decode_body(self, req: Request, patch: bool = False) -> Any:
+        if not req.body:
+            raise BadRequest("the body of the request was empty") if not patch else \
+                BadRequest("the body of the request was in an unknown format - accepted media types include: "
+                           + ", ".join(PATCH_TYPES))
+        try:
+            if "yaml" in req.content_type:
+                return yaml.safe_load(req.body)
+            return json.loads(req.body)
+        except (ValueError, yaml.YAMLError) as e:
+            raise BadRequest(f"couldn't get version/kind; json parse error: {e}") from None
+
+    def _object_body(self, req: Request) -> Obj:
+        obj = self._decode_body(req)
+        if not isinstance(obj, dict):
+            raise BadRequest("couldn't get version/kind; json parse error: expected an object")
+        res = req.resource
+        if res.stored_as == "Event" and res.group == "events.k8s.io":
+            obj = events_view.to_core({**obj, "apiVersion": "events.k8s.io/v1", "kind": "Event"})
+        else:
+            if obj.get("apiVersion") not in (None, res.api_version):
+                raise BadRequest(f"the API version in the data ({obj.get('apiVersion')}) does not match the "
+                                 f"expected API version ({res.api_version})")
+            if obj.get("kind") not in (None, res.kind):
+                raise BadRequest(f"the kind in the data ({obj.get('kind')}) does not match the expected kind "
+                                 f"({res.kind})")
+            obj = {**obj, "apiVersion": res.api_version, "kind": res.kind}
+        meta = obj.get("metadata")
+        if meta is None:
+            obj["metadata"] = meta = {}
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata: expected an object")
+        if res.namespaced:
+            if meta.get("namespace") not in (None, "", req.namespace):
+                raise BadRequest("the namespace of the provided object does not match the namespace sent on "
+                                 "the request")
+            meta["namespace"] = req.namespace
+        self._check_fields(req, obj)
+        return obj
+
+    def _check_fields(self, req: Request, obj: Obj, patch: bool = False) -> None:
+        """fieldValidation: Strict refuses unknown and duplicate fields, Warn (the default)
+        answers with a warning header, Ignore says nothing."""
+        mode = req.query.get("fieldValidation", "Warn")
+        if mode not in ("Strict", "Warn", "Ignore"):
+            raise BadRequest(f"fieldValidation: Unsupported value: {mode!r}: supported values: "
+                             '"Ignore", "Strict", "Warn"')
+        if mode == "Ignore":
+            return
+        found = decode(obj.get("kind", ""), obj, patch)
+        unknown = [f'unknown field "{path}"' for path, message in found if message is None]
+        wrong = [f"{path}: {message}" for path, message in found if message is not None]
+        if wrong:
+            raise BadRequest(f"{obj.get('kind')} in version \"{req.resource.version}\" cannot be handled as a "
+                             f"{obj.get('kind')}: {wrong[0]}")
+        if unknown and mode == "Strict":
+            raise BadRequest("strict decoding error: " + ", ".join(unknown))
+        req.warnings.extend(unknown)
+
+    def _get(self, req: Request, name: str | None = None) -> Obj:
+        res, name = req.resource, name or req.name or ""
+        obj = self.store.get(res.store_kind, req.namespace or "" if res.namespaced else "", name)
+        if obj is None:
+            raise _NotFound(res, name)
+        return obj
+
+    def _view(self, req: Request, obj: Obj) -> Obj:
+        """The object as this resource shows it (events.k8s.io/v1's shape of an Event)."""
+        if req.resource.group == "events.k8s.io":
+            return events_view.to_events_v1(obj)
+        return obj
+
+    def _check_namespace(self, req: Request) -> None:
+        """NamespaceLifecycle: objects are created only in namespaces that exist and are not
+        being deleted."""
+        if not req.resource.namespaced or req.resource.kind in NAMESPACE_FREE:
+            return
+        ns = self.store.get("Namespace", "", req.namespace or "")
+        if ns is None:
+            raise NotFoundError(f'namespaces "{req.namespace}" not found')
+        if (ns.get("status") or {}).get("phase") == "Terminating" or ns["metadata"].get("deletionTimestamp"):
+            raise _Forbidden(f'{req.resource.plural} "{req.name or ""}" is forbidden: unable to create new content '
+                             f'in namespace {req.namespace} because it is being terminated')
+
+    # ---- reads -------------------------------------------------------------------------------
+
+    def get(self, req: Request) -> Answer:
+        obj = self._view(req, self._get(req))
+        if req.subresource == "scale":
+            return 200, self._scale_of(req, obj)
+        if req.table:
+            return 200, to_table(req.resource.kind, [obj], self.now_time(), req.query.get("includeObject", "Metadata"),
+                                 obj["metadata"].get("resourceVersion", ""))
+        return 200, obj
+
+    def selection(self, req: Request) -> Selection:
+        renames = EVENTS_V1_FIELDS if req.resource.group == "events.k8s.io" else None
+        labels = req.query.get("labelSelector")
+        fields = req.query.get("fieldSelector")
+        return Selection(parse_label_selector(labels) if labels else None,
+                         tuple(parse_field_selector(fields, req.resource.store_kind, renames)) if fields else (),
+                         req.namespace if req.resource.namespaced else None)
+
+    def list(self, req: Request) -> Answer:
+        sel = self.selection(req)
+        res = req.resource
+        rv = self.store.resource_version
+        objs = sorted((o for o in self.store.list(res.store_kind, sel.namespace) if sel.matches(o)), key=sort_key)
+        try:
+            limit = int(req.query.get("limit") or 0)
+        except ValueError:
+            raise BadRequest(f"limit: invalid value {req.query.get('limit')!r}") from None
+        items, token, remaining = page(objs, limit, req.query.get("continue"), rv)
+        items = [self._view(req, o) for o in items]
+        meta: Obj = {"resourceVersion": str(rv)}
+        if token:
+            meta["continue"] = token
+            meta["remainingItemCount"] = remaining
+        if req.table:
+            return 200, to_table(res.kind, items, self.now_time(), req.query.get("includeObject", "Metadata"),
+                                 str(rv), token)
+        return 200, {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": items}
+
+    # ---- writes ------------------------------------------------------------------------------
+
+    def create(self, req: Request) -> Answer:
+        if req.subresource in ("binding", "eviction"):
+            return self._pod_action(req)
+        if req.resource.kind == "Binding":
+            body = self._decode_body(req)
+            pod = (body.get("metadata") or {}).get("name") if isinstance(body, dict) else None
+            if not pod:
+                raise BadRequest("Binding: metadata.name: Required value")
+            return self._bind(req, pod, body)
+        obj = self._object_body(req)
+        meta = obj["metadata"]
+        if meta.get("resourceVersion"):
+            raise BadRequest("resourceVersion should not be set on objects to be created")
+        for key in SERVER_SET_META:
+            meta.pop(key, None)
+        kind = obj["kind"]
+        if kind not in KEEPS_STATUS_ON_CREATE:
+            obj.pop("status", None)
+        if kind == "Namespace":
+            obj["status"] = {"phase": "Active"}
+            spec = obj.setdefault("spec", {})
+            spec.setdefault("finalizers", ["kubernetes"])
+        req.name = meta.get("name")
+        self._check_namespace(req)
+        obj = patches.record_update(None, obj, req.manager, self.api.timestamp())
+        if req.dry_run:
+            return 201, self._view(req, self.api.create(obj, dry_run=True))
+        return 201, self._view(req, self.api.create(obj))
+
+    def update(self, req: Request) -> Answer:
+        res = req.resource
+        if req.subresource == "scale":
+            return self._update_scale(req, self._decode_body(req))
+        obj = self._object_body(req)
+        meta = obj["metadata"]
+        if meta.get("name") != req.name:
+            raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                             f"({req.name})")
+        try:
+            current = self._get(req)
+        except _NotFound:
+            if res.kind not in CREATE_ON_UPDATE:
+                raise
+            meta.pop("resourceVersion", None)
+            return self.create(Request("create", res, req.namespace, req.name, None, req.query,
+                                       json.dumps(obj).encode(), "application/json", req.user_agent))
+        rv = meta.get("resourceVersion")
+        if rv and rv != current["metadata"].get("resourceVersion"):
+            raise _Conflict(res, req.name or "", st.MODIFIED)
+        return 200, self._view(req, self._write(req, current, obj))
+
+    def _write(self, req: Request, current: Obj, new: Obj) -> Obj:
+        """Store `new` as the next version of `current`, keeping what a client may not change
+        through this endpoint: the metadata the server sets, and the status (unless this is the
+        status subresource) or everything but the status (if it is)."""
+        meta = new["metadata"]
+        cur_meta = current["metadata"]
+        for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+            if key in cur_meta:
+                meta[key] = cur_meta[key]
+            else:
+                meta.pop(key, None)
+        meta["resourceVersion"] = cur_meta.get("resourceVersion")
+        if req.subresource == "status":
+            new = {**current, "status": new.get("status") or {}, "metadata": {**cur_meta}}
+        elif "status" in current or "status" in new:
+            new["status"] = current.get("status", {}) if req.resource.subresources.count("status") else \
+                new.get("status", current.get("status"))
+        new = patches.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "")
+        if req.dry_run:
+            return new
+        if req.subresource == "status":
+            return self.api.update(new, status_only=True)
+        return self.api.update(new)
+
+    def patch(self, req: Request) -> Answer:
+        ctype = req.content_type.split(";", 1)[0].strip()
+        if ctype not in PATCH_TYPES:
+            return 415, st.status(415, "UnsupportedMediaType",
+                                  f'the body of the request was in an unknown format - accepted media types '
+                                  f'include: {", ".join(PATCH_TYPES)}')
+        body = self._decode_body(req, patch=True)
+        if req.subresource == "scale":
+            scale = self._scale_of(req, self._get(req))
+            return self._update_scale(req, self._apply_patch(ctype, scale, body, req, scale=True))
+        res = req.resource
+        if ctype == APPLY:
+            return self._apply(req, body)
+        current = self._view(req, self._get(req))
+        new = self._apply_patch(ctype, current, body, req)
+        if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+            raise BadRequest("the patched object is not an object")
+        if (new["metadata"].get("name") != req.name) or (res.namespaced and new["metadata"].get("namespace")
+                                                          != req.namespace):
+            raise BadRequest("metadata.name and metadata.namespace may not be changed by a patch")
+        if res.group == "events.k8s.io":
+            new = events_view.to_core(new)
+        rv = new["metadata"].get("resourceVersion")
+        stored = self._get(req)
+        if rv and rv != stored["metadata"].get("resourceVersion"):
+            raise _Conflict(res, req.name or "", st.MODIFIED)
+        self._check_fields(req, new)
+        return 200, self._view(req, self._write(req, stored, new))
+
+    def _apply_patch(self, ctype: str, current: Obj, body: Any, req: Request, scale: bool = False) -> Obj:
+        if ctype == "application/json-patch+json":
+            return patches.json_patch(deep_copy(current), body)
+        if not isinstance(body, dict):
+            raise BadRequest("the body of the request is not a JSON object")
+        if ctype == "application/merge-patch+json" or scale:
+            return merge_patch(current, body)
+        return patches.strategic_merge_patch(current, body)
+
+    def _apply(self, req: Request, body: Any) -> Answer:
+        """Server-side apply: create the object if it is missing, else merge the manager's
+        intent in, with conflicts unless `force`."""
+        if "fieldManager" not in req.query:
+            raise BadRequest("PATCH /apply requires fieldManager to be set")
+        if not isinstance(body, dict):
+            raise BadRequest("the body of an apply request must be an object")
+        res = req.resource
+        meta = body.get("metadata") or {}
+        if meta.get("name") not in (None, req.name):
+            raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                             f"({req.name})")
+        body = {**body, "apiVersion": body.get("apiVersion", res.api_version), "kind": body.get("kind", res.kind),
+                "metadata": {**meta, "name": req.name}}
+        if res.namespaced:
+            body["metadata"]["namespace"] = req.namespace
+        self._check_fields(req, body)
+        force = req.query.get("force") in ("true", "1")
+        try:
+            current: Obj | None = self._get(req)
+        except _NotFound:
+            current = None
+        new = patches.apply(current, body, req.manager, force, self.api.timestamp())
+        if current is None:
+            self._check_namespace(req)
+            for key in SERVER_SET_META:
+                new["metadata"].pop(key, None)
+            new["metadata"].pop("resourceVersion", None)
+            if new["kind"] not in KEEPS_STATUS_ON_CREATE:
+                new.pop("status", None)
+            if req.dry_run:
+                return 201, self.api.create(new, dry_run=True)
+            return 201, self.api.create(new)
+        if req.dry_run:
+            return 200, new
+        if req.subresource == "status":
+            return 200, self.api.update({**current, "status": new.get("status") or {},
+                                         "metadata": new["metadata"]}, status_only=True)
+        if "status" in req.resource.subresources:
+            new["status"] = current.get("status", {})
+        new["metadata"]["resourceVersion"] = current["metadata"].get("resourceVersion")
+        return 200, self.api.update(new)
+
+    def delete(self, req: Request) -> Answer:
+        options = self._delete_options(req)
+        res = req.resource
+        current = self._get(req)
+        pre = options.get("preconditions") or {}
+        meta = current["metadata"]
+        if pre.get("uid") and pre["uid"] != meta.get("uid"):
+            raise _Conflict(res, req.name or "", f"Precondition failed: UID in precondition: {pre['uid']}, UID in "
+                            f"object meta: {meta.get('uid')}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
+            raise _Conflict(res, req.name or "", f"Precondition failed: ResourceVersion in precondition: "
+                            f"{pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
+        if req.dry_run:
+            return 200, self._view(req, current)
+        if res.kind == "Namespace":
+            return 200, self._delete_namespace(current)
+        left = self.api.delete(res.store_kind, req.namespace or "", req.name or "",
+                               grace_period=options.get("gracePeriodSeconds"),
+                               propagation_policy=options.get("propagationPolicy") or (
+                                   "Orphan" if options.get("orphanDependents") else None))
+        return 200, self._view(req, left if left is not None else current)
+
+    def _delete_options(self, req: Request) -> Obj:
+        options: Obj = {}
+        if req.body:
+            body = self._decode_body(req)
+            if isinstance(body, dict):
+                options.update(body)
+        q = req.query
+        if "gracePeriodSeconds" in q:
+            try:
+                options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+            except ValueError:
+                raise BadRequest(f"gracePeriodSeconds: invalid value {q['gracePeriodSeconds']!r}") from None
+        if "propagationPolicy" in q:
+            options["propagationPolicy"] = q["propagationPolicy"]
+        grace = options.get("gracePeriodSeconds")
+        if grace is not None and (not isinstance(grace, int) or isinstance(grace, bool)):
+            raise BadRequest("gracePeriodSeconds: must be an integer")
+        if grace is not None and grace < 0:
+            options["gracePeriodSeconds"] = 1
+        policy = options.get("propagationPolicy")
+        if policy not in (None, "Orphan", "Background", "Foreground"):
+            raise Invalid(f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: '
+                          f'"{policy}": supported values: "Foreground", "Background", "Orphan", "nil"')
+        return options
+
+    def _delete_namespace(self, ns: Obj) -> Obj:
+        """The namespace registry's delete: the namespace goes Terminating with a
+        deletionTimestamp; the namespace controller deletes its content and then the namespace."""
+        if ns["metadata"].get("deletionTimestamp"):
+            return ns
+        return self.store.update({**ns, "metadata": {**ns["metadata"], "deletionTimestamp": self.api.timestamp(),
+                                                     "deletionGracePeriodSeconds": 0},
+                                  "status": {**(ns.get("status") or {}), "phase": "Terminating"}})
+
+    def deletecollection(self, req: Request) -> Answer:
+        sel = self.selection(req)
+        res = req.resource
+        items = []
+        for obj in sorted((o for o in self.store.list(res.store_kind, sel.namespace) if sel.matches(o)),
+                          key=sort_key):
+            sub = Request("delete", res, obj["metadata"].get("namespace"), obj["metadata"]["name"], None,
+                          req.query, req.body, req.content_type, req.user_agent)
+            try:
+                items.append(self.delete(sub)[1])
+            except _NotFound:
+                continue
+        return 200, {"kind": f"{res.kind}List", "apiVersion": res.api_version,
+                     "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items}
+
+    # ---- subresources ------------------------------------------------------------------------
+
+    def _pod_action(self, req: Request) -> Answer:
+        body = self._decode_body(req)
+        if not isinstance(body, dict):
+            raise BadRequest("the body of the request is not a JSON object")
+        if req.subresource == "binding":
+            return self._bind(req, req.name or "", body)
+        self._get(req)
+        self.api.evict(req.namespace or "", req.name or "", body, requester=req.manager)
+        return 201, st.status(201, "", "")
+
+    def _bind(self, req: Request, pod: str, body: Obj) -> Answer:
+        target = body.get("target") or {}
+        if not target.get("name"):
+            raise Invalid(f'Binding "{pod}" is invalid: target.name: Required value')
+        if (body.get("metadata") or {}).get("name") not in (None, pod):
+            raise BadRequest("name in URL does not match name in Binding object")
+        self._get(Request("get", req.resource, req.namespace, pod) if req.resource.kind == "Pod" else
+                  Request("get", for_kind("v1", "Pod"), req.namespace, pod))  # type: ignore[arg-type]
+        self.api.bind(req.namespace or "", pod, target["name"])
+        return 201, st.status(201, "", "")
+
+    def _scale_of(self, req: Request, obj: Obj) -> Obj:
+        meta = obj["metadata"]
+        spec, status = obj.get("spec") or {}, obj.get("status") or {}
+        selector = spec.get("selector") or {}
+        if obj["kind"] == "ReplicationController":
+            text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+        else:
+            text = ",".join([f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())] + [
+                f"{e['key']} {e['operator'].lower()} ({','.join(e.get('values') or [])})"
+                if e.get("values") else ("!" if e["operator"] == "DoesNotExist" else "") + e["key"]
+                for e in selector.get("matchExpressions") or ()])
+        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                             if k in meta},
+                "spec": {"replicas": spec.get("replicas", 1)},
+                "status": {"replicas": status.get("replicas", 0), "selector": text}}
+
+    def _update_scale(self, req: Request, scale: Any) -> Answer:
+        if not isinstance(scale, dict):
+            raise BadRequest("the body of the request is not a Scale object")
+        replicas = (scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+            raise Invalid(f'Scale.autoscaling "{req.name}" is invalid: spec.replicas: Invalid value: {replicas!r}: '
+                          "must be greater than or equal to 0")
+        current = self._get(req)
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != current["metadata"].get("resourceVersion"):
+            raise _Conflict(req.resource, req.name or "", st.MODIFIED)
+        new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
+                                                                           "replicas": replicas}}
+        if not req.dry_run:
+            new = self.api.update(patches.record_update(current, new, req.manager, self.api.timestamp(), "scale"))
+        return 200, self._scale_of(req, new)
+
+
+class _NotFound(NotFoundError):
+    def __init__(self, resource: Resource, name: str) -> None:
+        super().__init__(st.not_found(resource, name)["message"])
+        self.resource = resource
+        self.name = name
+
+
+class _Conflict(APIError):
+    code = 409
+    reason = "Conflict"
+
+    def __init__(self, resource: Resource, name: str, why: str) -> None:
+        super().__init__(st.conflict(resource, name, why)["message"])
+
+
+class _Forbidden(APIError):
+    code = 403
+    reason = "Forbidden"

@@ -1,0 +1,145 @@
+"""Watches over HTTP: a stream of `{"type": ..., "object": ...}` lines, as kube-apiserver sends.
+
+A watch starts from a resourceVersion: none or "0" sends the current objects as ADDED first;
+a version N replays every change after N from the store's event window (a version older than the
+window gets an ERROR event with a 410 Expired Status, and the client lists afresh). Subscribing
+and replaying happen in one step on the engine's thread, so no change falls between them or is
+sent twice. An object that stops (or starts) matching the selectors is sent as DELETED (ADDED),
+as upstream's cache watchers do. BOOKMARK events carry the latest version when asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from kubesched.server.rest import Request, Rest
+from kubesched.server.selection import Selection, sort_key
+from kubesched.server.status import status
+from kubesched.server.tables import to_table
+from kubesched.store.base import ADDED, DELETED, MODIFIED, Gone, TooLarge, WatchEvent
+
+Obj = dict[str, Any]
+MAX_BACKLOG = 50_000  # events queued for one slow client before its watch is closed (it re-watches)
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
+
+
+class Watch:
+    """One client's watch: filters store events into a queue of encoded lines."""
+
+    def __init__(self, rest: Rest, req: Request, selection: Selection) -> None:
+        self.rest = rest
+        self.req = req
+        self.selection = selection
+        self.kind = req.resource.store_kind
+        # (resourceVersion, line); None ends the stream. A write made inside another write's
+        # notification reaches this watcher before the outer one: the writer sorts each batch.
+        self.queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        self.table_header_sent = False
+        self.overflowed = False
+        self.last_rv = 0
+
+    # ---- the engine's side ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Subscribe and queue what precedes live events; raises Gone/TooLarge via ERROR lines."""
+        store = self.rest.store
+        q = self.req.query
+        rv_text = q.get("resourceVersion", "")
+        initial = q.get("sendInitialEvents") in ("true", "1")
+        store.watch(self._on_event, {self.kind})
+        self.last_rv = store.resource_version
+        if rv_text in ("", "0") or initial:
+            for obj in sorted(store.list(self.kind, self.selection.namespace), key=sort_key):
+                if self.selection.matches(obj):
+                    self._send(ADDED, obj)
+            if initial:
+                self._bookmark(initial_end=True)
+            return
+        try:
+            rv = int(rv_text)
+        except ValueError:
+            self._error(status(400, "BadRequest", f'resourceVersion: Invalid value: "{rv_text}": must be an '
+                                                  "integer"))
+            return
+        try:
+            replay = store.events_since(rv, {self.kind})
+        except Gone as e:
+            self._error(status(410, "Expired", str(e)))
+            return
+        except TooLarge as e:
+            self._error(status(504, "Timeout", str(e), details={"causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}], "retryAfterSeconds": 1}))
+            return
+        for ev in replay:
+            self._on_event(ev)
+
+    def stop(self) -> None:
+        self.rest.store.unwatch(self._on_event)
+
+    def _on_event(self, ev: WatchEvent) -> None:
+        if self.overflowed:
+            return
+        sel = self.selection
+        now_matches = sel.matches(ev.obj)
+        if ev.type == MODIFIED and ev.old is not None:
+            was = sel.matches(ev.old)
+            if was and not now_matches:
+                self._send(DELETED, ev.obj)
+            elif now_matches:
+                self._send(MODIFIED if was else ADDED, ev.obj)
+            return
+        if now_matches:
+            self._send(ev.type, ev.obj)
+
+    def _send(self, etype: str, obj: Obj) -> None:
+        self.last_rv = max(self.last_rv, int(obj["metadata"].get("resourceVersion") or 0))
+        view = self.rest._view(self.req, obj)
+        if self.req.table:
+            view = to_table(self.req.resource.kind, [view], self.rest.now_time(),
+                            self.req.query.get("includeObject", "Metadata"), view["metadata"].get("resourceVersion", ""))
+            if self.table_header_sent:
+                view["columnDefinitions"] = []
+            self.table_header_sent = True
+        self._put(_dumps({"type": etype, "object": view}), int(obj["metadata"].get("resourceVersion") or 0))
+
+    def _put(self, line: bytes | None, rv: int = 0) -> None:
+        if self.queue.qsize() >= MAX_BACKLOG:
+            self.overflowed = True
+            self.stop()
+            self.queue.put_nowait(None)
+            return
+        self.queue.put_nowait(None if line is None else (rv or self.rest.store.resource_version, line))
+
+    def _error(self, answer: Obj) -> None:
+        self.stop()
+        self._put(_dumps({"type": "ERROR", "object": answer}))
+        self._put(None)
+
+    def _bookmark(self, initial_end: bool = False) -> None:
+        meta: Obj = {"resourceVersion": str(max(self.last_rv, self.rest.store.resource_version))}
+        if initial_end:
+            meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+        res = self.req.resource
+        self._put(_dumps({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version,
+                                                         "metadata": meta}}))
+
+    async def batch(self) -> tuple[bytes, bool]:
+        """The next lines to write, in resourceVersion order, and whether the stream ends."""
+        first = await self.queue.get()
+        items = [first]
+        while not self.queue.empty():
+            items.append(self.queue.get_nowait())
+        done = None in items
+        lines = sorted((i for i in items if i is not None), key=lambda i: i[0])
+        return b"".join(line for _, line in lines), done
+
+    def bookmark(self) -> None:
+        """A periodic BOOKMARK: the client may resume from the store's latest version."""
+        if not self.overflowed:
+            self._bookmark()
