@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.descheduler import run_pass
+from bench.serve_load import serve_and_load
 from bench.workloads import WORKLOADS, Workload
 from kubesched.runtime.cluster import Cluster
 
@@ -28,14 +29,14 @@ def run(w: Workload) -> tuple[int, float, int, int]:
         cluster.create(obj)
     cluster.run()
     elapsed = time.perf_counter() - start
-    scheduled = sum(1 for h in cluster.pods.values()
+    scheduled = sum(1 for h in cluster.recorder.pods.values()
                     if h.obj["spec"].get("nodeName") and h.obj["metadata"]["name"] in names)
     return scheduled, elapsed, len(measured), len(cluster.scheduler.handle.preemptions)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("names", nargs="*", help="workloads to run (default: all; Descheduler for the pass)")
+    parser.add_argument("names", nargs="*", help="workloads to run (default: all; Descheduler for the pass, Serve for the API server load)")
     args = parser.parse_args()
     console = Console()
     table = Table(title="scheduler_perf workloads")
@@ -59,6 +60,15 @@ def main() -> None:
         passes.add_row(str(r.nodes), str(r.pods), str(r.evicted), str(r.refused), f"{r.pass_seconds:.2f}",
                        f"{r.replacements_seconds:.2f} s")
         console.print(passes)
+    if not args.names or "Serve" in args.names:
+        load = serve_and_load()
+        served = Table(title="kubesched serve: 50 clients on loopback (SQLite, WAL)")
+        for col in ("writes", "watchers", "seconds", "writes/s", "p50 ms", "p99 ms", "lost", "duplicated"):
+            served.add_column(col, justify="right")
+        served.add_row(str(load.writes), str(load.watchers), f"{load.seconds:.1f}", f"{load.throughput:.0f}",
+                       f"{load.percentile(50):.1f}", f"{load.percentile(99):.1f}", str(load.missing),
+                       str(load.duplicated))
+        console.print(served)
 
 
 if __name__ == "__main__":

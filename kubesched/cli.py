@@ -69,28 +69,28 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
     Exit codes: 0 ran and every expectation held, 1 an expectation failed, 2 bad input.
     """
     from kubesched.sim import explain as explain_view
-    from kubesched.sim.results import render_table, to_json
+    from kubesched.sim.results import decision_records, preemptions, render_table, to_json
     from kubesched.sim.runner import simulate as run
 
     err = Console(stderr=True)
     scenario = _load(list(paths), err, strict, now, until)
     keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
     result = run(scenario, explain=keys or None, progress=err if err.is_terminal else None)
-    for w in result.cluster.warnings:
+    disruptions = result.recorder.disruptions
+    for w in result.recorder.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     if output == "table":
         console = Console()
         render_table(result, console)
-        records, preemptions = result.cluster.records(), result.cluster.preemptions()
+        records, preempted = decision_records(result.cluster), preemptions(result.cluster)
         for key in sorted(records) if "*" in keys else sorted(keys):
             # A pod that was only removed (preempted, evicted...) is explained by its removal alone.
-            removed = any(v["pod"] == key for p in preemptions for v in p["victims"]) or any(
-                d.pod == key for d in result.cluster.disruptions) or any(
-                e["pod"] == key for e in result.cluster.api.evictions)
+            removed = any(v["pod"] == key for p in preempted for v in p["victims"]) or any(
+                d.pod == key for d in disruptions) or any(e["pod"] == key for e in result.cluster.api.evictions)
             if records.get(key) or not removed:
                 explain_view.render(key, records.get(key, []), console)
-            explain_view.render_victim(key, preemptions, console)
-            explain_view.render_removal(key, result.cluster.disruptions, result.cluster.api.evictions, console)
+            explain_view.render_victim(key, preempted, console)
+            explain_view.render_removal(key, disruptions, result.cluster.api.evictions, console)
     else:
         data = to_json(result, keys or None)
         if output == "json":

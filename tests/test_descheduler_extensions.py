@@ -31,9 +31,9 @@ def _run(tmp_path: Path, edit: Any = None, until: str | None = None) -> Any:
 
 
 def _replacement_node(cluster: Any) -> str:
-    d = next(d for d in cluster.disruptions if d.pod == "default/web-a")
+    d = next(d for d in cluster.recorder.disruptions if d.pod == "default/web-a")
     ns, name = d.replacement.split("/")
-    return cluster.pod(ns, name).obj["spec"]["nodeName"]
+    return cluster.recorder.pod(ns, name).obj["spec"]["nodeName"]
 
 
 def test_without_the_hint_the_replacement_returns_to_the_node_it_left(tmp_path: Path) -> None:

@@ -39,11 +39,11 @@ def test_plan_is_the_first_pass_of_the_periodic_run(path: Path) -> None:
     checked = 0
     for p in result.cluster.descheduler.passes:
         for a in p.attempts:
-            d = next((d for d in cluster.disruptions if d.uid == a.uid), None)
+            d = next((d for d in cluster.recorder.disruptions if d.uid == a.uid), None)
             if a.result != "Evicted" or d is None or d.replacement is None:
                 continue
             ns, name = d.replacement.split("/")
-            placed = cluster.pod(ns, name)
+            placed = cluster.recorder.pod(ns, name)
             assert placed is not None
             if placed.obj["metadata"]["creationTimestamp"] != cluster.api.timestamp(p.time):
                 continue

@@ -89,7 +89,7 @@ def test_evictions_never_break_a_budget(w: dict[str, Any]) -> None:
     # Only unready pods (not healthy anyway) may go without a debit; healthy ones never below the floor.
     assert min(lowest, default=healthy_floor) >= healthy_floor, (lowest, healthy_floor)
     assert set(answers) <= {200, 404, 429}
-    ready_evicted = {d.pod for d in cluster.disruptions} - {f"default/web-{i}" for i in w["unready"]}
+    ready_evicted = {d.pod for d in cluster.recorder.disruptions} - {f"default/web-{i}" for i in w["unready"]}
     assert len(ready_evicted) <= max(0, len(w["pods"]) - len(w["unready"]) - w["min_available"])
     pdb = cluster.store.get("PodDisruptionBudget", "default", "web")
     assert pdb is not None

@@ -100,8 +100,8 @@ def test_pods_within_their_requests_go_only_after_those_above(w: dict[str, Any])
 
 def outcome(c: Cluster) -> tuple[Any, ...]:
     evictions = sorted((r["pod"], r["time"], r["signal"], r["message"]) for r in c.kubelets.pressure_evictions.values())
-    conditions = sorted((e.time, e.object, e.reason) for e in c.events if e.reason.startswith("NodeHas"))
-    phases = sorted((h.obj["metadata"]["name"], h.obj["status"].get("phase")) for h in c.pods.values())
+    conditions = sorted((e.time, e.object, e.reason) for e in c.recorder.events if e.reason.startswith("NodeHas"))
+    phases = sorted((h.obj["metadata"]["name"], h.obj["status"].get("phase")) for h in c.recorder.pods.values())
     return evictions, conditions, phases
 
 

@@ -238,7 +238,7 @@ def start(node_objs: list[dict[str, Any]], extra: Sequence[dict[str, Any]] = (),
              for n in node_objs}
     obs = records.observer = Observer(cluster, alloc)
     for obj in [*priority_class_objects(), *node_objs, *extra]:
-        assert cluster.create(obj) is not None, cluster.rejected
+        assert cluster.create(obj) is not None, cluster.recorder.rejected
     return cluster, records, obs
 
 
@@ -259,7 +259,7 @@ def step_and_check(cluster: Cluster, obs: Observer, times: list[float]) -> None:
 
 def final_pod(cluster: Cluster, key: str) -> Any:
     ns, name = key.split("/")
-    h = cluster.pod(ns, name)
+    h = cluster.recorder.pod(ns, name)
     assert h is not None, key
     return h
 
@@ -269,10 +269,10 @@ def final_pod(cluster: Cluster, key: str) -> Any:
 def check_preemptions(cluster: Cluster, records: SnapshotList, obs: Observer, liveness: bool,
                       with_budgets: bool = False) -> None:
     assert obs.violations == []
-    assert not cluster.rejected
+    assert not cluster.recorder.rejected
     # The kubelet never had to turn a pod away for lack of room (it would mark it Failed).
-    assert not [key_of(h.obj) for h in cluster.pods.values() if h.obj["status"].get("phase") == "Failed"]
-    by_key = {key_of(h.obj): h for h in cluster.pods.values()}  # names are unique in these runs
+    assert not [key_of(h.obj) for h in cluster.recorder.pods.values() if h.obj["status"].get("phase") == "Failed"]
+    by_key = {key_of(h.obj): h for h in cluster.recorder.pods.values()}  # names are unique in these runs
     not_terminating_victims: set[str] = set()
     last_record: dict[str, int] = {}
     for i, (rec, snap, mark) in enumerate(zip(records, records.snapshots, records.marks, strict=True)):
@@ -335,7 +335,7 @@ def check_preemptions(cluster: Cluster, records: SnapshotList, obs: Observer, li
                         (rec, key_of(p), "kept its nomination")
     # (1) every pod removed as Preempted was a victim, and a higher-priority pod was nominated to
     # its node when its deletion began; every victim not already terminating ends Preempted.
-    preempted = {key_of(h.obj) for h in cluster.pods.values() if h.reason == "Preempted"}
+    preempted = {key_of(h.obj) for h in cluster.recorder.pods.values() if h.reason == "Preempted"}
     assert preempted == not_terminating_victims
     for key in preempted:
         h = by_key[key]
@@ -343,7 +343,7 @@ def check_preemptions(cluster: Cluster, records: SnapshotList, obs: Observer, li
         _, node, priority, nominated_there = obs.preempted[uid_of(h.obj)]
         assert node == h.obj["spec"]["nodeName"]
         assert any(p > priority for p in nominated_there), (key, priority, nominated_there)
-    preempted_events = {e.object.removeprefix("Pod/") for e in cluster.events if e.reason == "Preempted"}
+    preempted_events = {e.object.removeprefix("Pod/") for e in cluster.recorder.events if e.reason == "Preempted"}
     assert preempted_events == preempted
     # (4) after its last preemption, a preemptor left unbound lost the node to a higher-priority pod
     # nominated or bound there later.
@@ -416,7 +416,7 @@ def test_equal_priorities_never_preempt(data: st.DataObject) -> None:
     cluster, records, obs = run_workload(w)
     check_preemptions(cluster, records, obs, liveness=False, with_budgets=bool(w["pdbs"]))
     assert list(records) == []
-    assert not any(h.reason == "Preempted" for h in cluster.pods.values())
+    assert not any(h.reason == "Preempted" for h in cluster.recorder.pods.values())
 
 
 # --- by construction: the pod fits, or it cannot fit without preempting ---------------------------
@@ -458,7 +458,7 @@ def test_no_preemption_when_the_pod_fits_somewhere(data: st.DataObject) -> None:
     step_and_check(cluster, obs, [0, 1, 31])
     check_preemptions(cluster, records, obs, liveness=True)
     assert list(records) == []
-    assert not any(h.reason == "Preempted" or h.deleted for h in cluster.pods.values())
+    assert not any(h.reason == "Preempted" or h.deleted for h in cluster.recorder.pods.values())
     new = final_pod(cluster, "default/new")
     assert new.obj["spec"].get("nodeName") in room
 
@@ -501,7 +501,7 @@ def test_preemption_policy_never_waits(data: st.DataObject) -> None:
     check_preemptions(cluster, records, obs, liveness=False)
     assert list(records) == []
     assert final_pod(cluster, "default/new").obj["spec"].get("nodeName") is None
-    assert not any(h.deleted for h in cluster.pods.values())
+    assert not any(h.deleted for h in cluster.recorder.pods.values())
     # Control: an ordinary class does preempt in the same cluster.
     cluster, records, obs = start(nodes, [*running, pod_obj("new", want, "high")], seed=seed)
     step_and_check(cluster, obs, [0, 40])

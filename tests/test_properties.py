@@ -452,9 +452,9 @@ def run_workload(w: dict[str, Any]) -> tuple[Cluster, list[str], set[str]]:
 def test_bindings_are_always_valid_and_pending_pods_explain_themselves(w: dict[str, Any]) -> None:
     cluster, violations, _ = run_workload(w)
     assert violations == []
-    assert not cluster.rejected
+    assert not cluster.recorder.rejected
     num_nodes = len(w["nodes"])
-    for h in cluster.pods.values():
+    for h in cluster.recorder.pods.values():
         pod = h.obj
         if h.deleted or pod["spec"].get("nodeName"):
             continue
@@ -472,7 +472,7 @@ def test_final_usage_never_exceeds_allocatable(w: dict[str, Any]) -> None:
     cluster, _, prebound = run_workload(w)
     nodes_by_name = {n["metadata"]["name"]: n for n in w["nodes"]}
     for name, node in nodes_by_name.items():
-        pods = [h.obj for h in cluster.pods.values() if not h.deleted and h.obj["spec"].get("nodeName") == name
+        pods = [h.obj for h in cluster.recorder.pods.values() if not h.deleted and h.obj["spec"].get("nodeName") == name
                 and h.obj["status"].get("phase") not in ("Succeeded", "Failed")]
         if any(p["metadata"]["name"] in prebound for p in pods):
             continue

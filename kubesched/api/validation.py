@@ -1,15 +1,17 @@
-"""The API server's create-time checks on every input object, plus the shape of our Scenario kind.
+"""The API server's create-time checks on Kubernetes objects.
 
 Bad input must never reach the simulation: every problem is collected (one line each, naming file,
 document and field path, worded like the API server's own messages) and raised as one InputError.
-Semantic rules the API server applies in admission (priority ceilings, `system-` names) live elsewhere.
+Semantic rules the API server applies in admission (priority ceilings, `system-` names) live elsewhere;
+so do the checks of what is not a Kubernetes object: the Scenario kind (kubesched.sim.validation) and
+component configurations (their components).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -18,7 +20,7 @@ from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.fieldschema import TIME_MSG, decode
 from kubesched.api.loader import LoadedObject, type_name
-from kubesched.api.objects import merge_patch, namespaced, parse_time
+from kubesched.api.objects import namespaced, parse_time
 from kubesched.api.quantity import (
     QuantityError,
     milli_value,
@@ -57,12 +59,8 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "CSIDriver": ("storage.k8s.io/v1",),
     "LimitRange": ("v1",),
     "ResourceQuota": ("v1",),
-    "KubeSchedulerConfiguration": ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3"),
-    "KubeletConfiguration": ("kubelet.config.k8s.io/v1beta1",),
-    "DeschedulerPolicy": ("descheduler/v1alpha2",),
-    "Scenario": ("kubesched.io/v1alpha1",),
 }
-# Kinds that are cluster objects (have metadata, can be created, deleted and patched by events).
+# Kinds that are cluster objects (have metadata; created, deleted and patched through the API).
 OBJECT_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
                 "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
                 "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "LimitRange",
@@ -71,32 +69,8 @@ OBJECT_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudge
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
-EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
-# What an `expect` entry about a pod or a node may check.
-POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score",
-              "message", "messageContains", "conditions", "restartCount", "replaced")
-NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints", "conditions")
-EVICTION_CHECKS = ("attempt", "code", "message", "messageContains", "cause", "requester")
-PDB_CHECKS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
-              "observedGeneration", "conditions", "event")
-DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
-DESCHEDULED_CHECKS = ("result", "strategy", "pass", "landing", "fromNode", "message", "messageContains")
-DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
-DESCHEDULER_PASS_CHECKS = ("evicted", "message", "messageContains")
-PVC_CHECKS = ("phase", "volumeName", "storageClassName", "selectedNode", "volumeNodeAffinity", "deleted", "event")
-PV_CHECKS = ("phase", "claim", "nodeAffinity", "deleted", "event")
 PVC_PHASES = ("Pending", "Bound", "Lost")
 PV_PHASES = ("Pending", "Available", "Bound", "Released", "Failed")
-OBJECT_CHECKS = ("exists", "status", "annotations", "conditions", "event")
-DISRUPTION_CHECKS = ("cause", "fromNode", "replacement", "notReplaced", "occurrence")
-# Checks an `expect` entry may make against null: that the pod has no node, nomination or reason.
-EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notReplaced", "volumeName", "selectedNode",
-                "claim")
-EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
-                   "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS,
-                   "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS,
-                   "pvc": PVC_CHECKS, "pv": PV_CHECKS, "object": OBJECT_CHECKS, "disruption": DISRUPTION_CHECKS}
-CONDITION_STATUSES = ("True", "False", "Unknown")
 # Simulation annotations: the kubelet's usage model (kubesched.kubelet.usage; the README lists them;
 # tests/unit/test_kubelet_usage.py keeps these in step with it).
 SIM_PREFIX = "sim.kubesched.io/"
@@ -124,14 +98,10 @@ _QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.'
 _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
                     "'-', '_' or '.', and must start and end with an alphanumeric character")
 _PORT_RANGE_MSG = "must be between 1 and 65535, inclusive"
-_NONNEGATIVE_MSG = "must be greater than or equal to 0"
+NONNEGATIVE_MSG = "must be greater than or equal to 0"
 _MAX_INT64 = 2**63 - 1
 MAX_REPLICAS = 1_000_000
-_POSITIVE_MSG = "must be greater than zero"
-
-# A scenario's timeline as far as object identity goes: (at, event index, operation, payload) where the
-# operation is "create" (payload: the object), "remove" (the object's key) or "patch" (key, patch).
-_Timeline = list[tuple[float, int, str, Any]]
+POSITIVE_MSG = "must be greater than zero"
 
 _EXPECTED = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer"}
 
@@ -180,7 +150,8 @@ def label_value_errors(value: str) -> list[str]:
 
 # --- problem collection -------------------------------------------------------------------------------
 
-def _at(path: str, key: str) -> str:
+def subpath(path: str, key: str) -> str:
+    """The path of field `key` of the value at `path` ("" is the object itself)."""
     return f"{path}.{key}" if path else key
 
 
@@ -193,7 +164,7 @@ def _is(value: Any, typ: type) -> bool:
     return isinstance(value, typ) and not (typ is int and isinstance(value, bool))
 
 
-class _Ctx:
+class Checker:
     """Collects problems for one loaded object; paths are relative to the object's document."""
 
     def __init__(self, lo: LoadedObject, problems: list[Problem], warnings: list[Problem] | None = None,
@@ -204,7 +175,6 @@ class _Ctx:
         # Input is decoded as the API server decodes it. The API server's own checks at run time see
         # objects that the components made, or that were decoded when the input was checked.
         self.decoding = decoding
-        self.timeline: _Timeline = []  # filled by Scenario checks
 
     def err(self, path: str, message: str) -> None:
         self.problems.append(self.lo.problem(path, message))
@@ -223,8 +193,8 @@ class _Ctx:
         for field, message in findings:
             if message is None:
                 self.warn(path, f'unknown field "{field}"')
-            elif self.lo.problem(_at(path, field), "").path not in reported:
-                self.err(_at(path, field), message)
+            elif self.lo.problem(subpath(path, field), "").path not in reported:
+                self.err(subpath(path, field), message)
 
     def required(self, path: str, detail: str = "") -> None:
         self.err(path, f"Required value: {detail}" if detail else "Required value")
@@ -250,25 +220,25 @@ class _Ctx:
 
     def get(self, obj: dict[str, Any], key: str, path: str, typ: type, int_bits: int = 64) -> Any:
         """obj[key] checked to be of `typ`; None when absent, null or of the wrong type."""
-        return self.typed(obj.get(key), _at(path, key), typ, int_bits)
+        return self.typed(obj.get(key), subpath(path, key), typ, int_bits)
 
     def need(self, obj: dict[str, Any], key: str, path: str, typ: type, int_bits: int = 64) -> Any:
         """Like get(), but a missing (or null) field is a problem too."""
         if obj.get(key) is None:
-            self.required(_at(path, key))
+            self.required(subpath(path, key))
             return None
         return self.get(obj, key, path, typ, int_bits)
 
     def present(self, obj: dict[str, Any], key: str, path: str, typ: type) -> Any:
         """Like get(), for fields of our own kinds where a null is a mistake rather than "unset"."""
         if key in obj and obj[key] is None:
-            self.err(_at(path, key), f"expected {_EXPECTED[typ]}, got null")
+            self.err(subpath(path, key), f"expected {_EXPECTED[typ]}, got null")
         return self.get(obj, key, path, typ)
 
     def enum(self, obj: dict[str, Any], key: str, path: str, allowed: tuple[str, ...]) -> str | None:
         value = self.get(obj, key, path, str)
         if value is not None and value not in allowed:
-            self.unsupported(_at(path, key), value, allowed)
+            self.unsupported(subpath(path, key), value, allowed)
             return None
         return value
 
@@ -284,37 +254,42 @@ class _Ctx:
         try:
             seconds = parse_duration(obj[key])
         except DurationError as e:
-            self.err(_at(path, key), str(e))
+            self.err(subpath(path, key), str(e))
             return None
         if seconds < 0:
-            self.invalid(_at(path, key), obj[key], _NONNEGATIVE_MSG)
+            self.invalid(subpath(path, key), obj[key], NONNEGATIVE_MSG)
             return None
         return seconds
 
 
+# A kind's check of one object at a path; a kind's accepted apiVersions and its check.
+KindCheck = Callable[[Checker, dict[str, Any], str], None]
+KindRule = tuple[tuple[str, ...], KindCheck]
+
+
 # --- shared pieces ------------------------------------------------------------------------------------
 
-def _string_map(c: _Ctx, value: Any, path: str) -> dict[str, str]:
+def check_string_map(c: Checker, value: Any, path: str) -> dict[str, str]:
     """A map of strings to strings (annotations, and the shape of labels and node selectors)."""
     mapping = c.typed(value, path, dict) or {}
     good = {}
     for k, v in mapping.items():
-        if c.typed(v, _at(path, k), str) is not None or v is None:
+        if c.typed(v, subpath(path, k), str) is not None or v is None:
             good[k] = v if v is not None else ""
     return good
 
 
-def _labels(c: _Ctx, value: Any, path: str) -> dict[str, str]:
+def _labels(c: Checker, value: Any, path: str) -> dict[str, str]:
     """Labels or a node selector: qualified-name keys, label values (errors on the map, as upstream)."""
-    labels = _string_map(c, value, path)
+    labels = check_string_map(c, value, path)
     for k, v in labels.items():
         c.names(k, path, qualified_name_errors)
         c.names(v, path, label_value_errors)
     return labels
 
 
-def _annotations(c: _Ctx, value: Any, path: str, pod: bool, node: bool = False) -> None:
-    annotations = _string_map(c, value, path)
+def _annotations(c: Checker, value: Any, path: str, pod: bool, node: bool = False) -> None:
+    annotations = check_string_map(c, value, path)
     for key in SIM_DURATION_ANNOTATIONS if pod else ():
         c.duration(annotations, key, path)
     for key, raw in annotations.items():
@@ -323,16 +298,16 @@ def _annotations(c: _Ctx, value: Any, path: str, pod: bool, node: bool = False) 
         name = key[len(SIM_PREFIX):]
         if pod and key == SIM_EXIT_CODE:
             if not (raw.isdigit() and int(raw) <= 255):
-                c.invalid(_at(path, key), raw, "must be an exit code, an integer from 0 to 255")
+                c.invalid(subpath(path, key), raw, "must be an exit code, an integer from 0 to 255")
         elif pod and name.startswith("usage-") and name[len("usage-"):] in SIM_USAGE_KEYS or \
                 node and (name in SIM_NODE_AMOUNTS or name.startswith("system-usage-")
                           and name[len("system-usage-"):] in SIM_SYSTEM_USAGE_KEYS):
-            _quantity(c, raw, _at(path, key), "cpu" if name == "usage-cpu" else "")
+            _quantity(c, raw, subpath(path, key), "cpu" if name == "usage-cpu" else "")
         elif pod or node:
-            c.err(_at(path, key), "unknown simulation annotation (see the README's list)")
+            c.err(subpath(path, key), "unknown simulation annotation (see the README's list)")
 
 
-def _timestamp(c: _Ctx, obj: dict[str, Any], key: str, path: str) -> None:
+def check_timestamp(c: Checker, obj: dict[str, Any], key: str, path: str) -> None:
     """An RFC 3339 time with a zone, as metav1.Time serialises (virtual time 0 is derived from these)."""
     value = c.get(obj, key, path, str)
     if value is None:
@@ -342,27 +317,27 @@ def _timestamp(c: _Ctx, obj: dict[str, Any], key: str, path: str) -> None:
     except ValueError:
         ok = False
     if not ok:
-        c.invalid(_at(path, key), value, TIME_MSG)
+        c.invalid(subpath(path, key), value, TIME_MSG)
 
 
-def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
-    meta_path = _at(path, "metadata")
+def _metadata(c: Checker, obj: dict[str, Any], kind: str, path: str) -> None:
+    meta_path = subpath(path, "metadata")
     if obj.get("metadata") is None:
-        c.required(_at(meta_path, "name"))
+        c.required(subpath(meta_path, "name"))
         return
     meta = c.get(obj, "metadata", path, dict)
     if meta is None:
         return
     name = c.need(meta, "name", meta_path, str)
     if name is not None:
-        c.names(name, _at(meta_path, "name"), dns_label_errors if kind == "Namespace" else dns_subdomain_errors)
+        c.names(name, subpath(meta_path, "name"), dns_label_errors if kind == "Namespace" else dns_subdomain_errors)
     if namespaced(kind):
         namespace = c.get(meta, "namespace", meta_path, str)
         if namespace:
-            c.names(namespace, _at(meta_path, "namespace"), dns_label_errors)
-    _labels(c, meta.get("labels"), _at(meta_path, "labels"))
-    _annotations(c, meta.get("annotations"), _at(meta_path, "annotations"), kind == "Pod", kind == "Node")
-    _timestamp(c, meta, "creationTimestamp", meta_path)
+            c.names(namespace, subpath(meta_path, "namespace"), dns_label_errors)
+    _labels(c, meta.get("labels"), subpath(meta_path, "labels"))
+    _annotations(c, meta.get("annotations"), subpath(meta_path, "annotations"), kind == "Pod", kind == "Node")
+    check_timestamp(c, meta, "creationTimestamp", meta_path)
     for i, owner in enumerate(c.get(meta, "ownerReferences", meta_path, list) or []):
         owner_path = f"{meta_path}.ownerReferences[{i}]"
         if c.typed(owner, owner_path, dict) is not None:
@@ -371,7 +346,7 @@ def _metadata(c: _Ctx, obj: dict[str, Any], kind: str, path: str) -> None:
             c.get(owner, "controller", owner_path, bool)
 
 
-def _quantity(c: _Ctx, value: Any, path: str, resource: str = "") -> Fraction | None:
+def _quantity(c: Checker, value: Any, path: str, resource: str = "") -> Fraction | None:
     """A non-negative quantity of `resource`, small enough for the int64 the scheduler and the
     kubelet keep it in (`Quantity.Value()`, or `MilliValue()` for cpu): upstream accepts any size
     there and then computes with a wrapped-around number."""
@@ -381,7 +356,7 @@ def _quantity(c: _Ctx, value: Any, path: str, resource: str = "") -> Fraction | 
         c.err(path, str(e))
         return None
     if amount < 0:
-        c.invalid(path, str(value), _NONNEGATIVE_MSG)
+        c.invalid(path, str(value), NONNEGATIVE_MSG)
         return None
     if resource_amount(resource, value) > _MAX_INT64:
         unit = "m" if resource == "cpu" else ""
@@ -390,11 +365,11 @@ def _quantity(c: _Ctx, value: Any, path: str, resource: str = "") -> Fraction | 
     return amount
 
 
-def _resource_list(c: _Ctx, value: Any, path: str, container: bool = False) -> dict[str, tuple[Any, Fraction]]:
+def check_resource_list(c: Checker, value: Any, path: str, container: bool = False) -> dict[str, tuple[Any, Fraction]]:
     """Resource name -> (as written, amount); `container` applies the container resource-name rule."""
     good = {}
     for name, raw in (c.typed(value, path, dict) or {}).items():
-        item_path = _at(path, name)
+        item_path = subpath(path, name)
         if container and "/" not in name and name not in STANDARD_CONTAINER_RESOURCES \
                 and not name.startswith("hugepages-"):
             c.invalid(item_path, name, "must be a standard resource for containers")
@@ -408,15 +383,15 @@ def _resource_list(c: _Ctx, value: Any, path: str, container: bool = False) -> d
     return good
 
 
-def _resources(c: _Ctx, value: Any, path: str) -> None:
+def _resources(c: Checker, value: Any, path: str) -> None:
     res = c.typed(value, path, dict)
     if res is None:
         return
-    requests = _resource_list(c, res.get("requests"), _at(path, "requests"), container=True)
-    limits = _resource_list(c, res.get("limits"), _at(path, "limits"), container=True)
+    requests = check_resource_list(c, res.get("requests"), subpath(path, "requests"), container=True)
+    limits = check_resource_list(c, res.get("limits"), subpath(path, "limits"), container=True)
     for name, (raw, amount) in requests.items():
         if name in limits and amount > limits[name][1]:
-            c.invalid(_at(path, "requests"), str(raw), f"must be less than or equal to {name} limit of {limits[name][0]}")
+            c.invalid(subpath(path, "requests"), str(raw), f"must be less than or equal to {name} limit of {limits[name][0]}")
 
 
 # What the selector compilers index into; checked first so they only ever see well-typed input.
@@ -425,49 +400,49 @@ _LABEL_SELECTOR_SHAPE = {"matchLabels": {"*": str}, "matchExpressions": _REQUIRE
 _NODE_TERM_SHAPE = {"matchExpressions": _REQUIREMENT_SHAPE, "matchFields": _REQUIREMENT_SHAPE}
 
 
-def _well_shaped(c: _Ctx, value: Any, path: str, shape: Any) -> bool:
+def _well_shaped(c: Checker, value: Any, path: str, shape: Any) -> bool:
     before = len(c.problems)
-    _shape(c, value, path, shape)
+    check_shape(c, value, path, shape)
     return len(c.problems) == before
 
 
-def _label_selector(c: _Ctx, value: Any, path: str) -> LabelSelector | None:
+def _label_selector(c: Checker, value: Any, path: str) -> LabelSelector | None:
     if value is None or not _well_shaped(c, value, path, _LABEL_SELECTOR_SHAPE):
         return None
     try:
         return LabelSelector.compile(value)
     except SelectorError as e:
-        c.err(_at(path, e.path), e.message)
+        c.err(subpath(path, e.path), e.message)
         return None
 
 
-def _node_selector(c: _Ctx, value: Any, path: str) -> None:
+def _node_selector(c: Checker, value: Any, path: str) -> None:
     if value is None or not _well_shaped(c, value, path, {"nodeSelectorTerms": [_NODE_TERM_SHAPE]}):
         return
     if not value.get("nodeSelectorTerms"):
-        c.required(_at(path, "nodeSelectorTerms"), "must have at least one node selector term")
+        c.required(subpath(path, "nodeSelectorTerms"), "must have at least one node selector term")
         return
     try:
         NodeSelector.compile(value)
     except SelectorError as e:
-        c.err(_at(path, e.path), e.message)
+        c.err(subpath(path, e.path), e.message)
 
 
-def _node_selector_term(c: _Ctx, value: Any, path: str) -> None:
+def _node_selector_term(c: Checker, value: Any, path: str) -> None:
     """One term (a preferred affinity's `preference`), checked as a selector holding only it."""
     if value is None or not _well_shaped(c, value, path, _NODE_TERM_SHAPE):
         return
     try:
         NodeSelector.compile({"nodeSelectorTerms": [value]})
     except SelectorError as e:
-        c.err(_at(path, e.path.removeprefix("nodeSelectorTerms[0]").lstrip(".")), e.message)
+        c.err(subpath(path, e.path.removeprefix("nodeSelectorTerms[0]").lstrip(".")), e.message)
 
 
-def _int_or_percent(c: _Ctx, value: Any, path: str) -> None:
+def _int_or_percent(c: Checker, value: Any, path: str) -> None:
     """minAvailable/maxUnavailable/maxSurge: a count >= 0 or "N%" (at most 100%)."""
     if _is(value, int):
         if value < 0:
-            c.invalid(path, value, _NONNEGATIVE_MSG)
+            c.invalid(path, value, NONNEGATIVE_MSG)
     elif isinstance(value, str):
         if not _PERCENT.fullmatch(value):
             c.invalid(path, value, "a valid percent string must be a numeric string followed by an ending '%' "
@@ -478,7 +453,7 @@ def _int_or_percent(c: _Ctx, value: Any, path: str) -> None:
         c.err(path, f"expected an integer or a percent string, got {type_name(value)}")
 
 
-def _taints(c: _Ctx, value: Any, path: str) -> None:
+def check_taints(c: Checker, value: Any, path: str) -> None:
     seen: set[tuple[str, str]] = set()
     for i, taint in enumerate(c.typed(value, path, list) or []):
         taint_path = f"{path}[{i}]"
@@ -487,18 +462,18 @@ def _taints(c: _Ctx, value: Any, path: str) -> None:
         key = c.get(taint, "key", taint_path, str)
         if not key:
             if key is not None or taint.get("key") is None:
-                c.required(_at(taint_path, "key"))
+                c.required(subpath(taint_path, "key"))
         else:
-            c.names(key, _at(taint_path, "key"), qualified_name_errors)
+            c.names(key, subpath(taint_path, "key"), qualified_name_errors)
         taint_value = c.get(taint, "value", taint_path, str)
         if taint_value:
-            c.names(taint_value, _at(taint_path, "value"), label_value_errors)
+            c.names(taint_value, subpath(taint_path, "value"), label_value_errors)
         effect = c.get(taint, "effect", taint_path, str)
         if not effect:
             if effect is not None or taint.get("effect") is None:
-                c.required(_at(taint_path, "effect"))
+                c.required(subpath(taint_path, "effect"))
         elif effect not in TAINT_EFFECTS:
-            c.unsupported(_at(taint_path, "effect"), effect, TAINT_EFFECTS)
+            c.unsupported(subpath(taint_path, "effect"), effect, TAINT_EFFECTS)
         c.get(taint, "timeAdded", taint_path, str)
         if key and effect:
             if (key, effect) in seen:
@@ -506,7 +481,7 @@ def _taints(c: _Ctx, value: Any, path: str) -> None:
             seen.add((key, effect))
 
 
-def _tolerations(c: _Ctx, value: Any, path: str) -> None:
+def _tolerations(c: Checker, value: Any, path: str) -> None:
     for i, tol in enumerate(c.typed(value, path, list) or []):
         tol_path = f"{path}[{i}]"
         if c.typed(tol, tol_path, dict) is None:
@@ -517,86 +492,86 @@ def _tolerations(c: _Ctx, value: Any, path: str) -> None:
         effect = c.get(tol, "effect", tol_path, str) or ""
         seconds = c.get(tol, "tolerationSeconds", tol_path, int)
         if key:
-            c.names(key, _at(tol_path, "key"), qualified_name_errors)
+            c.names(key, subpath(tol_path, "key"), qualified_name_errors)
         elif operator != "Exists":
-            c.invalid(_at(tol_path, "operator"), operator,
+            c.invalid(subpath(tol_path, "operator"), operator,
                       'operator must be Exists when `key` is empty, which means "match all values and all keys"')
         if seconds is not None and effect != "NoExecute":
-            c.invalid(_at(tol_path, "effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
+            c.invalid(subpath(tol_path, "effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
         if operator in ("Equal", ""):
-            c.names(tol_value, _at(tol_path, "value"), label_value_errors)
+            c.names(tol_value, subpath(tol_path, "value"), label_value_errors)
         elif operator == "Exists":
             if tol_value:
-                c.invalid(_at(tol_path, "value"), tol_value, "value must be empty when `operator` is 'Exists'")
+                c.invalid(subpath(tol_path, "value"), tol_value, "value must be empty when `operator` is 'Exists'")
         else:
-            c.unsupported(_at(tol_path, "operator"), operator, ("Equal", "Exists"))
+            c.unsupported(subpath(tol_path, "operator"), operator, ("Equal", "Exists"))
         if effect and effect not in TAINT_EFFECTS:
-            c.unsupported(_at(tol_path, "effect"), effect, TAINT_EFFECTS)
+            c.unsupported(subpath(tol_path, "effect"), effect, TAINT_EFFECTS)
 
 
-def _weight(c: _Ctx, term: dict[str, Any], path: str) -> None:
+def _weight(c: Checker, term: dict[str, Any], path: str) -> None:
     weight = c.get(term, "weight", path, int, 32)
     if weight is None and term.get("weight") is None:
         weight = 0  # an absent int32 is 0 on the API server
     if weight is not None and not 1 <= weight <= 100:
-        c.invalid(_at(path, "weight"), weight, "must be in the range 1-100")
+        c.invalid(subpath(path, "weight"), weight, "must be in the range 1-100")
 
 
-def _pod_affinity_term(c: _Ctx, term: Any, path: str) -> None:
+def _pod_affinity_term(c: Checker, term: Any, path: str) -> None:
     if c.typed(term, path, dict) is None:
         return
-    _label_selector(c, term.get("labelSelector"), _at(path, "labelSelector"))
-    _label_selector(c, term.get("namespaceSelector"), _at(path, "namespaceSelector"))
+    _label_selector(c, term.get("labelSelector"), subpath(path, "labelSelector"))
+    _label_selector(c, term.get("namespaceSelector"), subpath(path, "namespaceSelector"))
     for j, ns in enumerate(c.get(term, "namespaces", path, list) or []):
         if c.typed(ns, f"{path}.namespaces[{j}]", str) is not None:
             c.names(ns, f"{path}.namespaces[{j}]", dns_label_errors)
     for field in ("matchLabelKeys", "mismatchLabelKeys"):
         keys = c.get(term, field, path, list) or []
         if keys and term.get("labelSelector") is None:
-            c.err(_at(path, field), "Forbidden: must not be specified when labelSelector is not set")
+            c.err(subpath(path, field), "Forbidden: must not be specified when labelSelector is not set")
         for j, key in enumerate(keys):
             if c.typed(key, f"{path}.{field}[{j}]", str) is not None:
                 c.names(key, f"{path}.{field}[{j}]", qualified_name_errors)
     topology_key = c.get(term, "topologyKey", path, str)
     if not topology_key:
         if topology_key is not None or term.get("topologyKey") is None:
-            c.required(_at(path, "topologyKey"), "can not be empty")
+            c.required(subpath(path, "topologyKey"), "can not be empty")
     else:
-        c.names(topology_key, _at(path, "topologyKey"), qualified_name_errors)
+        c.names(topology_key, subpath(path, "topologyKey"), qualified_name_errors)
 
 
-def _node_affinity(c: _Ctx, value: Any, path: str) -> None:
+def _node_affinity(c: Checker, value: Any, path: str) -> None:
     """A pod's node affinity, or the NodeAffinity plugin's `addedAffinity` (validated the same way)."""
     node = c.typed(value, path, dict)
     if node is None:
         return
     _node_selector(c, node.get("requiredDuringSchedulingIgnoredDuringExecution"),
-                   _at(path, "requiredDuringSchedulingIgnoredDuringExecution"))
+                   subpath(path, "requiredDuringSchedulingIgnoredDuringExecution"))
     _weighted_terms(c, node, path, "preference", _node_selector_term)
 
 
-def _weighted_terms(c: _Ctx, holder: dict[str, Any], path: str, inner: str,
-                    check: Callable[[_Ctx, Any, str], None]) -> None:
+def _weighted_terms(c: Checker, holder: dict[str, Any], path: str, inner: str,
+                    check: Callable[[Checker, Any, str], None]) -> None:
     """preferredDuringSchedulingIgnoredDuringExecution: terms of a weight and an `inner` term."""
     key = "preferredDuringSchedulingIgnoredDuringExecution"
     for i, term in enumerate(c.get(holder, key, path, list) or []):
-        term_path = f"{_at(path, key)}[{i}]"
+        term_path = f"{subpath(path, key)}[{i}]"
         if c.typed(term, term_path, dict) is None:
             continue
         _weight(c, term, term_path)
         if term.get(inner) is None:
-            c.required(_at(term_path, inner))
+            c.required(subpath(term_path, inner))
         else:
-            check(c, term[inner], _at(term_path, inner))
+            check(c, term[inner], subpath(term_path, inner))
 
 
-def _affinity(c: _Ctx, value: Any, path: str) -> None:
+def _affinity(c: Checker, value: Any, path: str) -> None:
     affinity = c.typed(value, path, dict)
     if affinity is None:
         return
-    _node_affinity(c, affinity.get("nodeAffinity"), _at(path, "nodeAffinity"))
+    _node_affinity(c, affinity.get("nodeAffinity"), subpath(path, "nodeAffinity"))
     for kind in ("podAffinity", "podAntiAffinity"):
-        kind_path = _at(path, kind)
+        kind_path = subpath(path, kind)
         pod = c.get(affinity, kind, path, dict)
         if pod is None:
             continue
@@ -606,7 +581,7 @@ def _affinity(c: _Ctx, value: Any, path: str) -> None:
         _weighted_terms(c, pod, kind_path, "podAffinityTerm", _pod_affinity_term)
 
 
-def _spread_constraints(c: _Ctx, value: Any, path: str) -> None:
+def _spread_constraints(c: Checker, value: Any, path: str) -> None:
     seen: set[tuple[str, str]] = set()
     for i, tsc in enumerate(c.typed(value, path, list) or []):
         tsc_path = f"{path}[{i}]"
@@ -616,51 +591,51 @@ def _spread_constraints(c: _Ctx, value: Any, path: str) -> None:
         if max_skew is None and tsc.get("maxSkew") is None:
             max_skew = 0  # absent is 0 on the API server, which rejects it
         if max_skew is not None and max_skew <= 0:
-            c.invalid(_at(tsc_path, "maxSkew"), max_skew, _POSITIVE_MSG)
+            c.invalid(subpath(tsc_path, "maxSkew"), max_skew, POSITIVE_MSG)
         topology_key = c.get(tsc, "topologyKey", tsc_path, str)
         if not topology_key and (topology_key is not None or tsc.get("topologyKey") is None):
-            c.required(_at(tsc_path, "topologyKey"), "can not be empty")
+            c.required(subpath(tsc_path, "topologyKey"), "can not be empty")
         action = c.get(tsc, "whenUnsatisfiable", tsc_path, str)
         if action is None and tsc.get("whenUnsatisfiable") is None:
             action = ""
         if action is not None and action not in ("DoNotSchedule", "ScheduleAnyway"):
-            c.unsupported(_at(tsc_path, "whenUnsatisfiable"), action, ("DoNotSchedule", "ScheduleAnyway"))
+            c.unsupported(subpath(tsc_path, "whenUnsatisfiable"), action, ("DoNotSchedule", "ScheduleAnyway"))
         if topology_key and action:
             if (topology_key, action) in seen:
-                c.err(_at(tsc_path, "{topologyKey, whenUnsatisfiable}"),
+                c.err(subpath(tsc_path, "{topologyKey, whenUnsatisfiable}"),
                       f'Duplicate value: "{{{topology_key}, {action}}}"')
             seen.add((topology_key, action))
         min_domains = c.get(tsc, "minDomains", tsc_path, int, 32)
         if min_domains is not None:
             if min_domains <= 0:
-                c.invalid(_at(tsc_path, "minDomains"), min_domains, _POSITIVE_MSG)
+                c.invalid(subpath(tsc_path, "minDomains"), min_domains, POSITIVE_MSG)
             if action is not None and action != "DoNotSchedule":
-                c.invalid(_at(tsc_path, "minDomains"), min_domains,
+                c.invalid(subpath(tsc_path, "minDomains"), min_domains,
                           f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {action}")
         c.enum(tsc, "nodeAffinityPolicy", tsc_path, ("Honor", "Ignore"))
         c.enum(tsc, "nodeTaintsPolicy", tsc_path, ("Honor", "Ignore"))
         keys = c.get(tsc, "matchLabelKeys", tsc_path, list) or []
         if keys and tsc.get("labelSelector") is None:
-            c.err(_at(tsc_path, "matchLabelKeys"), "Forbidden: must not be specified when labelSelector is not set")
+            c.err(subpath(tsc_path, "matchLabelKeys"), "Forbidden: must not be specified when labelSelector is not set")
         for j, key in enumerate(keys):
             if c.typed(key, f"{tsc_path}.matchLabelKeys[{j}]", str) is not None:
                 c.names(key, f"{tsc_path}.matchLabelKeys[{j}]", qualified_name_errors)
-        _label_selector(c, tsc.get("labelSelector"), _at(tsc_path, "labelSelector"))
+        _label_selector(c, tsc.get("labelSelector"), subpath(tsc_path, "labelSelector"))
 
 
-def _ports(c: _Ctx, value: Any, path: str, host_ports: set[str]) -> None:
+def _ports(c: Checker, value: Any, path: str, host_ports: set[str]) -> None:
     for i, port in enumerate(c.typed(value, path, list) or []):
         port_path = f"{path}[{i}]"
         if c.typed(port, port_path, dict) is None:
             continue
         container_port = c.get(port, "containerPort", port_path, int, 32)
         if container_port is None and port.get("containerPort") is None:
-            c.required(_at(port_path, "containerPort"))
+            c.required(subpath(port_path, "containerPort"))
         elif container_port is not None and not 1 <= container_port <= 65535:
-            c.invalid(_at(port_path, "containerPort"), container_port, _PORT_RANGE_MSG)
+            c.invalid(subpath(port_path, "containerPort"), container_port, _PORT_RANGE_MSG)
         host_port = c.get(port, "hostPort", port_path, int, 32)
         if host_port and not 1 <= host_port <= 65535:
-            c.invalid(_at(port_path, "hostPort"), host_port, _PORT_RANGE_MSG)
+            c.invalid(subpath(port_path, "hostPort"), host_port, _PORT_RANGE_MSG)
         protocol = c.enum(port, "protocol", port_path, ("TCP", "UDP", "SCTP"))
         host_ip = c.get(port, "hostIP", port_path, str) or ""
         c.get(port, "name", port_path, str)
@@ -668,13 +643,13 @@ def _ports(c: _Ctx, value: Any, path: str, host_ports: set[str]) -> None:
             # Two containers of one pod cannot bind the same host port (the NodePorts plugin relies on it).
             ident = f"{protocol or 'TCP'}/{host_ip}/{host_port}"
             if ident in host_ports:
-                c.err(_at(port_path, "hostPort"), f"Duplicate value: {_show(ident)}")
+                c.err(subpath(port_path, "hostPort"), f"Duplicate value: {_show(ident)}")
             host_ports.add(ident)
 
 
-def _containers(c: _Ctx, spec: dict[str, Any], key: str, path: str, names: set[str]) -> None:
+def _containers(c: Checker, spec: dict[str, Any], key: str, path: str, names: set[str]) -> None:
     host_ports: set[str] = set()
-    list_path = _at(path, key)
+    list_path = subpath(path, key)
     for i, ctr in enumerate(c.get(spec, key, path, list) or []):
         ctr_path = f"{list_path}[{i}]"
         if c.typed(ctr, ctr_path, dict) is None:
@@ -682,19 +657,19 @@ def _containers(c: _Ctx, spec: dict[str, Any], key: str, path: str, names: set[s
         name = c.get(ctr, "name", ctr_path, str)
         if not name:
             if name is not None or ctr.get("name") is None:
-                c.required(_at(ctr_path, "name"))
+                c.required(subpath(ctr_path, "name"))
         elif name in names:
-            c.err(_at(ctr_path, "name"), f"Duplicate value: {_show(name)}")
+            c.err(subpath(ctr_path, "name"), f"Duplicate value: {_show(name)}")
         else:
-            c.names(name, _at(ctr_path, "name"), dns_label_errors)
+            c.names(name, subpath(ctr_path, "name"), dns_label_errors)
             names.add(name)
         c.get(ctr, "image", ctr_path, str)
         c.get(ctr, "restartPolicy", ctr_path, str)
-        _resources(c, ctr.get("resources"), _at(ctr_path, "resources"))
-        _ports(c, ctr.get("ports"), _at(ctr_path, "ports"), host_ports)
+        _resources(c, ctr.get("resources"), subpath(ctr_path, "resources"))
+        _ports(c, ctr.get("ports"), subpath(ctr_path, "ports"), host_ports)
 
 
-def _pod_spec(c: _Ctx, value: Any, path: str, template: tuple[str, ...] = ()) -> None:
+def _pod_spec(c: Checker, value: Any, path: str, template: tuple[str, ...] = ()) -> None:
     """A PodSpec, in a Pod or in a workload's pod template (`template`: the restart policies the
     workload allows; the API server defaults an unset one to Always)."""
     if value is None:
@@ -704,32 +679,32 @@ def _pod_spec(c: _Ctx, value: Any, path: str, template: tuple[str, ...] = ()) ->
     if spec is None:
         return
     if not spec.get("containers") and (spec.get("containers") is None or isinstance(spec["containers"], list)):
-        c.required(_at(path, "containers"))
+        c.required(subpath(path, "containers"))
     names: set[str] = set()
     _containers(c, spec, "containers", path, names)
     _containers(c, spec, "initContainers", path, names)
-    _resources(c, spec.get("resources"), _at(path, "resources"))
-    _resource_list(c, spec.get("overhead"), _at(path, "overhead"), container=True)
+    _resources(c, spec.get("resources"), subpath(path, "resources"))
+    check_resource_list(c, spec.get("overhead"), subpath(path, "overhead"), container=True)
     c.get(spec, "priority", path, int, 32)
     c.enum(spec, "preemptionPolicy", path, PREEMPTION_POLICIES)
     for key in ("priorityClassName", "nodeName", "runtimeClassName"):
         name = c.get(spec, key, path, str)
         if name:
-            c.names(name, _at(path, key), dns_subdomain_errors)
+            c.names(name, subpath(path, key), dns_subdomain_errors)
     c.get(spec, "schedulerName", path, str)
     c.get(spec, "hostNetwork", path, bool)
     restart_policy = c.enum(spec, "restartPolicy", path, ("Always", "OnFailure", "Never"))
     if template and (restart_policy or "Always") not in template:
-        c.unsupported(_at(path, "restartPolicy"), restart_policy or "Always", template)
+        c.unsupported(subpath(path, "restartPolicy"), restart_policy or "Always", template)
     grace = c.get(spec, "terminationGracePeriodSeconds", path, int)
     if grace is not None and grace < 0:
-        c.invalid(_at(path, "terminationGracePeriodSeconds"), grace, _NONNEGATIVE_MSG)
-    _labels(c, spec.get("nodeSelector"), _at(path, "nodeSelector"))
-    _tolerations(c, spec.get("tolerations"), _at(path, "tolerations"))
-    _affinity(c, spec.get("affinity"), _at(path, "affinity"))
-    _spread_constraints(c, spec.get("topologySpreadConstraints"), _at(path, "topologySpreadConstraints"))
-    _pod_volumes(c, spec.get("volumes"), _at(path, "volumes"))
-    gates_path = _at(path, "schedulingGates")
+        c.invalid(subpath(path, "terminationGracePeriodSeconds"), grace, NONNEGATIVE_MSG)
+    _labels(c, spec.get("nodeSelector"), subpath(path, "nodeSelector"))
+    _tolerations(c, spec.get("tolerations"), subpath(path, "tolerations"))
+    _affinity(c, spec.get("affinity"), subpath(path, "affinity"))
+    _spread_constraints(c, spec.get("topologySpreadConstraints"), subpath(path, "topologySpreadConstraints"))
+    _pod_volumes(c, spec.get("volumes"), subpath(path, "volumes"))
+    gates_path = subpath(path, "schedulingGates")
     gates: set[str] = set()
     for i, gate in enumerate(c.get(spec, "schedulingGates", path, list) or []):
         if c.typed(gate, f"{gates_path}[{i}]", dict) is None:
@@ -741,69 +716,71 @@ def _pod_spec(c: _Ctx, value: Any, path: str, template: tuple[str, ...] = ()) ->
                 c.err(f"{gates_path}[{i}]", f"Duplicate value: {_show(name)}")
             gates.add(name)
     if gates and spec.get("nodeName"):
-        c.err(_at(path, "nodeName"), "Forbidden: cannot be set until all schedulingGates have been cleared")
+        c.err(subpath(path, "nodeName"),
+              "Forbidden: cannot be set until all schedulingGates have been cleared")
 
 
 # --- kinds --------------------------------------------------------------------------------------------
 
-def _pod(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    _pod_spec(c, obj.get("spec"), _at(path, "spec"))
+def _pod(c: Checker, obj: dict[str, Any], path: str) -> None:
+    _pod_spec(c, obj.get("spec"), subpath(path, "spec"))
     status = c.get(obj, "status", path, dict)
     if status is not None:
-        c.enum(status, "phase", _at(path, "status"), POD_PHASES)
-        c.get(status, "nominatedNodeName", _at(path, "status"), str)
+        c.enum(status, "phase", subpath(path, "status"), POD_PHASES)
+        c.get(status, "nominatedNodeName", subpath(path, "status"), str)
 
 
-def _node(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    spec_path = _at(path, "spec")
+def _node(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict)
     if spec is not None:
         c.get(spec, "unschedulable", spec_path, bool)
-        _taints(c, spec.get("taints"), _at(spec_path, "taints"))
+        check_taints(c, spec.get("taints"), subpath(spec_path, "taints"))
     status = c.get(obj, "status", path, dict)
     if status is not None:
         for key in ("capacity", "allocatable"):
-            _resource_list(c, status.get(key), _at(_at(path, "status"), key))
-        _shape(c, status.get("images"), _at(path, "status.images"), [{"names": [str], "sizeBytes": int}])
+            check_resource_list(c, status.get(key), subpath(subpath(path, "status"), key))
+        check_shape(c, status.get("images"), subpath(path, "status.images"),
+                    [{"names": [str], "sizeBytes": int}])
 
 
-def _priority_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+def _priority_class(c: Checker, obj: dict[str, Any], path: str) -> None:
     c.need(obj, "value", path, int, 32)
     c.get(obj, "globalDefault", path, bool)
     c.get(obj, "description", path, str)
     c.enum(obj, "preemptionPolicy", path, PREEMPTION_POLICIES)
 
 
-def _pdb(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    spec_path = _at(path, "spec")
+def _pdb(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict)
     if spec is None:
         return
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         c.err(spec_path, "minAvailable and maxUnavailable cannot be both set")
     for key in ("minAvailable", "maxUnavailable"):
-        _int_or_percent(c, spec.get(key), _at(spec_path, key))
-    _label_selector(c, spec.get("selector"), _at(spec_path, "selector"))
+        _int_or_percent(c, spec.get(key), subpath(spec_path, key))
+    _label_selector(c, spec.get("selector"), subpath(spec_path, "selector"))
     c.enum(spec, "unhealthyPodEvictionPolicy", spec_path, ("AlwaysAllow", "IfHealthyBudget"))
 
 
-def _runtime_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+def _runtime_class(c: Checker, obj: dict[str, Any], path: str) -> None:
     handler = c.need(obj, "handler", path, str)
     if handler is not None:
-        c.names(handler, _at(path, "handler"), dns_label_errors)
+        c.names(handler, subpath(path, "handler"), dns_label_errors)
     overhead = c.get(obj, "overhead", path, dict)
     if overhead is not None:
-        _resource_list(c, overhead.get("podFixed"), _at(path, "overhead.podFixed"), container=True)
-    scheduling_path = _at(path, "scheduling")
+        check_resource_list(c, overhead.get("podFixed"), subpath(path, "overhead.podFixed"), container=True)
+    scheduling_path = subpath(path, "scheduling")
     scheduling = c.get(obj, "scheduling", path, dict)
     if scheduling is not None:
-        _labels(c, scheduling.get("nodeSelector"), _at(scheduling_path, "nodeSelector"))
-        _tolerations(c, scheduling.get("tolerations"), _at(scheduling_path, "tolerations"))
+        _labels(c, scheduling.get("nodeSelector"), subpath(scheduling_path, "nodeSelector"))
+        _tolerations(c, scheduling.get("tolerations"), subpath(scheduling_path, "tolerations"))
 
 
-def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
+def _workload(c: Checker, obj: dict[str, Any], path: str, kind: str) -> None:
     """ReplicaSet, Deployment, DaemonSet or StatefulSet: a selector that matches a pod template."""
-    spec_path = _at(path, "spec")
+    spec_path = subpath(path, "spec")
     if obj.get("spec") is None:
         c.required(spec_path)
         return
@@ -813,7 +790,7 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
     if kind != "DaemonSet":
         _replicas(c, spec, spec_path)
     selector = None
-    selector_path = _at(spec_path, "selector")
+    selector_path = subpath(spec_path, "selector")
     if spec.get("selector") is None:
         c.required(selector_path)
     elif c.typed(spec["selector"], selector_path, dict) is not None:
@@ -828,7 +805,7 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
     strategy_key = "strategy" if kind in ("Deployment", "ReplicaSet") else "updateStrategy"
     strategy = c.get(spec, strategy_key, spec_path, dict)
     if strategy is not None:
-        strategy_path = _at(spec_path, strategy_key)
+        strategy_path = subpath(spec_path, strategy_key)
         allowed = ("RollingUpdate", "Recreate") if kind == "Deployment" else ("RollingUpdate", "OnDelete")
         if kind != "ReplicaSet":
             c.enum(strategy, "type", strategy_path, allowed)
@@ -837,65 +814,67 @@ def _workload(c: _Ctx, obj: dict[str, Any], path: str, kind: str) -> None:
                 _int_or_percent(c, rolling.get(key), f"{strategy_path}.rollingUpdate.{key}")
 
 
-def _pod_template(c: _Ctx, spec: dict[str, Any], spec_path: str, restart: tuple[str, ...],
+def _pod_template(c: Checker, spec: dict[str, Any], spec_path: str, restart: tuple[str, ...],
                   check_labels: Callable[[dict[str, str]], None]) -> bool:
     """A workload's `spec.template`: its labels (which `check_labels` holds against the selector),
     annotations and pod spec, whose restartPolicy must be one of `restart`. False when absent."""
-    template_path = _at(spec_path, "template")
+    template_path = subpath(spec_path, "template")
     template = c.get(spec, "template", spec_path, dict)
     if template is None:
         if spec.get("template") is None:
             c.required(template_path)
         return False
     meta = c.get(template, "metadata", template_path, dict) or {}
-    labels = _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
-    _annotations(c, meta.get("annotations"), _at(template_path, "metadata.annotations"), pod=True)
+    labels = _labels(c, meta.get("labels"), subpath(template_path, "metadata.labels"))
+    _annotations(c, meta.get("annotations"), subpath(template_path, "metadata.annotations"), pod=True)
     check_labels(labels)
-    _pod_spec(c, template.get("spec"), _at(template_path, "spec"), template=restart)
+    _pod_spec(c, template.get("spec"), subpath(template_path, "spec"), template=restart)
     return True
 
 
-def _selector_matches(c: _Ctx, selector: Any, spec_path: str) -> Callable[[dict[str, str]], None]:
+def _selector_matches(c: Checker, selector: Any, spec_path: str) -> Callable[[dict[str, str]], None]:
     """The check that a label selector (None: not given or invalid) selects the template's labels."""
     def check(labels: dict[str, str]) -> None:
         if selector is not None and not selector.matches(labels):
-            c.invalid(_at(spec_path, "template.metadata.labels"), labels, "`selector` does not match template `labels`")
+            c.invalid(subpath(spec_path, "template.metadata.labels"), labels, "`selector` does not match template `labels`")
     return check
 
 
-def _replicas(c: _Ctx, spec: dict[str, Any], spec_path: str) -> None:
+def _replicas(c: Checker, spec: dict[str, Any], spec_path: str) -> None:
     replicas = c.get(spec, "replicas", spec_path, int, 32)
     if replicas is not None and replicas < 0:
-        c.invalid(_at(spec_path, "replicas"), replicas, _NONNEGATIVE_MSG)
+        c.invalid(subpath(spec_path, "replicas"), replicas, NONNEGATIVE_MSG)
     elif replicas is not None and replicas > MAX_REPLICAS:
         # Valid for the API (an int32), but no simulation holds that many pods.
-        c.invalid(_at(spec_path, "replicas"), replicas,
+        c.invalid(subpath(spec_path, "replicas"), replicas,
                   f"kubesched simulates at most {MAX_REPLICAS} replicas of one workload")
 
 
-def _nonnegative(c: _Ctx, obj: dict[str, Any], keys: tuple[str, ...], path: str, int_bits: int = 32) -> None:
+def _nonnegative(c: Checker, obj: dict[str, Any], keys: tuple[str, ...], path: str,
+                 int_bits: int = 32) -> None:
     for key in keys:
         value = c.get(obj, key, path, int, int_bits)
         if value is not None and value < 0:
-            c.invalid(_at(path, key), value, _NONNEGATIVE_MSG)
+            c.invalid(subpath(path, key), value, NONNEGATIVE_MSG)
 
 
-def _statefulset(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+def _statefulset(c: Checker, obj: dict[str, Any], path: str) -> None:
     _workload(c, obj, path, "StatefulSet")
-    spec_path = _at(path, "spec")
+    spec_path = subpath(path, "spec")
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return
     c.enum(spec, "podManagementPolicy", spec_path, ("OrderedReady", "Parallel"))
     c.get(spec, "serviceName", spec_path, str)
     _nonnegative(c, spec, ("minReadySeconds", "revisionHistoryLimit"), spec_path)
-    _nonnegative(c, c.get(spec, "ordinals", spec_path, dict) or {}, ("start",), _at(spec_path, "ordinals"))
-    rolling_path = _at(spec_path, "updateStrategy.rollingUpdate")
+    _nonnegative(c, c.get(spec, "ordinals", spec_path, dict) or {}, ("start",),
+                 subpath(spec_path, "ordinals"))
+    rolling_path = subpath(spec_path, "updateStrategy.rollingUpdate")
     rolling = ((spec.get("updateStrategy") or {}) if isinstance(spec.get("updateStrategy"), dict) else {}).get(
         "rollingUpdate")
     if isinstance(rolling, dict):
         _nonnegative(c, rolling, ("partition",), rolling_path)
-    retention_path = _at(spec_path, "persistentVolumeClaimRetentionPolicy")
+    retention_path = subpath(spec_path, "persistentVolumeClaimRetentionPolicy")
     retention = c.get(spec, "persistentVolumeClaimRetentionPolicy", spec_path, dict) or {}
     for key in ("whenDeleted", "whenScaled"):
         c.enum(retention, key, retention_path, ("Retain", "Delete"))
@@ -904,16 +883,16 @@ def _statefulset(c: _Ctx, obj: dict[str, Any], path: str) -> None:
         if c.typed(claim, claim_path, dict) is None:
             continue
         meta = c.get(claim, "metadata", claim_path, dict) or {}
-        name = c.need(meta, "name", _at(claim_path, "metadata"), str)
+        name = c.need(meta, "name", subpath(claim_path, "metadata"), str)
         if name:
-            c.names(name, _at(claim_path, "metadata.name"), dns_subdomain_errors)
-        _labels(c, meta.get("labels"), _at(claim_path, "metadata.labels"))
-        _claim_spec(c, claim.get("spec"), _at(claim_path, "spec"))
+            c.names(name, subpath(claim_path, "metadata.name"), dns_subdomain_errors)
+        _labels(c, meta.get("labels"), subpath(claim_path, "metadata.labels"))
+        _claim_spec(c, claim.get("spec"), subpath(claim_path, "spec"))
 
 
-def _replication_controller(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+def _replication_controller(c: Checker, obj: dict[str, Any], path: str) -> None:
     """A ReplicationController: its selector is a label map, by default the template's labels."""
-    spec_path = _at(path, "spec")
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict)
     if spec is None:
         if obj.get("spec") is None:
@@ -921,13 +900,13 @@ def _replication_controller(c: _Ctx, obj: dict[str, Any], path: str) -> None:
         return
     _replicas(c, spec, spec_path)
     _nonnegative(c, spec, ("minReadySeconds",), spec_path)
-    selector = _labels(c, spec.get("selector"), _at(spec_path, "selector"))
+    selector = _labels(c, spec.get("selector"), subpath(spec_path, "selector"))
 
     def selector_matches(labels: dict[str, str]) -> None:
         if not selector and not labels:
-            c.required(_at(spec_path, "selector"))
+            c.required(subpath(spec_path, "selector"))
         elif selector and any(labels.get(k) != v for k, v in selector.items()):
-            c.invalid(_at(spec_path, "template.metadata.labels"), labels, "selector does not match template labels")
+            c.invalid(subpath(spec_path, "template.metadata.labels"), labels, "selector does not match template labels")
 
     _pod_template(c, spec, spec_path, ("Always",), selector_matches)
 
@@ -936,7 +915,7 @@ def _replication_controller(c: _Ctx, obj: dict[str, Any], path: str) -> None:
 JOB_IGNORED = ("podFailurePolicy", "successPolicy", "backoffLimitPerIndex", "maxFailedIndexes", "managedBy")
 
 
-def _job_spec(c: _Ctx, value: Any, spec_path: str) -> None:
+def _job_spec(c: Checker, value: Any, spec_path: str) -> None:
     """A JobSpec, in a Job or a CronJob's jobTemplate."""
     spec = c.typed(value, spec_path, dict)
     if spec is None:
@@ -947,14 +926,14 @@ def _job_spec(c: _Ctx, value: Any, spec_path: str) -> None:
     _nonnegative(c, spec, ("activeDeadlineSeconds",), spec_path, 64)
     if c.enum(spec, "completionMode", spec_path, ("NonIndexed", "Indexed")) == "Indexed" \
             and spec.get("completions") is None:
-        c.required(_at(spec_path, "completions"), "when completion mode is Indexed")
+        c.required(subpath(spec_path, "completions"), "when completion mode is Indexed")
     c.enum(spec, "podReplacementPolicy", spec_path, ("TerminatingOrFailed", "Failed"))
     c.get(spec, "suspend", spec_path, bool)
     manual = c.get(spec, "manualSelector", spec_path, bool)
     for key in JOB_IGNORED:
         if spec.get(key) is not None:
-            c.warn(_at(spec_path, key), "ignored: kubesched does not simulate it")
-    selector_path = _at(spec_path, "selector")
+            c.warn(subpath(spec_path, key), "ignored: kubesched does not simulate it")
+    selector_path = subpath(spec_path, "selector")
     selector = None
     if spec.get("selector") is not None:
         selector = _label_selector(c, spec["selector"], selector_path)
@@ -963,8 +942,8 @@ def _job_spec(c: _Ctx, value: Any, spec_path: str) -> None:
     _pod_template(c, spec, spec_path, ("OnFailure", "Never"), _selector_matches(c, selector, spec_path))
 
 
-def _cronjob(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    spec_path = _at(path, "spec")
+def _cronjob(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict)
     if spec is None:
         if obj.get("spec") is None:
@@ -974,27 +953,27 @@ def _cronjob(c: _Ctx, obj: dict[str, Any], path: str) -> None:
     zone = c.get(spec, "timeZone", spec_path, str)
     if schedule is not None:
         if zone is not None and "TZ" in schedule:
-            c.invalid(_at(spec_path, "schedule"), schedule,
+            c.invalid(subpath(spec_path, "schedule"), schedule,
                       "cannot use both timeZone field and TZ or CRON_TZ in schedule")
         else:
             try:
                 Schedule(schedule, zone)
             except ScheduleError as e:
                 where = "timeZone" if zone is not None and str(e).startswith("unknown time zone") else "schedule"
-                c.invalid(_at(spec_path, where), zone if where == "timeZone" else schedule, str(e))
+                c.invalid(subpath(spec_path, where), zone if where == "timeZone" else schedule, str(e))
     c.enum(spec, "concurrencyPolicy", spec_path, ("Allow", "Forbid", "Replace"))
     c.get(spec, "suspend", spec_path, bool)
     _nonnegative(c, spec, ("startingDeadlineSeconds",), spec_path, 64)
     _nonnegative(c, spec, ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"), spec_path)
-    template_path = _at(spec_path, "jobTemplate")
+    template_path = subpath(spec_path, "jobTemplate")
     template = c.get(spec, "jobTemplate", spec_path, dict)
     if template is None:
         if spec.get("jobTemplate") is None:
             c.required(template_path)
         return
     meta = c.get(template, "metadata", template_path, dict) or {}
-    _labels(c, meta.get("labels"), _at(template_path, "metadata.labels"))
-    _job_spec(c, template.get("spec"), _at(template_path, "spec"))
+    _labels(c, meta.get("labels"), subpath(template_path, "metadata.labels"))
+    _job_spec(c, template.get("spec"), subpath(template_path, "spec"))
 
 
 # --- storage ---------------------------------------------------------------------------------------
@@ -1009,8 +988,8 @@ POD_VOLUME_SOURCES = (*PV_SOURCES, "emptyDir", "gitRepo", "secret", "persistentV
 SIM_PROVISIONING_TIME = "sim.kubesched.io/provisioning-time"
 
 
-def _access_modes(c: _Ctx, spec: dict[str, Any], path: str, missing: str) -> None:
-    modes_path = _at(path, "accessModes")
+def _access_modes(c: Checker, spec: dict[str, Any], path: str, missing: str) -> None:
+    modes_path = subpath(path, "accessModes")
     modes = c.get(spec, "accessModes", path, list)
     if not modes:
         if modes is not None or spec.get("accessModes") is None:
@@ -1028,42 +1007,42 @@ def _access_modes(c: _Ctx, spec: dict[str, Any], path: str, missing: str) -> Non
         c.err(modes_path, "Forbidden: may not use ReadWriteOncePod with other access modes")
 
 
-def _positive_quantity(c: _Ctx, value: Any, path: str) -> None:
+def _positive_quantity(c: Checker, value: Any, path: str) -> None:
     amount = _quantity(c, value, path)
     if amount is not None and amount <= 0:
-        c.invalid(path, str(value), _POSITIVE_MSG)
+        c.invalid(path, str(value), POSITIVE_MSG)
 
 
-def _class_name(c: _Ctx, spec: dict[str, Any], path: str) -> None:
+def _class_name(c: Checker, spec: dict[str, Any], path: str) -> None:
     name = c.get(spec, "storageClassName", path, str)
     if name:
-        c.names(name, _at(path, "storageClassName"), dns_subdomain_errors)
+        c.names(name, subpath(path, "storageClassName"), dns_subdomain_errors)
 
 
-def _claim_spec(c: _Ctx, value: Any, path: str) -> None:
+def _claim_spec(c: Checker, value: Any, path: str) -> None:
     """A PersistentVolumeClaimSpec: in a claim, or in a pod's ephemeral volume template."""
     spec = c.typed(value, path, dict)
     if spec is None:
-        c.required(_at(path, "accessModes"), "at least 1 access mode is required")
-        c.required(_at(path, "resources[storage]"))
+        c.required(subpath(path, "accessModes"), "at least 1 access mode is required")
+        c.required(subpath(path, "resources[storage]"))
         return
     _access_modes(c, spec, path, "at least 1 access mode is required")
-    _label_selector(c, spec.get("selector"), _at(path, "selector"))
+    _label_selector(c, spec.get("selector"), subpath(path, "selector"))
     requests = ((c.get(spec, "resources", path, dict) or {}).get("requests")) or {}
     if not isinstance(requests, dict) or requests.get("storage") is None:
-        c.required(_at(path, "resources[storage]"))
+        c.required(subpath(path, "resources[storage]"))
     else:
-        _positive_quantity(c, requests["storage"], _at(path, "resources[storage]"))
+        _positive_quantity(c, requests["storage"], subpath(path, "resources[storage]"))
     _class_name(c, spec, path)
     c.enum(spec, "volumeMode", path, VOLUME_MODES)
     c.get(spec, "volumeName", path, str)
 
 
-def _persistent_volume(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    spec_path = _at(path, "spec")
+def _persistent_volume(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict) or {}
     _access_modes(c, spec, spec_path, "")
-    cap_path = _at(spec_path, "capacity")
+    cap_path = subpath(spec_path, "capacity")
     cap = c.get(spec, "capacity", spec_path, dict) or {}
     if not cap:
         c.required(cap_path)
@@ -1072,45 +1051,45 @@ def _persistent_volume(c: _Ctx, obj: dict[str, Any], path: str) -> None:
     for name, amount in cap.items():
         _positive_quantity(c, amount, f"{cap_path}[{name}]")
     c.enum(spec, "persistentVolumeReclaimPolicy", spec_path, ("Delete", "Recycle", "Retain"))
-    affinity_path = _at(spec_path, "nodeAffinity")
+    affinity_path = subpath(spec_path, "nodeAffinity")
     affinity = c.get(spec, "nodeAffinity", spec_path, dict)
     if affinity is not None:
         if affinity.get("required") is None:
-            c.required(_at(affinity_path, "required"), "must specify required node constraints")
+            c.required(subpath(affinity_path, "required"), "must specify required node constraints")
         else:
-            _node_selector(c, affinity["required"], _at(affinity_path, "required"))
+            _node_selector(c, affinity["required"], subpath(affinity_path, "required"))
     sources = [key for key in PV_SOURCES if spec.get(key) is not None]
     if not sources:
         c.required(spec_path, "must specify a volume type")
     for key in sources[1:]:
-        c.err(_at(spec_path, key), "Forbidden: may not specify more than 1 volume type")
+        c.err(subpath(spec_path, key), "Forbidden: may not specify more than 1 volume type")
     if "local" in sources and affinity is None:
         c.required(affinity_path, "Local volume requires node affinity")
     csi = c.get(spec, "csi", spec_path, dict)
     if csi is not None:
         for key in ("driver", "volumeHandle"):
             if not csi.get(key):
-                c.required(_at(_at(spec_path, "csi"), key))
+                c.required(subpath(subpath(spec_path, "csi"), key))
     _class_name(c, spec, spec_path)
     c.enum(spec, "volumeMode", spec_path, VOLUME_MODES)
     status = c.get(obj, "status", path, dict)
     if status is not None:
-        c.enum(status, "phase", _at(path, "status"), PV_PHASES)
+        c.enum(status, "phase", subpath(path, "status"), PV_PHASES)
 
 
-def _persistent_volume_claim(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    _claim_spec(c, obj.get("spec"), _at(path, "spec"))
+def _persistent_volume_claim(c: Checker, obj: dict[str, Any], path: str) -> None:
+    _claim_spec(c, obj.get("spec"), subpath(path, "spec"))
     status = c.get(obj, "status", path, dict)
     if status is not None:
-        c.enum(status, "phase", _at(path, "status"), PVC_PHASES)
+        c.enum(status, "phase", subpath(path, "status"), PVC_PHASES)
 
 
-def _topology_terms(c: _Ctx, value: Any, path: str) -> None:
+def _topology_terms(c: Checker, value: Any, path: str) -> None:
     """A StorageClass's allowedTopologies: label keys with distinct values, each term distinct."""
     seen: list[dict[str, set[str]]] = []
     for i, term in enumerate(c.typed(value, path, list) or []):
         term_path = f"{path}[{i}]"
-        exprs_path = _at(term_path, "matchLabelExpressions")
+        exprs_path = subpath(term_path, "matchLabelExpressions")
         exprs: dict[str, set[str]] = {}
         for j, expr in enumerate(c.get(c.typed(term, term_path, dict) or {}, "matchLabelExpressions", term_path,
                                        list) or []):
@@ -1120,7 +1099,7 @@ def _topology_terms(c: _Ctx, value: Any, path: str) -> None:
             values: set[str] = set()
             listed = c.get(expr, "values", expr_path, list) or []
             if not listed:
-                c.required(_at(expr_path, "values"))
+                c.required(subpath(expr_path, "values"))
             for k, item in enumerate(listed):
                 if c.typed(item, f"{expr_path}.values[{k}]", str) is None:
                     continue
@@ -1128,9 +1107,9 @@ def _topology_terms(c: _Ctx, value: Any, path: str) -> None:
                     c.err(f"{expr_path}.values[{k}]", f"Duplicate value: {_show(item)}")
                 values.add(item)
             key = c.get(expr, "key", expr_path, str) or ""
-            c.names(key, _at(expr_path, "key"), qualified_name_errors)
+            c.names(key, subpath(expr_path, "key"), qualified_name_errors)
             if key in exprs:
-                c.err(_at(expr_path, "key"), f"Duplicate value: {_show(key)}")
+                c.err(subpath(expr_path, "key"), f"Duplicate value: {_show(key)}")
             exprs[key] = values
         # Upstream compares each term with the ones before it and with as many empty placeholders,
         # so an empty term is always a duplicate.
@@ -1139,24 +1118,24 @@ def _topology_terms(c: _Ctx, value: Any, path: str) -> None:
         seen.append(exprs)
 
 
-def _storage_class(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+def _storage_class(c: Checker, obj: dict[str, Any], path: str) -> None:
     provisioner = c.get(obj, "provisioner", path, str)
     if not provisioner:
-        c.required(_at(path, "provisioner"))
+        c.required(subpath(path, "provisioner"))
     else:
         for msg in qualified_name_errors(provisioner.lower()):
-            c.invalid(_at(path, "provisioner"), provisioner.lower(), msg)
+            c.invalid(subpath(path, "provisioner"), provisioner.lower(), msg)
     c.get(obj, "parameters", path, dict)
     c.enum(obj, "reclaimPolicy", path, ("Delete", "Retain"))
     c.enum(obj, "volumeBindingMode", path, (IMMEDIATE, WAIT_FOR_FIRST_CONSUMER))
-    _topology_terms(c, obj.get("allowedTopologies"), _at(path, "allowedTopologies"))
+    _topology_terms(c, obj.get("allowedTopologies"), subpath(path, "allowedTopologies"))
     meta = obj.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
     if isinstance(annotations, dict) and annotations.get(SIM_PROVISIONING_TIME, "never") != "never":
-        c.duration(annotations, SIM_PROVISIONING_TIME, _at(path, "metadata.annotations"))
+        c.duration(annotations, SIM_PROVISIONING_TIME, subpath(path, "metadata.annotations"))
 
 
-def _csi_driver_name(c: _Ctx, name: Any, path: str) -> None:
+def _csi_driver_name(c: Checker, name: Any, path: str) -> None:
     """ValidateCSIDriverName: required, at most 63 characters, a DNS subdomain once lower-cased."""
     if not name:
         c.required(path)
@@ -1167,27 +1146,27 @@ def _csi_driver_name(c: _Ctx, name: Any, path: str) -> None:
         c.invalid(path, name, msg)
 
 
-def _csi_node(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    drivers_path = _at(path, "spec.drivers")
+def _csi_node(c: Checker, obj: dict[str, Any], path: str) -> None:
+    drivers_path = subpath(path, "spec.drivers")
     names: set[str] = set()
-    for i, driver in enumerate(c.get(c.get(obj, "spec", path, dict) or {}, "drivers", _at(path, "spec"), list) or []):
+    for i, driver in enumerate(c.get(c.get(obj, "spec", path, dict) or {}, "drivers", subpath(path, "spec"), list) or []):
         driver_path = f"{drivers_path}[{i}]"
         if c.typed(driver, driver_path, dict) is None:
             continue
         name = c.get(driver, "name", driver_path, str)
-        _csi_driver_name(c, name, _at(driver_path, "name"))
+        _csi_driver_name(c, name, subpath(driver_path, "name"))
         if name and name in names:
-            c.err(_at(driver_path, "name"), f"Duplicate value: {_show(name)}")
+            c.err(subpath(driver_path, "name"), f"Duplicate value: {_show(name)}")
         names.add(name or "")
         node_id = c.get(driver, "nodeID", driver_path, str)
         if not node_id:
-            c.required(_at(driver_path, "nodeID"))
+            c.required(subpath(driver_path, "nodeID"))
         elif len(node_id) > 192:
-            c.invalid(_at(driver_path, "nodeID"), node_id, "must be 192 characters or less")
-        count = c.get(c.get(driver, "allocatable", driver_path, dict) or {}, "count", _at(driver_path, "allocatable"),
+            c.invalid(subpath(driver_path, "nodeID"), node_id, "must be 192 characters or less")
+        count = c.get(c.get(driver, "allocatable", driver_path, dict) or {}, "count", subpath(driver_path, "allocatable"),
                       int, 32)
         if count is not None and count < 0:
-            c.invalid(_at(driver_path, "allocatable.count"), count, _NONNEGATIVE_MSG)
+            c.invalid(subpath(driver_path, "allocatable.count"), count, NONNEGATIVE_MSG)
         keys: set[str] = set()
         for k, key in enumerate(c.get(driver, "topologyKeys", driver_path, list) or []):
             if c.typed(key, f"{driver_path}.topologyKeys[{k}]", str) is None:
@@ -1198,19 +1177,19 @@ def _csi_node(c: _Ctx, obj: dict[str, Any], path: str) -> None:
             c.names(key, driver_path, qualified_name_errors)
 
 
-def _csi_driver(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    spec_path = _at(path, "spec")
+def _csi_driver(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict) or {}
     for key in ("attachRequired", "podInfoOnMount", "storageCapacity", "requiresRepublish", "seLinuxMount"):
         c.get(spec, key, spec_path, bool)
     c.enum(spec, "fsGroupPolicy", spec_path, ("File", "None", "ReadWriteOnceWithFSType"))
-    modes_path = _at(spec_path, "volumeLifecycleModes")
+    modes_path = subpath(spec_path, "volumeLifecycleModes")
     for mode in c.get(spec, "volumeLifecycleModes", spec_path, list) or []:
         if mode not in ("Persistent", "Ephemeral"):
             c.unsupported(modes_path, mode, ("Persistent", "Ephemeral"))
 
 
-def _pod_volumes(c: _Ctx, value: Any, path: str) -> None:
+def _pod_volumes(c: Checker, value: Any, path: str) -> None:
     """spec.volumes: unique DNS-label names, one source each; claims name their claim."""
     names: set[str] = set()
     for i, vol in enumerate(c.typed(value, path, list) or []):
@@ -1219,93 +1198,34 @@ def _pod_volumes(c: _Ctx, value: Any, path: str) -> None:
             continue
         name = c.get(vol, "name", vol_path, str)
         if not name:
-            c.required(_at(vol_path, "name"))
+            c.required(subpath(vol_path, "name"))
         elif name in names:
-            c.err(_at(vol_path, "name"), f"Duplicate value: {_show(name)}")
+            c.err(subpath(vol_path, "name"), f"Duplicate value: {_show(name)}")
         else:
-            c.names(name, _at(vol_path, "name"), dns_label_errors)
+            c.names(name, subpath(vol_path, "name"), dns_label_errors)
             names.add(name)
         sources = [key for key in POD_VOLUME_SOURCES if vol.get(key) is not None]
         for key in sources[1:]:
-            c.err(_at(vol_path, key), "Forbidden: may not specify more than 1 volume type")
+            c.err(subpath(vol_path, key), "Forbidden: may not specify more than 1 volume type")
         claim = c.get(vol, "persistentVolumeClaim", vol_path, dict)
-        if claim is not None and not c.get(claim, "claimName", _at(vol_path, "persistentVolumeClaim"), str):
-            c.required(_at(vol_path, "persistentVolumeClaim.claimName"))
+        claim_path = subpath(vol_path, "persistentVolumeClaim")
+        if claim is not None and not c.get(claim, "claimName", claim_path, str):
+            c.required(subpath(vol_path, "persistentVolumeClaim.claimName"))
         ephemeral = c.get(vol, "ephemeral", vol_path, dict)
         if ephemeral is not None:
-            template_path = _at(vol_path, "ephemeral.volumeClaimTemplate")
-            template = c.get(ephemeral, "volumeClaimTemplate", _at(vol_path, "ephemeral"), dict)
+            template_path = subpath(vol_path, "ephemeral.volumeClaimTemplate")
+            template = c.get(ephemeral, "volumeClaimTemplate", subpath(vol_path, "ephemeral"), dict)
             if template is None:
                 c.required(template_path)
             else:
-                _claim_spec(c, template.get("spec"), _at(template_path, "spec"))
+                _claim_spec(c, template.get("spec"), subpath(template_path, "spec"))
 
 
-# Light shape checks for component configurations: field -> type, nested schema, or [schema] for a list.
-_Schema = dict[str, Any]
-_KUBELET_CONFIG: _Schema = {
-    "evictionHard": {"*": str}, "evictionSoft": {"*": str}, "evictionSoftGracePeriod": {"*": str},
-    "evictionMinimumReclaim": {"*": str}, "systemReserved": {"*": str}, "kubeReserved": {"*": str},
-    "featureGates": {"*": bool}, "maxPods": int, "evictionMaxPodGracePeriod": int,
-    "evictionPressureTransitionPeriod": str, "mergeDefaultEvictionSettings": bool,
-    "enforceNodeAllocatable": [str],
-}  # the eviction values themselves are checked by kubesched.kubelet.config.problems
-_DESCHEDULER_POLICY: _Schema = {
-    "profiles": [{"name": str, "pluginConfig": [{"name": str, "args": dict}],
-                  "plugins": {"*": {"enabled": [str], "disabled": [str]}}}],
-    "nodeSelector": str, "maxNoOfPodsToEvictPerNode": int, "maxNoOfPodsToEvictPerNamespace": int,
-    "maxNoOfPodsToEvictTotal": int, "gracePeriodSeconds": int,
-}
 
 
-def _scheduler_config(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    """Fields and types as kube-scheduler decodes them; then the settings kubesched ignores."""
-    from kubesched.scheduler.config import check_fields, ignored_settings  # the scheduler imports the API
-
-    before = len(c.problems)
-    for field, message in check_fields(obj):
-        if message is None:
-            c.warn(path, f'unknown field "{field}"')
-        else:
-            c.err(_at(path, field), message)
-    if len(c.problems) > before:
-        return
-    for i, profile in enumerate(obj.get("profiles") or ()):
-        for j, entry in enumerate(profile.get("pluginConfig") or ()):
-            if entry.get("name") == "NodeAffinity" and entry.get("args"):
-                added_path = f"profiles[{i}].pluginConfig[{j}].args.addedAffinity"
-                _node_affinity(c, entry["args"].get("addedAffinity"), _at(path, added_path))
-    for field, message in ignored_settings(obj):
-        c.warn(_at(path, field), message)
-
-
-def _kubelet_config(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    """Shape first; then a warning for each field the simulated kubelets do not act on."""
-    from kubesched.kubelet.config import ignored_fields  # the kubelet imports the API
-
-    before = len(c.problems)
-    _shape(c, obj, path, _KUBELET_CONFIG)
-    if len(c.problems) == before:
-        for field, message in ignored_fields(obj):
-            c.warn(_at(path, field), message)
-
-
-def _descheduler_policy(c: _Ctx, obj: dict[str, Any], path: str) -> None:
-    """Shape first; then the descheduler's own defaulting and validation (plugins and their args)."""
-    before = len(c.problems)
-    _shape(c, obj, path, _DESCHEDULER_POLICY)
-    if len(c.problems) > before:
-        return
-    from kubesched.descheduler.policy import PolicyError, load_policy  # the descheduler imports the API
-
-    try:
-        load_policy(obj)
-    except PolicyError as e:
-        for message in e.errors:
-            c.err(path, message)
-
-
-def _shape(c: _Ctx, value: Any, path: str, schema: Any) -> None:
+def check_shape(c: Checker, value: Any, path: str, schema: Any) -> None:
+    """Light type checks: `schema` is a type, a mapping of field -> schema ("*": any other
+    field) or [schema] for a list."""
     if value is None:
         return
     if isinstance(schema, list):
@@ -1313,330 +1233,17 @@ def _shape(c: _Ctx, value: Any, path: str, schema: Any) -> None:
         for i, item in enumerate(c.typed(value, path, list) or []):
             if item is None:  # a null list item is as wrong as any other type there
                 c.err(f"{path}[{i}]", f"expected {_EXPECTED[item_type]}, got null")
-            _shape(c, item, f"{path}[{i}]", schema[0])
+            check_shape(c, item, f"{path}[{i}]", schema[0])
     elif isinstance(schema, dict):
         mapping = c.typed(value, path, dict) or {}
         for key, item in mapping.items():
             sub = schema.get(key, schema.get("*"))
             if sub is not None:
-                _shape(c, item, _at(path, key), sub)
+                check_shape(c, item, subpath(path, key), sub)
     else:
         c.typed(value, path, schema)
 
 
-# --- Scenario -----------------------------------------------------------------------------------------
-
-def _object_ref(c: _Ctx, value: Any, path: str, kind_needed: bool) -> tuple[str, str, str] | None:
-    """(kind, namespace, name) of a delete/evict/patch target; evict targets are Pods."""
-    ref = c.typed(value, path, dict)
-    if ref is None:
-        return None
-    kind = "Pod"
-    if kind_needed:
-        kind = c.need(ref, "kind", path, str)
-        if kind is not None and kind not in OBJECT_KINDS:
-            c.unsupported(_at(path, "kind"), kind, OBJECT_KINDS)
-            kind = None
-    name = c.need(ref, "name", path, str)
-    namespace = c.get(ref, "namespace", path, str) or "default"
-    if kind is None or name is None:
-        return None
-    return kind, namespace if namespaced(kind) else "", name
-
-
-def _subject(c: _Ctx, value: Any, path: str, parts: int) -> None:
-    """An expect subject: "namespace/name" for pods, a bare name for nodes."""
-    text = c.typed(value, path, str)
-    if text is None:
-        return
-    pieces = text.split("/")
-    if len(pieces) != parts or not all(pieces):
-        c.invalid(path, text, 'must be "namespace/name"' if parts == 2 else "must be a node name")
-
-
-def _message_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
-    c.get(entry, "message", path, str)
-    c.get(entry, "messageContains", path, str)
-    if entry.get("message") is not None and entry.get("messageContains") is not None:
-        c.err(path, "Invalid value: specify message or messageContains, not both")
-
-
-def _conditions_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
-    """`conditions: {Type: "True"|"False"|"Unknown"}`."""
-    for ctype, status in (c.get(entry, "conditions", path, dict) or {}).items():
-        if status not in CONDITION_STATUSES:
-            c.unsupported(_at(_at(path, "conditions"), ctype), status, CONDITION_STATUSES)
-
-
-def _event_check(c: _Ctx, entry: dict[str, Any], path: str) -> None:
-    """`event: {reason, message|messageContains}`."""
-    event = c.get(entry, "event", path, dict)
-    if event is None:
-        return
-    event_path = _at(path, "event")
-    for key in event:
-        if key not in ("reason", "message", "messageContains", "count"):
-            c.err(_at(event_path, key), f'unknown field "{key}" for an event expectation')
-    if not event:
-        c.required(event_path, "at least one of reason, message, messageContains, count")
-    c.get(event, "reason", event_path, str)
-    count = c.get(event, "count", event_path, int)
-    if count is not None and count < 0:
-        c.invalid(_at(event_path, "count"), count, _NONNEGATIVE_MSG)
-    _message_check(c, event, event_path)
-
-
-def _expect(c: _Ctx, entry: dict[str, Any], index: int) -> None:
-    path = f"spec.expect[{index}]"
-    subjects = [key for key in EXPECT_SUBJECTS if key in entry]
-    names = ", ".join(EXPECT_SUBJECTS)
-    if len(subjects) != 1:
-        c.err(path, f"Required value: exactly one of {names}" if not subjects
-              else f"Invalid value: exactly one of {names}, not {' and '.join(subjects)}")
-        return
-    subject = subjects[0]
-    allowed = EXPECT_SUBJECTS[subject]
-    for key in entry:
-        if key not in (subject, "at", *allowed):
-            c.err(_at(path, key), f'unknown field "{key}" for a {subject} expectation')
-    _no_nulls(c, {k: v for k, v in entry.items() if k not in EXPECT_UNSET}, path)
-    c.duration(entry, "at", path)
-    if subject == "rejected":
-        text = c.typed(entry["rejected"], _at(path, "rejected"), str)
-        pieces = text.split("/") if text is not None else []
-        if text is not None and (len(pieces) not in (2, 3) or not all(pieces)):
-            c.invalid(_at(path, "rejected"), text, 'must be "Kind/namespace/name" or "Kind/name"')
-        _message_check(c, entry, path)  # any kind: every kind loads, and a quota may refuse any
-        return
-    if not any(key in entry for key in allowed):
-        c.required(path, f"at least one of {', '.join(allowed)}")
-    _conditions_check(c, entry, path)
-    if subject in ("eviction", "pdb"):
-        _subject(c, entry[subject], _at(path, subject), 2)
-        for key in allowed:
-            if key in ("message", "messageContains", "cause", "requester"):
-                c.get(entry, key, path, str)
-            elif key == "disruptedPods":
-                for i, item in enumerate(c.get(entry, key, path, list) or []):
-                    c.typed(item, f"{path}.{key}[{i}]", str)
-            elif key == "event":
-                _event_check(c, entry, path)
-            elif key != "conditions":
-                c.get(entry, key, path, int)
-        _message_check(c, entry, path)
-        return
-    if subject == "descheduled":
-        _subject(c, entry[subject], _at(path, subject), 2)
-        c.enum(entry, "result", path, DESCHEDULED_RESULTS)
-        for key in ("strategy", "landing", "fromNode"):
-            c.get(entry, key, path, str)
-        c.get(entry, "pass", path, int)
-        _message_check(c, entry, path)
-        return
-    if subject == "deschedulerPass":
-        c.get(entry, subject, path, int)
-        c.get(entry, "evicted", path, int)
-        _message_check(c, entry, path)
-        return
-    if subject == "drain":
-        _subject(c, entry["drain"], _at(path, "drain"), 1)
-        c.enum(entry, "status", path, ("Drained", "Failed", "TimedOut", "InProgress"))
-        for key in ("evicted", "notEvicted"):
-            for i, item in enumerate(c.get(entry, key, path, list) or []):
-                c.typed(item, f"{path}.{key}[{i}]", str)
-        _message_check(c, entry, path)
-        return
-    if subject == "node":
-        _subject(c, entry["node"], _at(path, "node"), 1)
-        for key in ("requested", "allocatable"):
-            _resource_list(c, entry.get(key), _at(path, key))
-        c.get(entry, "unschedulable", path, bool)
-        _taints(c, entry.get("taints"), _at(path, "taints"))
-        return
-    if subject == "object":
-        text = c.typed(entry["object"], _at(path, "object"), str)
-        if text is not None and (len(text.split("/")) not in (2, 3) or not all(text.split("/"))):
-            c.invalid(_at(path, "object"), text, 'must be "Kind/namespace/name" or "Kind/name"')
-        c.get(entry, "exists", path, bool)
-        c.get(entry, "status", path, dict)
-        _string_map(c, entry.get("annotations"), _at(path, "annotations"))
-        _event_check(c, entry, path)
-        return
-    if subject == "disruption":
-        _subject(c, entry["disruption"], _at(path, "disruption"), 2)
-        for key in ("cause", "fromNode"):
-            c.get(entry, key, path, str)
-        if entry.get("replacement") is not None:
-            _subject(c, entry["replacement"], _at(path, "replacement"), 2)
-        occurrence = c.get(entry, "occurrence", path, int)
-        if occurrence is not None and occurrence < 1:
-            c.invalid(_at(path, "occurrence"), occurrence, _POSITIVE_MSG)
-        return
-    if subject in ("pvc", "pv"):
-        _subject(c, entry[subject], _at(path, subject), 2 if subject == "pvc" else 1)
-        c.enum(entry, "phase", path, PVC_PHASES if subject == "pvc" else PV_PHASES)
-        for key in ("volumeName", "storageClassName", "selectedNode", "claim"):
-            c.get(entry, key, path, str)
-        c.get(entry, "deleted", path, bool)
-        for key in ("volumeNodeAffinity", "nodeAffinity"):
-            _shape(c, entry.get(key), _at(path, key), {"*": [str]})
-        _event_check(c, entry, path)
-        return
-    _subject(c, entry["pod"], _at(path, "pod"), 2)
-    for key in ("nodeName", "nominatedNodeName", "reason"):
-        c.get(entry, key, path, str)
-    _message_check(c, entry, path)
-    c.get(entry, "restartCount", path, int)
-    c.get(entry, "replaced", path, bool)
-    c.enum(entry, "phase", path, POD_PHASES)
-    c.get(entry, "deleted", path, bool)
-    c.get(entry, "priority", path, int, 32)
-    _event_check(c, entry, path)
-    score = c.get(entry, "score", path, dict)
-    if score is not None:
-        score_path = _at(path, "score")
-        for key in score:
-            if key not in ("node", "plugin", "raw", "normalized", "total"):
-                c.err(_at(score_path, key), f'unknown field "{key}" for a score expectation')
-        if c.get(score, "node", score_path, str) is None:
-            c.required(_at(score_path, "node"), "the node whose score is checked")
-        c.get(score, "plugin", score_path, str)
-        for key in ("raw", "normalized", "total"):
-            c.get(score, key, score_path, int)
-
-
-def _no_nulls(c: _Ctx, value: Any, path: str) -> None:
-    """In our own Scenario kind a null is a mistake: nothing reads it as "unset", as the API server
-    does for objects (`kubesched` would otherwise read `namespace: null` as no namespace at all)."""
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        where = f"{path}[{key}]" if isinstance(key, int) else _at(path, key)
-        if item is None:
-            c.err(where, "Invalid value: null: omit the field instead")
-        else:
-            _no_nulls(c, item, where)
-
-
-def _event(c: _Ctx, event: dict[str, Any], index: int) -> None:
-    path = f"spec.events[{index}]"
-    at = 0.0 if "at" not in event else c.duration(event, "at", path, required=True)  # no `at`: at the start
-    actions = [key for key in EVENT_ACTIONS if key in event]
-    for key in event:
-        if key not in ("at", *EVENT_ACTIONS):
-            c.err(_at(path, key), f'unknown field "{key}" (an event has `at` and one of {", ".join(EVENT_ACTIONS)})')
-    if len(actions) != 1:
-        c.err(path, f"Required value: one of {', '.join(EVENT_ACTIONS)}" if not actions
-              else f"Invalid value: exactly one action per event, not {' and '.join(actions)}")
-        return
-    action = actions[0]
-    action_path = _at(path, action)
-    payload = event[action]
-    if payload is None:
-        c.err(action_path, "expected a mapping, got null")
-        return
-    if action != "create" and isinstance(payload, dict):  # an object is decoded; a patch's nulls delete
-        _no_nulls(c, {k: v for k, v in payload.items() if k != "patch"}, action_path)
-    if action == "create":
-        if c.typed(payload, action_path, dict) is not None and _object(c, payload, action_path, OBJECT_KINDS) \
-                and at is not None and object_key(payload)[2]:
-            c.timeline.append((at, index, "create", payload))
-        return
-    if action in ("delete", "evict", "patch"):
-        ref = _object_ref(c, payload, action_path, kind_needed=action != "evict")
-        if action == "evict" and isinstance(payload, dict):
-            _evict_options(c, payload, action_path)
-        if action == "delete" and isinstance(payload, dict):
-            c.enum(payload, "propagationPolicy", action_path, ("Orphan", "Background", "Foreground"))
-        if action == "patch" and isinstance(payload, dict):
-            patch = c.need(payload, "patch", action_path, dict)
-            if ref is not None and patch is not None:
-                c.timeline.append((at or 0.0, index, "patch", (ref, patch)))
-                # Only its unknown fields: its types are checked on the patched object (see _check_patch).
-                unknown = [(f, m) for f, m in c.decode(ref[0], patch, patch=True) if m is None]
-                c.decoded(unknown, _at(action_path, "patch"), set())
-        elif ref is not None and at is not None:
-            c.timeline.append((at, index, "remove", ref))
-        return
-    if c.typed(payload, action_path, dict) is None:
-        return
-    if action == "drain":
-        _drain_options(c, payload, action_path)
-        return
-    # usage: what a pod (or one of its containers) uses from now on.
-    usage_keys = SIM_USAGE_KEYS
-    c.need(payload, "name", action_path, str)
-    c.get(payload, "namespace", action_path, str)
-    c.get(payload, "container", action_path, str)
-    amounts = {k: v for k, v in payload.items() if k not in ("name", "namespace", "container")}
-    if not amounts:
-        c.required(action_path, "at least one resource amount (e.g. memory: 1Gi)")
-    for key in amounts:
-        if key not in usage_keys:
-            c.err(_at(action_path, key), f'unknown field "{key}" (a usage event has namespace, name, '
-                                         f"container and amounts of {', '.join(usage_keys)})")
-    _resource_list(c, {k: v for k, v in amounts.items() if k in usage_keys}, action_path)
-
-
-def _evict_options(c: _Ctx, payload: dict[str, Any], path: str) -> None:
-    for key in payload:
-        if key not in ("namespace", "name", "apiVersion", "gracePeriodSeconds", "dryRun"):
-            c.err(_at(path, key), f'unknown field "{key}" (an eviction has namespace, name, apiVersion, '
-                                  "gracePeriodSeconds, dryRun)")
-    c.enum(payload, "apiVersion", path, ("policy/v1", "policy/v1beta1"))
-    grace = c.get(payload, "gracePeriodSeconds", path, int)
-    if grace is not None and grace < 0:
-        c.invalid(_at(path, "gracePeriodSeconds"), grace, _NONNEGATIVE_MSG)
-    c.get(payload, "dryRun", path, bool)
-
-
-DRAIN_FLAGS = ("force", "ignoreDaemonsets", "deleteEmptydirData", "disableEviction")
-
-
-def _drain_options(c: _Ctx, payload: dict[str, Any], path: str) -> None:
-    """`kubectl drain` flags, camelCased."""
-    for key in payload:
-        if key not in ("node", "timeout", "gracePeriod", *DRAIN_FLAGS):
-            c.err(_at(path, key), f'unknown field "{key}" (a drain has node, timeout, gracePeriod, '
-                                  f"{', '.join(DRAIN_FLAGS)})")
-    c.need(payload, "node", path, str)
-    c.duration(payload, "timeout", path)
-    c.get(payload, "gracePeriod", path, int)
-    for key in DRAIN_FLAGS:
-        c.get(payload, key, path, bool)
-
-
-def _scenario(c: _Ctx, obj: dict[str, Any], _path: str) -> None:
-    """Check a Scenario's shape (always a top-level document, so paths start at its root).
-
-    Its timeline is replayed afterwards by validate() to find duplicates and check patched objects.
-    """
-    for key in obj:
-        if key not in ("apiVersion", "kind", "metadata", "spec"):
-            c.err(key, f'unknown field "{key}"')
-    meta = c.present(obj, "metadata", "", dict)
-    if meta is not None:
-        c.get(meta, "name", "metadata", str)
-    if obj.get("spec") is None:
-        c.required("spec")
-        return
-    spec = c.get(obj, "spec", "", dict)
-    if spec is None:
-        return
-    for key in spec:
-        if key not in ("seed", "until", "startTime", "events", "expect"):
-            c.err(_at("spec", key), f'unknown field "{key}"')
-    c.present(spec, "seed", "spec", int)
-    _timestamp(c, spec, "startTime", "spec")
-    c.duration(spec, "until", "spec")
-    for key, check in (("events", _event), ("expect", _expect)):
-        for i, entry in enumerate(c.get(spec, key, "spec", list) or []):
-            if entry is None:
-                c.err(f"spec.{key}[{i}]", "expected a mapping, got null")
-            elif c.typed(entry, f"spec.{key}[{i}]", dict) is not None:
-                check(c, entry, i)
-
-
-# --- entry point --------------------------------------------------------------------------------------
 
 # --- LimitRange and ResourceQuota (pkg/apis/core/validation) --------------------------------------------
 
@@ -1664,7 +1271,7 @@ def _is_hugepages(name: str) -> bool:
     return name.startswith(("hugepages-", "requests.hugepages-"))
 
 
-def _resource_name(c: _Ctx, name: str, path: str, standard: frozenset[str], message: str) -> bool:
+def _resource_name(c: Checker, name: str, path: str, standard: frozenset[str], message: str) -> bool:
     """validateResourceName: a qualified name; without a domain, one of `standard`."""
     errors = qualified_name_errors(name)
     for msg in errors:
@@ -1675,7 +1282,7 @@ def _resource_name(c: _Ctx, name: str, path: str, standard: frozenset[str], mess
     return not errors
 
 
-def _container_resource_name(c: _Ctx, name: str, path: str) -> None:
+def _container_resource_name(c: Checker, name: str, path: str) -> None:
     """validateContainerResourceName: cpu, memory, ephemeral-storage, hugepages-*, or an extended resource."""
     if not _resource_name(c, name, path, _STANDARD_RESOURCES, "must be a standard resource type or fully qualified"):
         return
@@ -1686,21 +1293,21 @@ def _container_resource_name(c: _Ctx, name: str, path: str) -> None:
         c.invalid(path, name, "doesn't follow extended resource name standard")
 
 
-def _quantities(c: _Ctx, value: Any, path: str) -> dict[str, tuple[Any, Fraction]]:
+def _quantities(c: Checker, value: Any, path: str) -> dict[str, tuple[Any, Fraction]]:
     """A resource list's names and amounts (the quantities must parse; names are checked by the caller)."""
     good = {}
     for name, raw in (c.typed(value, path, dict) or {}).items():
         try:
             good[name] = (raw, parse_quantity(raw))
         except QuantityError as e:
-            c.err(_at(path, name), str(e))
+            c.err(subpath(path, name), str(e))
     return good
 
 
-def _limit_range(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+def _limit_range(c: Checker, obj: dict[str, Any], path: str) -> None:
     """ValidateLimitRange: one item per type, known resource names, and min <= defaultRequest <=
     default <= max, a ratio of at least 1 that max/min allows."""
-    spec_path = _at(path, "spec")
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict) or {}
     seen: set[str] = set()
     for i, item in enumerate(c.get(spec, "limits", spec_path, list) or ()):
@@ -1710,36 +1317,36 @@ def _limit_range(c: _Ctx, obj: dict[str, Any], path: str) -> None:
         kind = c.get(item, "type", item_path, str) or ""
         errors = qualified_name_errors(kind)
         for msg in errors:
-            c.invalid(_at(item_path, "type"), kind, msg)
+            c.invalid(subpath(item_path, "type"), kind, msg)
         if not errors and "/" not in kind and kind not in LIMIT_TYPES:
-            c.invalid(_at(item_path, "type"), kind, "must be a standard limit type or fully qualified")
+            c.invalid(subpath(item_path, "type"), kind, "must be a standard limit type or fully qualified")
         if kind in seen:
-            c.err(_at(item_path, "type"), f"Duplicate value: {_show(kind)}")
+            c.err(subpath(item_path, "type"), f"Duplicate value: {_show(kind)}")
         seen.add(kind)
         fields = ["max", "min", "maxLimitRequestRatio"]
         if kind == "Pod":
             for key in ("default", "defaultRequest"):
                 if item.get(key):
-                    c.err(_at(item_path, key), "Forbidden: may not be specified when `type` is 'Pod'")
+                    c.err(subpath(item_path, key), "Forbidden: may not be specified when `type` is 'Pod'")
         else:
             fields += ["default", "defaultRequest"]
         lists = {}
         for key in fields:
-            lists[key] = _quantities(c, item.get(key), _at(item_path, key))
+            lists[key] = _quantities(c, item.get(key), subpath(item_path, key))
             for name in lists[key]:
                 if kind in ("Pod", "Container"):
-                    _container_resource_name(c, name, _at(_at(item_path, key), name))
+                    _container_resource_name(c, name, subpath(subpath(item_path, key), name))
                 else:
-                    _resource_name(c, name, _at(_at(item_path, key), name), _STANDARD_RESOURCES,
+                    _resource_name(c, name, subpath(subpath(item_path, key), name), _STANDARD_RESOURCES,
                                    "must be a standard resource type or fully qualified")
         if kind == "PersistentVolumeClaim" and "storage" not in lists["min"] and "storage" not in lists["max"]:
-            c.required(_at(item_path, "limits"), "either minimum or maximum storage value is required, "
+            c.required(subpath(item_path, "limits"), "either minimum or maximum storage value is required, "
                                                  "but neither was provided")
         for name in sorted({n for values in lists.values() for n in values}):
             _limit_range_item(c, item_path, name, lists)
 
 
-def _limit_range_item(c: _Ctx, path: str, name: str, lists: dict[str, dict[str, tuple[Any, Fraction]]]) -> None:
+def _limit_range_item(c: Checker, path: str, name: str, lists: dict[str, dict[str, tuple[Any, Fraction]]]) -> None:
     """The order rules between one resource's min, max, default, defaultRequest and ratio."""
     def get(key: str) -> tuple[Any, Fraction] | None:
         return lists.get(key, {}).get(name)
@@ -1758,8 +1365,8 @@ def _limit_range_item(c: _Ctx, path: str, name: str, lists: dict[str, dict[str, 
               ("default", default, high, high, "default value {a} is greater than max value {b}")]
     for key, a, b, value, message in checks:
         if a is not None and b is not None and a[1] > b[1]:
-            c.invalid(_at(_at(path, key), name), shown(value), message.format(a=shown(a), b=shown(b)))
-    ratio_path = _at(_at(path, "maxLimitRequestRatio"), name)
+            c.invalid(subpath(subpath(path, key), name), shown(value), message.format(a=shown(a), b=shown(b)))
+    ratio_path = subpath(subpath(path, "maxLimitRequestRatio"), name)
     if ratio is not None and ratio[1] < 1:
         c.invalid(ratio_path, shown(ratio), f"ratio {shown(ratio)} is less than 1")
     if ratio is not None and low is not None and high is not None and low[1]:
@@ -1767,7 +1374,7 @@ def _limit_range_item(c: _Ctx, path: str, name: str, lists: dict[str, dict[str, 
         if float(milli_value(ratio[1])) / 1000 > most:
             c.invalid(ratio_path, shown(ratio), f"ratio {shown(ratio)} is greater than max/min = {most:f}")
     if not _overcommits(name) and default is not None and request is not None and default[1] != request[1]:
-        c.invalid(_at(_at(path, "defaultRequest"), name), shown(request),
+        c.invalid(subpath(subpath(path, "defaultRequest"), name), shown(request),
                   f"default value {shown(default)} must equal to defaultRequest value {shown(request)} in {name}")
 
 
@@ -1776,22 +1383,22 @@ def _overcommits(name: str) -> bool:
     return ("/" not in name or "kubernetes.io/" in name) and not name.startswith("hugepages-")
 
 
-def _resource_quota(c: _Ctx, obj: dict[str, Any], path: str) -> None:
+def _resource_quota(c: Checker, obj: dict[str, Any], path: str) -> None:
     """ValidateResourceQuotaSpec: quota resource names with non-negative (integral where counted)
     amounts, known scopes that suit the resources, and a well-formed scope selector."""
-    spec_path = _at(path, "spec")
+    spec_path = subpath(path, "spec")
     spec = c.get(obj, "spec", path, dict) or {}
-    hard_path = _at(spec_path, "hard")
+    hard_path = subpath(spec_path, "hard")
     hard = _quantities(c, spec.get("hard"), hard_path)
     for name, (raw, amount) in hard.items():
-        item_path = _at(hard_path, name)
+        item_path = subpath(hard_path, name)
         _resource_name(c, name, item_path, _QUOTA_RESOURCES, "must be a standard resource for quota")
         if amount < 0:
-            c.invalid(item_path, quantity_string(raw), _NONNEGATIVE_MSG)
+            c.invalid(item_path, quantity_string(raw), NONNEGATIVE_MSG)
         elif (name in _INTEGER_RESOURCES or is_extended_resource(name)) and amount.denominator != 1:
             c.invalid(item_path, quantity_string(raw), "must be an integer")
     standard = sorted(n for n in hard if n in _QUOTA_RESOURCES or _is_hugepages(n))
-    scopes_path = _at(spec_path, "scopes")
+    scopes_path = subpath(spec_path, "scopes")
     scopes = [s for s in c.get(spec, "scopes", spec_path, list) or () if c.typed(s, scopes_path, str) is not None]
     problems = []  # upstream reports each message once (ErrorList.ToAggregate)
     for scope in scopes:
@@ -1802,14 +1409,14 @@ def _resource_quota(c: _Ctx, obj: dict[str, Any], path: str) -> None:
     problems += ["conflicting scopes" for pair in _CONFLICTING_SCOPES if set(pair) <= set(scopes)]
     for problem in dict.fromkeys(problems):
         c.invalid(scopes_path, scopes, problem)
-    selector_path = _at(spec_path, "scopeSelector")
+    selector_path = subpath(spec_path, "scopeSelector")
     selector = c.get(spec, "scopeSelector", spec_path, dict)
     if selector is not None:
         _scope_selector(c, selector, selector_path, standard)
 
 
-def _scope_selector(c: _Ctx, selector: dict[str, Any], path: str, standard: list[str]) -> None:
-    expressions_path = _at(path, "matchExpressions")
+def _scope_selector(c: Checker, selector: dict[str, Any], path: str, standard: list[str]) -> None:
+    expressions_path = subpath(path, "matchExpressions")
     named = set()
     for i, req in enumerate(c.get(selector, "matchExpressions", path, list) or ()):
         req_path = f"{expressions_path}[{i}]"
@@ -1818,29 +1425,29 @@ def _scope_selector(c: _Ctx, selector: dict[str, Any], path: str, standard: list
         scope, operator = c.get(req, "scopeName", req_path, str), c.get(req, "operator", req_path, str)
         values = c.get(req, "values", req_path, list) or []
         if scope not in SCOPES:
-            c.invalid(_at(expressions_path, "scopeName"), scope, "unsupported scope")
+            c.invalid(subpath(expressions_path, "scopeName"), scope, "unsupported scope")
         if any(name not in _SCOPE_RESOURCES.get(scope or "", {name}) for name in standard):
             c.invalid(expressions_path, selector, "unsupported scope applied to resource")
         if scope in _EXISTS_ONLY_SCOPES and operator != "Exists":
-            c.invalid(_at(expressions_path, "operator"), operator,
+            c.invalid(subpath(expressions_path, "operator"), operator,
                       "must be 'Exist' when scope is any of ResourceQuotaScopeTerminating, "
                       "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, "
                       "ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity")
         if operator in ("In", "NotIn") and not values:
-            c.required(_at(expressions_path, "values"),
+            c.required(subpath(expressions_path, "values"),
                        "must be at least one value when `operator` is 'In' or 'NotIn' for scope selector")
         elif operator in ("Exists", "DoesNotExist") and values:
-            c.invalid(_at(expressions_path, "values"), values,
+            c.invalid(subpath(expressions_path, "values"), values,
                       "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector")
         elif operator not in SCOPE_OPERATORS:
-            c.invalid(_at(expressions_path, "operator"), operator, "not a valid selector operator")
+            c.invalid(subpath(expressions_path, "operator"), operator, "not a valid selector operator")
         named.add(scope)
     for pair in _CONFLICTING_SCOPES:
         if set(pair) <= named:
             c.invalid(expressions_path, selector, "conflicting scopes")
 
 
-_KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
+_KIND_CHECKS: dict[str, KindCheck] = {
     "Pod": _pod,
     "Node": _node,
     "PriorityClass": _priority_class,
@@ -1851,7 +1458,7 @@ _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
     "DaemonSet": lambda c, obj, path: _workload(c, obj, path, "DaemonSet"),
     "StatefulSet": _statefulset,
     "ReplicationController": _replication_controller,
-    "Job": lambda c, obj, path: _job_spec(c, obj.get("spec"), _at(path, "spec")),
+    "Job": lambda c, obj, path: _job_spec(c, obj.get("spec"), subpath(path, "spec")),
     "CronJob": _cronjob,
     "PersistentVolume": _persistent_volume,
     "PersistentVolumeClaim": _persistent_volume_claim,
@@ -1861,42 +1468,42 @@ _KIND_CHECKS: dict[str, Callable[[_Ctx, dict[str, Any], str], None]] = {
     "LimitRange": _limit_range,
     "ResourceQuota": _resource_quota,
     "Namespace": lambda c, obj, path: None,
-    "KubeSchedulerConfiguration": lambda c, obj, path: _scheduler_config(c, obj, path),
-    "KubeletConfiguration": lambda c, obj, path: _kubelet_config(c, obj, path),
-    "DeschedulerPolicy": lambda c, obj, path: _descheduler_policy(c, obj, path),
-    "Scenario": _scenario,
 }
+# The kinds kubesched models: their apiVersions and their checks.
+KINDS: dict[str, KindRule] = {kind: (versions, _KIND_CHECKS[kind]) for kind, versions in API_VERSIONS.items()}
 
 
-def _object(c: _Ctx, obj: dict[str, Any], path: str, kinds: tuple[str, ...], stored: bool = True) -> bool:
-    """Check one object (top level, or inside a Scenario event at `path`); False if its kind is
-    unusable. With `stored`, a kind kubesched does not simulate (a Service, a custom resource) is
-    checked as the API server would store it: well-formed metadata, and its fields if the
-    Kubernetes client knows the kind."""
+# --- entry points -------------------------------------------------------------------------------------
+
+def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str, ...],
+                 kinds: Mapping[str, KindRule] = KINDS) -> bool:
+    """Check one object (top level, or inside a document at `path`); False if its kind is unusable.
+    `kinds` are the kinds the reader knows, `allowed` those it takes here. A kind it does not know
+    (a Service, a custom resource) is checked as the API server would store it: well-formed
+    metadata, and its fields if the Kubernetes client knows the kind."""
     kind = c.need(obj, "kind", path, str)
     api_version = c.need(obj, "apiVersion", path, str)
     if kind is None:
         return False
-    if kind not in kinds:
-        if kind in API_VERSIONS:
-            c.unsupported(_at(path, "kind"), kind, kinds)
-            return False
-        if not stored:
-            c.err(_at(path, "kind"), f'unknown kind "{kind}" (kubesched reads {", ".join(kinds)})')
+    if kind not in allowed:
+        if kind in kinds:
+            c.unsupported(subpath(path, "kind"), kind, allowed)
             return False
         findings = c.decode(kind, obj)
         before = len(c.problems)
         _metadata(c, obj, kind, path)
         c.decoded(findings, path, {p.path for p in c.problems[before:]})
         return True
-    if api_version is not None and api_version not in API_VERSIONS[kind]:
-        expected = " or ".join(f'"{v}"' for v in API_VERSIONS[kind])
-        c.err(_at(path, "apiVersion"), f'no kind "{kind}" in version "{api_version}" (expected {expected})')
+    versions, check = kinds[kind]
+    if api_version is not None and api_version not in versions:
+        expected = " or ".join(f'"{v}"' for v in versions)
+        c.err(subpath(path, "apiVersion"),
+              f'no kind "{kind}" in version "{api_version}" (expected {expected})')
     findings = c.decode(kind, obj)  # first: it drops nulls, as the API server's decoding does
     before = len(c.problems)
     if kind in OBJECT_KINDS:
         _metadata(c, obj, kind, path)
-    _KIND_CHECKS[kind](c, obj, path)
+    check(c, obj, path)
     c.decoded(findings, path, {p.path for p in c.problems[before:]})
     return True
 
@@ -1918,92 +1525,65 @@ def _describe(key: tuple[str, str, str]) -> str:
     return f'{kind} "{namespace}/{name}"' if namespace else f'{kind} "{name}"'
 
 
-def validate(objects: list[LoadedObject], warnings: list[Problem] | None = None) -> None:
-    """Check every object; raise InputError listing every problem found. What kube-apiserver
-    would only warn about (unknown fields, and settings kubesched ignores) is appended to `warnings`.
-    Objects of the built-in kinds are decoded in place as the API server decodes them (a null
-    field is unset): see fieldschema.decode.
+class Definitions:
+    """The objects an input defines, by key, with where each was defined first: defining one
+    again is a duplicate, as creating it twice would be refused."""
 
-    Problems come in input order, except those found by replaying each Scenario's timeline after
-    every plain object is known: duplicates created by events (an object deleted or evicted before
-    it is created again is fine) and objects a patch event would make invalid.
+    def __init__(self) -> None:
+        self.first: dict[tuple[str, str, str], str] = {}  # object -> where it was defined first
+        self.known: dict[tuple[str, str, str], dict[str, Any]] = {}  # object -> its latest known content
+
+    def define(self, c: Checker, obj: dict[str, Any], path: str, where: str) -> None:
+        key = object_key(obj)
+        if key in self.first:
+            c.err(subpath(path, "metadata.name" if key[2] else "kind"),
+                  f"duplicate {_describe(key)} (first defined in {self.first[key]})")
+        else:
+            self.first[key] = where
+            self.known[key] = obj
+
+    def define_document(self, c: Checker, lo: LoadedObject) -> None:
+        """A top-level object that `check_object` accepted (a nameless one was reported already)."""
+        if object_key(lo.obj)[2] or lo.obj["kind"] not in OBJECT_KINDS:
+            self.define(c, lo.obj, "", lo.where)
+
+    def remove(self, key: tuple[str, str, str]) -> None:
+        self.first.pop(key, None)
+        self.known.pop(key, None)
+
+
+def validate(objects: list[LoadedObject], warnings: list[Problem] | None = None) -> None:
+    """Check every object as the API server would create it, and that no two are the same object;
+    raise InputError listing every problem found, in input order. What kube-apiserver would only
+    warn about (unknown fields) is appended to `warnings`. Objects of the modelled kinds are
+    decoded in place as the API server decodes them (a null field is unset): see fieldschema.decode.
     """
     problems: list[Problem] = []
-    first: dict[tuple[str, str, str], str] = {}  # object -> where it was defined first
-    known: dict[tuple[str, str, str], dict[str, Any]] = {}  # object -> its latest known content
-    scenarios: list[_Ctx] = []
-
-    def define(c: _Ctx, obj: dict[str, Any], path: str, where: str) -> None:
-        key = object_key(obj)
-        if key in first:
-            c.err(_at(path, "metadata.name" if key[2] else "kind"),
-                  f"duplicate {_describe(key)} (first defined in {first[key]})")
-        else:
-            first[key] = where
-            known[key] = obj
-
+    defined = Definitions()
     for lo in objects:
-        c = _Ctx(lo, problems, warnings, decoding=True)
-        if _object(c, lo.obj, "", tuple(API_VERSIONS)):
-            # Nameless objects were reported already; each KubeSchedulerConfiguration is one more
-            # scheduler, so several are fine (their schedulerNames must differ, checked by the runner).
-            if (object_key(lo.obj)[2] or lo.obj["kind"] not in OBJECT_KINDS) \
-                    and lo.obj["kind"] != "KubeSchedulerConfiguration":
-                define(c, lo.obj, "", lo.where)
-            if c.timeline:
-                scenarios.append(c)
-    for c in scenarios:
-        for _at_time, index, op, payload in sorted(c.timeline, key=lambda t: t[:2]):
-            if op == "remove":
-                first.pop(payload, None)
-                known.pop(payload, None)
-            elif op == "create":
-                path = f"spec.events[{index}].create"
-                define(c, payload, path, f"{c.lo.where} {path}")
-            else:
-                key, patch = payload
-                known[key] = _check_patch(c, known.get(key), key, patch, f"spec.events[{index}].patch.patch")
+        c = Checker(lo, problems, warnings, decoding=True)
+        if check_object(c, lo.obj, "", OBJECT_KINDS):
+            defined.define_document(c, lo)
     if problems:
         raise InputError(problems)
 
 
-def _check_patch(c: _Ctx, target: dict[str, Any] | None, key: tuple[str, str, str], patch: dict[str, Any],
-                 path: str) -> dict[str, Any]:
-    """Report what a merge patch would make invalid; returns the patched object.
-
-    The patch is applied to the target as the input defines it (or to a bare object of that kind
-    when the target comes from elsewhere, e.g. a controller), and only problems in or above the
-    fields the patch sets are reported, so a partial target does not produce spurious ones.
-    """
-    kind, namespace, name = key
-    if target is None:
-        meta = {"name": name, "namespace": namespace} if namespace else {"name": name}
-        target = {"apiVersion": API_VERSIONS[kind][0], "kind": kind, "metadata": meta}
-    patched = merge_patch(target, patch)
-    patched["kind"] = kind  # the API server patches the object at the URL, whatever the body says
-    scratch: list[Problem] = []
-    scratch_ctx = _Ctx(LoadedObject(patched, c.lo.source, c.lo.doc), scratch, decoding=True)
-    _object(scratch_ctx, patched, "", OBJECT_KINDS)
-    leaves = list(_leaf_paths(patch, ""))
-    for problem in scratch:
-        if any(_related(problem.path, leaf) for leaf in leaves):
-            c.err(_at(path, problem.path), problem.message)
-    return patched
+def _findings(check: Callable[[Checker], None]) -> list[tuple[str, str]]:
+    """(path, message) for each problem `check` finds, for checks run outside a loaded document."""
+    problems: list[Problem] = []
+    check(Checker(LoadedObject({}, "", 0), problems))
+    return [(p.path, p.message) for p in problems]
 
 
-def _leaf_paths(patch: dict[str, Any], path: str) -> Iterator[str]:
-    """Paths a merge patch sets: lists, scalars and nulls replace whatever was there."""
-    for key, value in patch.items():
-        if isinstance(value, dict) and value:
-            yield from _leaf_paths(value, _at(path, key))
-        else:
-            yield _at(path, key)
+def node_affinity_problems(value: Any, path: str) -> list[tuple[str, str]]:
+    """(path, message) for what is wrong with a node affinity at `path` (the NodeAffinity scheduler
+    plugin's `addedAffinity` is checked as a pod's node affinity is)."""
+    return _findings(lambda c: _node_affinity(c, value, path))
 
 
-def _related(problem_path: str, leaf: str) -> bool:
-    """Whether a problem lies within a patched field, or on a field containing it (e.g. a label map)."""
-    return (problem_path == leaf or problem_path.startswith((leaf + ".", leaf + "["))
-            or leaf.startswith(problem_path + "."))
+def shape_problems(value: Any, schema: Any) -> list[tuple[str, str]]:
+    """(path, message) for each value of `value` whose type `schema` does not allow (see check_shape)."""
+    return _findings(lambda c: check_shape(c, value, "", schema))
 
 
 def object_problems(obj: dict[str, Any]) -> list[str]:
@@ -2014,5 +1594,5 @@ def object_problems(obj: dict[str, Any]) -> list[str]:
     if obj.get("kind") not in OBJECT_KINDS:
         return []
     problems: list[Problem] = []
-    _object(_Ctx(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)
+    check_object(Checker(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)
     return [f"{p.path}: {p.message}" if p.path else p.message for p in problems]

@@ -14,7 +14,8 @@ An object already being deleted is left to finish.
 
 Only owners deleted during the run count as gone: a reference to an owner that never was in the
 input (an export that lacked it) is left alone, so its dependents behave as they did in the cluster
-they came from. The graph is built from watch events, so the collector starts with the cluster.
+they came from. The graph is built from what the store holds when the collector starts (a server
+restarted on its data file), then from watch events.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, APIServer
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 Key = tuple[str, str, str]  # kind, namespace ("" for cluster-scoped), name
 UNOWNABLE = frozenset({"Event"})  # kinds that are never owners nor dependents worth following
@@ -57,7 +58,12 @@ class GarbageCollector:
         self._gone: set[str] = set()  # uids of objects deleted during the run
 
     def start(self) -> None:
-        self.api.store.watch(self._on_event)
+        """The graph starts from what the store holds (a server restarted on its data file)."""
+        store = self.api.store
+        for kind in store.kinds():
+            for obj in store.list(kind):
+                self._on_event(WatchEvent(ADDED, kind, obj, None))
+        store.watch(self._on_event)
 
     # ---- the graph (GraphBuilder) -----------------------------------------------------------------
 

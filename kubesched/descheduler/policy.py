@@ -18,6 +18,7 @@ from kubesched.api.duration import parse_duration
 from kubesched.api.fieldschema import check
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import LabelSelector, SelectorError
+from kubesched.api.validation import shape_problems
 from kubesched.descheduler.framework import EXTENSION_POINTS, FILTER, PRE_EVICTION_FILTER, Limits
 from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.plugins.defaultevictor import DefaultEvictor
@@ -27,7 +28,15 @@ POLICY_FIELDS = {"apiVersion", "kind", "metadata", "profiles", "nodeSelector", "
                  "gracePeriodSeconds", "evictionFailureEventNotification", "metricsCollector",
                  "metricsProviders"}
 PROFILE_FIELDS = ("name", "pluginConfig", "plugins")
-# The types of the policy fields that validation's shape check leaves alone, and of the plugin args
+# The types of the policy's fields checked first (an api.validation.check_shape schema): what
+# load_policy indexes into.
+SHAPE: dict[str, Any] = {
+    "profiles": [{"name": str, "pluginConfig": [{"name": str, "args": dict}],
+                  "plugins": {"*": {"enabled": [str], "disabled": [str]}}}],
+    "nodeSelector": str, "maxNoOfPodsToEvictPerNode": int, "maxNoOfPodsToEvictPerNamespace": int,
+    "maxNoOfPodsToEvictTotal": int, "gracePeriodSeconds": int,
+}
+# The types of the policy fields that the shape check leaves alone, and of the plugin args
 # (by name, wherever a plugin takes one) whose plugins take the type for granted (fieldschema.check
 # schemas); each plugin checks the rest of its own args.
 POLICY_TYPES = {"metricsCollector": {"enabled": bool},
@@ -180,3 +189,17 @@ def load_policy(obj: Obj) -> Policy:
     if errors:
         raise PolicyError(errors)
     return policy
+
+
+def check_policy(obj: Obj) -> list[tuple[str, str]]:
+    """(field path, message) for what is wrong with a DeschedulerPolicy as input: its shape first,
+    then the descheduler's own defaulting and validation (plugins and their args), whose messages
+    name their fields themselves."""
+    found = shape_problems(obj, SHAPE)
+    if found:
+        return found
+    try:
+        load_policy(obj)
+    except PolicyError as e:
+        return [("", message) for message in e.errors]
+    return []

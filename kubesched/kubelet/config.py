@@ -28,6 +28,7 @@ from typing import Any
 
 from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.validation import shape_problems
 
 MEMORY_AVAILABLE = "memory.available"
 ALLOCATABLE_MEMORY_AVAILABLE = "allocatableMemory.available"  # internal: the pods' cgroup
@@ -52,6 +53,15 @@ IGNORED_BECAUSE = {
     "systemReserved": "a node's allocatable comes from its Node object",
     "kubeReserved": "a node's allocatable comes from its Node object",
     "featureGates": "kubesched simulates the default feature gates",
+}
+# The types of the fields kubesched reads or names (an api.validation.check_shape schema); the
+# eviction values themselves are checked by problems().
+SHAPE: dict[str, Any] = {
+    "evictionHard": {"*": str}, "evictionSoft": {"*": str}, "evictionSoftGracePeriod": {"*": str},
+    "evictionMinimumReclaim": {"*": str}, "systemReserved": {"*": str}, "kubeReserved": {"*": str},
+    "featureGates": {"*": bool}, "maxPods": int, "evictionMaxPodGracePeriod": int,
+    "evictionPressureTransitionPeriod": str, "mergeDefaultEvictionSettings": bool,
+    "enforceNodeAllocatable": [str],
 }
 ENFORCE_OPTIONS = ("pods", "system-reserved", "kube-reserved", "system-reserved-compressible",
                    "kube-reserved-compressible", "none")
@@ -253,6 +263,13 @@ def ignored_fields(obj: dict[str, Any]) -> list[tuple[str, str]]:
     be ignored rather than silently dropped."""
     default = "kubesched's kubelets read only the eviction settings"
     return [(key, "ignored: " + IGNORED_BECAUSE.get(key, default)) for key in obj if key not in READ_FIELDS]
+
+
+def check_configuration(obj: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(problems, warnings) of a KubeletConfiguration as input, each (field path, message): values
+    of the wrong type; when there are none, a warning for each field the simulated kubelets ignore."""
+    found = shape_problems(obj, SHAPE)
+    return found, [] if found else ignored_fields(obj)
 
 
 def problems(obj: dict[str, Any]) -> list[tuple[str, str]]:

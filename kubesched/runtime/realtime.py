@@ -4,7 +4,8 @@ Components keep the one clock they know (`VirtualClock`: `now`, `call_at`, ranks
 advances it changes. `simulate` jumps from timer to timer; here the driver lets virtual time
 follow the wall clock (`speed` times faster), runs whatever fell due, and sleeps until the next
 timer or until a request wakes it. `advance` jumps ahead the way a test wants ("ten minutes
-later"), running every timer on the way in order, exactly as simulate would.
+later"), running every timer on the way in order, exactly as simulate would. Speed 0 stops the
+clock between advances: a test then decides every instant, as a scenario's `at` does.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ class RealtimeDriver:
                  persist: Callable[[float], None] | None = None) -> None:
         """`persist` is told the virtual time now and then (about once a second) so a restarted
         server resumes where this one stopped: time does not pass while the server is down."""
-        if speed <= 0:
-            raise ValueError("speed must be positive")
+        if speed < 0:
+            raise ValueError("speed must not be negative")
         self.clock = clock
         self.speed = speed
         self._persist = persist
@@ -86,7 +87,12 @@ class RealtimeDriver:
                 self._save()
                 last_save = time.monotonic()
             nxt = self.clock.next_time()
-            sleep = MAX_SLEEP if nxt is None else min(MAX_SLEEP, max(0.0, (nxt - now) / self.speed))
+            if nxt is not None and nxt <= now:
+                sleep = 0.0
+            elif nxt is None or self.speed == 0:
+                sleep = MAX_SLEEP
+            else:
+                sleep = min(MAX_SLEEP, (nxt - now) / self.speed)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=sleep)

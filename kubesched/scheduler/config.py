@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.fieldschema import check
+from kubesched.api.validation import node_affinity_problems
+from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.framework import (
     EXTENSION_POINTS,
     MAX_NODE_SCORE,
@@ -123,6 +125,29 @@ def ignored_settings(obj: dict[str, Any]) -> Iterator[tuple[str, str]]:
                 yield f"profiles[{i}].pluginConfig[{j}].args", "ignored: kubesched does not simulate resource claims"
 
 
+def check_configuration(obj: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(problems, warnings) of a KubeSchedulerConfiguration as input, each (field path, message):
+    what strict decoding refuses (a field that does not exist only warns), then the NodeAffinity
+    plugin's `addedAffinity`, checked as a pod's node affinity is, and the settings kubesched
+    ignores. What building its profiles finds is load_config's."""
+    problems: list[tuple[str, str]] = []
+    warnings: list[tuple[str, str]] = []
+    for path, message in check_fields(obj):
+        if message is None:
+            warnings.append(("", f'unknown field "{path}"'))
+        else:
+            problems.append((path, message))
+    if problems:
+        return problems, warnings
+    for i, profile in enumerate(obj.get("profiles") or ()):
+        for j, entry in enumerate(profile.get("pluginConfig") or ()):
+            if entry.get("name") == "NodeAffinity" and entry.get("args"):
+                problems += node_affinity_problems(entry["args"].get("addedAffinity"),
+                                                   f"profiles[{i}].pluginConfig[{j}].args.addedAffinity")
+    warnings.extend(ignored_settings(obj))
+    return problems, warnings
+
+
 def _plugin_list(points: dict[str, Any], point: str, defaults: list[tuple[str, int]], path: str
                  ) -> list[tuple[str, int]]:
     """Merge one extension point's enabled/disabled with the defaults (order: defaults, then enabled)."""
@@ -194,3 +219,11 @@ def build_profiles(cfg: SchedulerConfig, handle: Handle) -> dict[str, Profile]:
     if len({p.at("queueSort")[0].name for p in profiles.values()}) > 1:
         raise ConfigError("profiles", "Invalid value: queueSort must be the same for all profiles")
     return profiles
+
+
+def load_config(obj: dict[str, Any] | None) -> SchedulerConfig:
+    """The configuration (None: the default one), every profile built once so that a bad plugin
+    or argument is a ConfigError when the input is loaded, not when a scheduler starts."""
+    config = SchedulerConfig.from_object(obj)
+    build_profiles(config, Handle(Cache()))
+    return config

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from kubesched.api.duration import parse_duration
 from kubesched.apiserver.errors import APIError
-from kubesched.server import discovery, openapi
+from kubesched.server import discovery, openapi, openapi_v2
 from kubesched.server import status as st
 from kubesched.server.engine import Engine
 from kubesched.server.resources import lookup
@@ -130,6 +130,8 @@ class Server:
             doc = openapi.openapi_v3_document("/".join(parts[2:]))
             if doc is not None:
                 return web.Response(body=doc, content_type="application/json")
+        if parts == ["openapi", "v2"]:
+            return web.Response(body=openapi_v2.document(), headers={"Content-Type": openapi_v2.PROTOBUF})
         return self._not_found()
 
     async def _clock(self, request: web.Request, path: str) -> web.Response:
@@ -175,6 +177,10 @@ class Server:
         method = request.method
         accept = request.headers.get("Accept", "")
         table = "as=Table" in accept
+        if table and query.get("includeObject", "Metadata") not in ("", "None", "Metadata", "Object"):
+            return _status(st.bad_request(
+                f'Unable to convert to Table as requested: includeObject: Unsupported value: '
+                f'"{query["includeObject"]}": supported values: "Metadata", "None", "Object"'))
         if method == "GET":
             verb = "get" if name else ("watch" if watch_prefix or query.get("watch") in ("true", "1") else "list")
         elif method == "POST":

@@ -36,7 +36,7 @@ def kubeconfig(server: str, token: str | None) -> dict:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0: any free one).")
 @click.option("--speed", default=1.0, show_default=True, type=float,
-              help="Virtual seconds per wall-clock second.")
+              help="Virtual seconds per wall-clock second; 0 stops the clock (it moves by `advance` only).")
 @click.option("--token", default=None, help="Require this bearer token on every request.")
 @click.option("--kubeconfig-out", "kubeconfig_out", default=None, metavar="FILE",
               help="Write a kubeconfig for this server to FILE.")
@@ -53,8 +53,8 @@ def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float,
     from kubesched.store.sqlite import StoreFileError
 
     err = Console(stderr=True)
-    if speed <= 0:
-        err.print("--speed must be positive")
+    if speed < 0:
+        err.print("--speed must not be negative")
         sys.exit(2)
     try:
         engine = Engine(ServeOptions(paths, data, speed))

@@ -27,6 +27,9 @@ class Resource:
     # (events.k8s.io/v1 Event shows core/v1 Events).
     stored_as: str | None = None
     singular: str = field(default="")
+    # DELETE answers with the object (graceful deletion shows its deletionTimestamp) rather than a
+    # Status, as these resources' upstream registries do.
+    delete_returns_object: bool = False
 
     @property
     def api_version(self) -> str:
@@ -60,19 +63,22 @@ RESOURCES: tuple[Resource, ...] = (
     _r("Namespace", "", "v1", "namespaces", namespaced=False, short_names=("ns",), subresources=("status",),
        verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
     _r("Node", "", "v1", "nodes", namespaced=False, short_names=("no",), subresources=("status",)),
-    _r("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",)),
+    _r("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", short_names=("pvc",), subresources=("status",),
+       delete_returns_object=True),
     _r("PersistentVolume", "", "v1", "persistentvolumes", namespaced=False, short_names=("pv",),
-       subresources=("status",)),
+       subresources=("status",), delete_returns_object=True),
     _r("Pod", "", "v1", "pods", short_names=("po",), categories=ALL,
-       subresources=("status", "binding", "eviction")),
-    _r("PodTemplate", "", "v1", "podtemplates"),
+       subresources=("status", "binding", "eviction"), delete_returns_object=True),
+    _r("PodTemplate", "", "v1", "podtemplates", delete_returns_object=True),
     _r("ReplicationController", "", "v1", "replicationcontrollers", short_names=("rc",), categories=ALL,
        subresources=("status", "scale")),
-    _r("ResourceQuota", "", "v1", "resourcequotas", short_names=("quota",), subresources=("status",)),
+    _r("ResourceQuota", "", "v1", "resourcequotas", short_names=("quota",), subresources=("status",),
+       delete_returns_object=True),
     _r("Secret", "", "v1", "secrets"),
-    _r("ServiceAccount", "", "v1", "serviceaccounts", short_names=("sa",)),
+    _r("ServiceAccount", "", "v1", "serviceaccounts", short_names=("sa",), delete_returns_object=True),
     _r("Service", "", "v1", "services", short_names=("svc",), categories=ALL, subresources=("status",),
-       verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")),
+       verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"),
+       delete_returns_object=True),
     # apps/v1
     _r("ControllerRevision", "apps", "v1", "controllerrevisions"),
     _r("DaemonSet", "apps", "v1", "daemonsets", short_names=("ds",), categories=ALL, subresources=("status",)),
@@ -93,12 +99,13 @@ RESOURCES: tuple[Resource, ...] = (
     # node.k8s.io/v1
     _r("RuntimeClass", "node.k8s.io", "v1", "runtimeclasses", namespaced=False),
     # storage.k8s.io/v1
-    _r("CSIDriver", "storage.k8s.io", "v1", "csidrivers", namespaced=False),
-    _r("CSINode", "storage.k8s.io", "v1", "csinodes", namespaced=False),
+    _r("CSIDriver", "storage.k8s.io", "v1", "csidrivers", namespaced=False, delete_returns_object=True),
+    _r("CSINode", "storage.k8s.io", "v1", "csinodes", namespaced=False, delete_returns_object=True),
     _r("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities"),
-    _r("StorageClass", "storage.k8s.io", "v1", "storageclasses", namespaced=False, short_names=("sc",)),
+    _r("StorageClass", "storage.k8s.io", "v1", "storageclasses", namespaced=False, short_names=("sc",),
+       delete_returns_object=True),
     _r("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", namespaced=False,
-       subresources=("status",)),
+       subresources=("status",), delete_returns_object=True),
     # coordination.k8s.io/v1
     _r("Lease", "coordination.k8s.io", "v1", "leases"),
     # events.k8s.io/v1: the same Events as core/v1, in the newer shape

@@ -16,10 +16,11 @@ from typing import Any
 import yaml
 
 from kubesched.api.fieldschema import decode
-from kubesched.api.objects import deep_copy, merge_patch, parse_time
+from kubesched.api.objects import deep_copy, parse_time
 from kubesched.apiserver.errors import APIError, BadRequest, Invalid, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.server import events as events_view
+from kubesched.server import managedfields
 from kubesched.server import patch as patches
 from kubesched.server import status as st
 from kubesched.server.resources import Resource, for_kind
@@ -73,7 +74,7 @@ class Request:
     @property
     def manager(self) -> str:
         """The field manager: `fieldManager`, else the client's name from its User-Agent."""
-        return self.query.get("fieldManager") or self.user_agent.split("/", 1)[0][:128] or "unknown"
+        return managedfields.manager_name(self.query.get("fieldManager", ""), self.user_agent)
 
 
 class Rest:
@@ -206,7 +207,7 @@ class Rest:
             meta["remainingItemCount"] = remaining
         if req.table:
             return 200, to_table(res.kind, items, self.now_time(), req.query.get("includeObject", "Metadata"),
-                                 str(rv), token)
+                                 str(rv), token, remaining_item_count=remaining)
         return 200, {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": items}
 
     # ---- writes ------------------------------------------------------------------------------
@@ -235,7 +236,7 @@ class Rest:
             spec.setdefault("finalizers", ["kubernetes"])
         req.name = meta.get("name")
         self._check_namespace(req)
-        obj = patches.record_update(None, obj, req.manager, self.api.timestamp())
+        obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp())
         if req.dry_run:
             return 201, self._view(req, self.api.create(obj, dry_run=True))
         return 201, self._view(req, self.api.create(obj))
@@ -279,7 +280,7 @@ class Rest:
         elif "status" in current or "status" in new:
             new["status"] = current.get("status", {}) if req.resource.subresources.count("status") else \
                 new.get("status", current.get("status"))
-        new = patches.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "")
+        new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "")
         if req.dry_run:
             return new
         if req.subresource == "status":
@@ -321,7 +322,7 @@ class Rest:
         if not isinstance(body, dict):
             raise BadRequest("the body of the request is not a JSON object")
         if ctype == "application/merge-patch+json" or scale:
-            return merge_patch(current, body)
+            return patches.merge_patch(current, body)
         return patches.strategic_merge_patch(current, body)
 
     def _apply(self, req: Request, body: Any) -> Answer:
@@ -346,7 +347,7 @@ class Rest:
             current: Obj | None = self._get(req)
         except _NotFound:
             current = None
-        new = patches.apply(current, body, req.manager, force, self.api.timestamp())
+        new = managedfields.apply(current, body, req.manager, force, self.api.timestamp(), req.subresource or "")
         if current is None:
             self._check_namespace(req)
             for key in SERVER_SET_META:
@@ -492,7 +493,7 @@ class Rest:
         new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
                                                                            "replicas": replicas}}
         if not req.dry_run:
-            new = self.api.update(patches.record_update(current, new, req.manager, self.api.timestamp(), "scale"))
+            new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale"))
         return 200, self._scale_of(req, new)
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubesched.api.quantity import QuantityError, quantity_string
 from kubesched.server import schema
@@ -39,7 +39,7 @@ _HOUR = 60 * _MINUTE
 
 def human_duration(nanos: int) -> str:
     """duration.HumanDuration: about two significant units ("45s", "5m30s", "3h", "2d3h", "4y"),
-    "0s" for up to a second and a half in the future (clock skew), "<invalid>" beyond."""
+    "0s" for less than two seconds in the future (clock skew), "<invalid>" beyond."""
     seconds = nanos // _SECOND if nanos >= 0 else -(-nanos // _SECOND)  # Go truncates toward zero
     if seconds < -1:
         return "<invalid>"
@@ -226,11 +226,19 @@ def _more(items: list[str], count: int, limit: int, empty: str) -> str:
 
 # A column's description is kube-apiserver's: mostly the API's own documentation of a field, read
 # from the v1.35 OpenAPI definitions (group.version.Type, field) when first needed.
-Doc = str | tuple[str, str]
+_Doc = str | tuple[str, str]
 
 
-def _col(name: str, doc: Doc, type_: str = "string", priority: int = 0, fmt: str = "") -> tuple:
-    return (name, type_, fmt, doc, priority)
+class _Column(NamedTuple):
+    name: str
+    type: str
+    format: str
+    doc: _Doc
+    priority: int
+
+
+def _col(name: str, doc: _Doc, type_: str = "string", priority: int = 0, fmt: str = "") -> _Column:
+    return _Column(name, type_, fmt, doc, priority)
 
 
 _META_NAME = ("meta.v1.ObjectMeta", "name")
@@ -240,7 +248,7 @@ _CONTAINERS = "Names of each container in the template."
 _IMAGES = "Images referenced by each container in the template."
 
 
-def _describe(doc: Doc) -> str:
+def _describe(doc: _Doc) -> str:
     if isinstance(doc, str):
         return doc
     definition, field = doc
@@ -249,14 +257,14 @@ def _describe(doc: Doc) -> str:
     return (props.get(field) or {}).get("description", "")
 
 
-def _workload_wide(selector_doc: Doc) -> tuple:
+def _workload_wide(selector_doc: _Doc) -> tuple[_Column, ...]:
     return (_col("Containers", _CONTAINERS, priority=1), _col("Images", _IMAGES, priority=1),
             _col("Selector", selector_doc, priority=1))
 
 
 # --- printers: each returns a row's cells, in its columns' order ------------------------------------
 
-Printer = Callable[[Obj, _Since], list[Cell]]
+_CellsOf = Callable[[Obj, _Since], list[Cell]]
 
 
 def _pod_cells(pod: Obj, since: _Since) -> list[Cell]:
@@ -358,15 +366,15 @@ def _later(a: int | None, b: int | None) -> int | None:
     return b if a is None or (b is not None and b > a) else a
 
 
-_POD_SUCCEEDED = [{"type": "Completed", "status": "True", "reason": "Succeeded",
-                   "message": "The pod has completed successfully."}]
-_POD_FAILED = [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
+_POD_FINISHED = {"Succeeded": "The pod has completed successfully.", "Failed": "The pod failed."}
 
 
 def _pod_conditions(pod: Obj) -> list[Obj] | None:
     """The row conditions printPod sets: a finished pod's row is marked Completed."""
     phase = _get(pod, "status", "phase")
-    return _POD_SUCCEEDED if phase == "Succeeded" else _POD_FAILED if phase == "Failed" else None
+    if phase not in _POD_FINISHED:
+        return None
+    return [{"type": "Completed", "status": "True", "reason": phase, "message": _POD_FINISHED[phase]}]
 
 
 def _node_cells(node: Obj, since: _Since) -> list[Cell]:
@@ -735,7 +743,7 @@ def _priority_class_cells(pc: Obj, since: _Since) -> list[Cell]:
             since(_get(pc, "metadata", "creationTimestamp")), pc.get("preemptionPolicy") or "PreemptLowerPriority"]
 
 
-def _named(*fields: Callable[[Obj], Cell]) -> Printer:
+def _named(*fields: Callable[[Obj], Cell]) -> _CellsOf:
     """A printer whose cells are the name, the given fields, then the age."""
 
     def cells(obj: Obj, since: _Since) -> list[Cell]:
@@ -750,9 +758,14 @@ def _secret_keys(secret: Obj) -> int:
     return len((secret.get("data") or {}).keys() | (secret.get("stringData") or {}).keys())
 
 
-# kind -> (columns, cells, row conditions)
-_PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | None]] = {
-    "Pod": ((
+class _Printer(NamedTuple):
+    columns: tuple[_Column, ...]
+    cells: _CellsOf
+    conditions: Callable[[Obj], list[Obj] | None] | None = None  # the row's, for kinds that set them
+
+
+_PRINTERS: dict[str, _Printer] = {
+    "Pod": _Printer((
         _NAME,
         _col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
         _col("Status", "The aggregate status of the containers in this pod."),
@@ -764,36 +777,36 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("Nominated Node", ("core.v1.PodStatus", "nominatedNodeName"), priority=1),
         _col("Readiness Gates", ("core.v1.PodSpec", "readinessGates"), priority=1),
     ), _pod_cells, _pod_conditions),
-    "PodTemplate": ((
+    "PodTemplate": _Printer((
         _NAME,
         _col("Containers", _CONTAINERS),
         _col("Images", _IMAGES),
         _col("Pod Labels", "The labels for the pod template."),
-    ), _pod_template_cells, None),
-    "PodDisruptionBudget": ((
+    ), _pod_template_cells),
+    "PodDisruptionBudget": _Printer((
         _NAME,
         _col("Min Available", "The minimum number of pods that must be available."),
         _col("Max Unavailable", "The maximum number of pods that may be unavailable."),
         _col("Allowed Disruptions", "Calculated number of pods that may be disrupted at this time.", "integer"),
         _AGE,
-    ), _pdb_cells, None),
-    "ReplicationController": ((
+    ), _pdb_cells),
+    "ReplicationController": _Printer((
         _NAME,
         _col("Desired", ("core.v1.ReplicationControllerSpec", "replicas"), "integer"),
         _col("Current", ("core.v1.ReplicationControllerStatus", "replicas"), "integer"),
         _col("Ready", ("core.v1.ReplicationControllerStatus", "readyReplicas"), "integer"),
         _AGE,
         *_workload_wide(("core.v1.ReplicationControllerSpec", "selector")),
-    ), _rc_cells, None),
-    "ReplicaSet": ((
+    ), _rc_cells),
+    "ReplicaSet": _Printer((
         _NAME,
         _col("Desired", ("apps.v1.ReplicaSetSpec", "replicas"), "integer"),
         _col("Current", ("apps.v1.ReplicaSetStatus", "replicas"), "integer"),
         _col("Ready", ("apps.v1.ReplicaSetStatus", "readyReplicas"), "integer"),
         _AGE,
         *_workload_wide(("apps.v1.ReplicaSetSpec", "selector")),
-    ), _replicaset_cells, None),
-    "DaemonSet": ((
+    ), _replicaset_cells),
+    "DaemonSet": _Printer((
         _NAME,
         _col("Desired", ("apps.v1.DaemonSetStatus", "desiredNumberScheduled"), "integer"),
         _col("Current", ("apps.v1.DaemonSetStatus", "currentNumberScheduled"), "integer"),
@@ -803,16 +816,16 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("Node Selector", ("core.v1.PodSpec", "nodeSelector")),
         _AGE,
         *_workload_wide(("apps.v1.DaemonSetSpec", "selector")),
-    ), _daemonset_cells, None),
-    "Job": ((
+    ), _daemonset_cells),
+    "Job": _Printer((
         _NAME,
         _col("Status", "Status of the job."),
         _col("Completions", ("batch.v1.JobStatus", "succeeded")),
         _col("Duration", "Time required to complete the job."),
         _AGE,
         *_workload_wide(("batch.v1.JobSpec", "selector")),
-    ), _job_cells, None),
-    "CronJob": ((
+    ), _job_cells),
+    "CronJob": _Printer((
         _NAME,
         _col("Schedule", ("batch.v1.CronJobSpec", "schedule")),
         _col("Timezone", ("batch.v1.CronJobSpec", "timeZone")),
@@ -821,8 +834,8 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("Last Schedule", ("batch.v1.CronJobStatus", "lastScheduleTime")),
         _AGE,
         *_workload_wide(("batch.v1.JobSpec", "selector")),
-    ), _cronjob_cells, None),
-    "Service": ((
+    ), _cronjob_cells),
+    "Service": _Printer((
         _NAME,
         _col("Type", ("core.v1.ServiceSpec", "type")),
         _col("Cluster-IP", ("core.v1.ServiceSpec", "clusterIP")),
@@ -830,34 +843,34 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("Port(s)", ("core.v1.ServiceSpec", "ports")),
         _AGE,
         _col("Selector", ("core.v1.ServiceSpec", "selector"), priority=1),
-    ), _service_cells, None),
-    "Ingress": ((
+    ), _service_cells),
+    "Ingress": _Printer((
         _NAME,
         _col("Class", "The name of the IngressClass resource that should be used for additional configuration"),
         _col("Hosts", "Hosts that incoming requests are matched against before the ingress rule"),
         _col("Address", "Address is a list containing ingress points for the load-balancer"),
         _col("Ports", "Ports of TLS configurations that open"),
         _AGE,
-    ), _ingress_cells, None),
-    "IngressClass": ((
+    ), _ingress_cells),
+    "IngressClass": _Printer((
         _NAME,
         _col("Controller", "Controller that is responsible for handling this class"),
         _col("Parameters", "A reference to a resource with additional parameters"),
         _AGE,
-    ), _ingress_class_cells, None),
-    "StatefulSet": ((
+    ), _ingress_class_cells),
+    "StatefulSet": _Printer((
         _NAME,
         _col("Ready", "Number of the pod with ready state"),
         _AGE,
         _col("Containers", _CONTAINERS, priority=1),
         _col("Images", _IMAGES, priority=1),
-    ), _statefulset_cells, None),
-    "Endpoints": ((
+    ), _statefulset_cells),
+    "Endpoints": _Printer((
         _NAME,
         _col("Endpoints", ("core.v1.Endpoints", "subsets")),
         _AGE,
-    ), _endpoints_cells, None),
-    "Node": ((
+    ), _endpoints_cells),
+    "Node": _Printer((
         _NAME,
         _col("Status", "The status of the node"),
         _col("Roles", "The roles of the node"),
@@ -868,8 +881,8 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("OS-Image", ("core.v1.NodeSystemInfo", "osImage"), priority=1),
         _col("Kernel-Version", ("core.v1.NodeSystemInfo", "kernelVersion"), priority=1),
         _col("Container-Runtime", ("core.v1.NodeSystemInfo", "containerRuntimeVersion"), priority=1),
-    ), _node_cells, None),
-    "Event": ((
+    ), _node_cells),
+    "Event": _Printer((
         _col("Last Seen", ("core.v1.Event", "lastTimestamp")),
         _col("Type", ("core.v1.Event", "type")),
         _col("Reason", ("core.v1.Event", "reason")),
@@ -880,24 +893,24 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("First Seen", ("core.v1.Event", "firstTimestamp"), priority=1),
         _col("Count", ("core.v1.Event", "count"), priority=1),
         _col("Name", _META_NAME, priority=1, fmt="name"),
-    ), _event_cells, None),
-    "Namespace": ((
+    ), _event_cells),
+    "Namespace": _Printer((
         _NAME,
         _col("Status", "The status of the namespace"),
         _AGE,
-    ), _named(lambda ns: _get(ns, "status", "phase") or "Active"), None),
-    "Secret": ((
+    ), _named(lambda ns: _get(ns, "status", "phase") or "Active")),
+    "Secret": _Printer((
         _NAME,
         _col("Type", ("core.v1.Secret", "type")),
         _col("Data", ("core.v1.Secret", "data")),
         _AGE,
-    ), _named(lambda s: s.get("type") or "Opaque", _secret_keys), None),
-    "ServiceAccount": ((
+    ), _named(lambda s: s.get("type") or "Opaque", _secret_keys)),
+    "ServiceAccount": _Printer((
         _NAME,
         _col("Secrets", ("core.v1.ServiceAccount", "secrets")),
         _AGE,
-    ), _named(lambda sa: len(sa.get("secrets") or ())), None),
-    "PersistentVolume": ((
+    ), _named(lambda sa: len(sa.get("secrets") or ()))),
+    "PersistentVolume": _Printer((
         _NAME,
         _col("Capacity", ("core.v1.PersistentVolumeSpec", "capacity")),
         _col("Access Modes", ("core.v1.PersistentVolumeSpec", "accessModes")),
@@ -909,8 +922,8 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("Reason", ("core.v1.PersistentVolumeStatus", "reason")),
         _AGE,
         _col("VolumeMode", ("core.v1.PersistentVolumeSpec", "volumeMode"), priority=1),
-    ), _pv_cells, None),
-    "PersistentVolumeClaim": ((
+    ), _pv_cells),
+    "PersistentVolumeClaim": _Printer((
         _NAME,
         _col("Status", ("core.v1.PersistentVolumeClaimStatus", "phase")),
         _col("Volume", ("core.v1.PersistentVolumeClaimSpec", "volumeName")),
@@ -920,100 +933,100 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("VolumeAttributesClass", "VolumeAttributesClass of the pvc"),
         _AGE,
         _col("VolumeMode", ("core.v1.PersistentVolumeClaimSpec", "volumeMode"), priority=1),
-    ), _pvc_cells, None),
-    "Deployment": ((
+    ), _pvc_cells),
+    "Deployment": _Printer((
         _NAME,
         _col("Ready", "Number of the pod with ready state"),
         _col("Up-to-date", ("apps.v1.DeploymentStatus", "updatedReplicas")),
         _col("Available", ("apps.v1.DeploymentStatus", "availableReplicas")),
         _AGE,
         *_workload_wide(("apps.v1.DeploymentSpec", "selector")),
-    ), _deployment_cells, None),
-    "ConfigMap": ((
+    ), _deployment_cells),
+    "ConfigMap": _Printer((
         _NAME,
         _col("Data", ("core.v1.ConfigMap", "data")),
         _AGE,
-    ), _named(lambda cm: len(cm.get("data") or ()) + len(cm.get("binaryData") or ())), None),
-    "NetworkPolicy": ((
+    ), _named(lambda cm: len(cm.get("data") or ()) + len(cm.get("binaryData") or ()))),
+    "NetworkPolicy": _Printer((
         _NAME,
         _col("Pod-Selector", ("networking.v1.NetworkPolicySpec", "podSelector")),
         _AGE,
-    ), _named(lambda np: _format_selector(_get(np, "spec", "podSelector") or {})), None),
-    "RoleBinding": ((
+    ), _named(lambda np: _format_selector(_get(np, "spec", "podSelector") or {}))),
+    "RoleBinding": _Printer((
         _NAME,
         _col("Role", ("rbac.v1.RoleBinding", "roleRef")),
         _AGE,
         _col("Users", "Users in the roleBinding", priority=1),
         _col("Groups", "Groups in the roleBinding", priority=1),
         _col("ServiceAccounts", "ServiceAccounts in the roleBinding", priority=1),
-    ), _binding_cells, None),
-    "ClusterRoleBinding": ((
+    ), _binding_cells),
+    "ClusterRoleBinding": _Printer((
         _NAME,
         _col("Role", ("rbac.v1.ClusterRoleBinding", "roleRef")),
         _AGE,
         _col("Users", "Users in the clusterRoleBinding", priority=1),
         _col("Groups", "Groups in the clusterRoleBinding", priority=1),
         _col("ServiceAccounts", "ServiceAccounts in the clusterRoleBinding", priority=1),
-    ), _binding_cells, None),
-    "Lease": ((
+    ), _binding_cells),
+    "Lease": _Printer((
         _NAME,
         _col("Holder", ("coordination.v1.LeaseSpec", "holderIdentity")),
         _AGE,
-    ), _named(lambda lease: _get(lease, "spec", "holderIdentity") or ""), None),
-    "StorageClass": ((
+    ), _named(lambda lease: _get(lease, "spec", "holderIdentity") or "")),
+    "StorageClass": _Printer((
         _NAME,
         _col("Provisioner", ("storage.v1.StorageClass", "provisioner")),
         _col("ReclaimPolicy", ("storage.v1.StorageClass", "reclaimPolicy")),
         _col("VolumeBindingMode", ("storage.v1.StorageClass", "volumeBindingMode")),
         _col("AllowVolumeExpansion", ("storage.v1.StorageClass", "allowVolumeExpansion")),
         _AGE,
-    ), _storage_class_cells, None),
-    "ControllerRevision": ((
+    ), _storage_class_cells),
+    "ControllerRevision": _Printer((
         _NAME,
         _col("Controller", "Controller of the object"),
         _col("Revision", ("apps.v1.ControllerRevision", "revision")),
         _AGE,
-    ), _controller_revision_cells, None),
-    "ResourceQuota": ((
+    ), _controller_revision_cells),
+    "ResourceQuota": _Printer((
         _NAME,
         _col("Request", "Request represents a minimum amount of cpu/memory that a container may consume."),
         _col("Limit", "Limits control the maximum amount of cpu/memory that a container may use independent of "
              "contention on the node."),
         _AGE,
-    ), _resource_quota_cells, None),
-    "PriorityClass": ((
+    ), _resource_quota_cells),
+    "PriorityClass": _Printer((
         _NAME,
         _col("Value", ("scheduling.v1.PriorityClass", "value"), "integer"),
         _col("Global-Default", ("scheduling.v1.PriorityClass", "globalDefault"), "boolean"),
         _AGE,
         _col("PreemptionPolicy", ("scheduling.v1.PriorityClass", "preemptionPolicy")),
-    ), _priority_class_cells, None),
-    "RuntimeClass": ((
+    ), _priority_class_cells),
+    "RuntimeClass": _Printer((
         _NAME,
         _col("Handler", ""),  # upstream reads ObjectMeta's doc of a "handler" field, which has none
         _AGE,
-    ), _named(lambda rc: rc.get("handler") or ""), None),
-    "VolumeAttachment": ((
+    ), _named(lambda rc: rc.get("handler") or "")),
+    "VolumeAttachment": _Printer((
         _NAME,
         _col("Attacher", ("storage.v1.VolumeAttachmentSpec", "attacher"), fmt="name"),
         _col("PV", ("storage.v1.VolumeAttachmentSource", "persistentVolumeName")),
         _col("Node", ("storage.v1.VolumeAttachmentSpec", "nodeName")),
         _col("Attached", ("storage.v1.VolumeAttachmentStatus", "attached"), "boolean"),
         _AGE,
-    ), _volume_attachment_cells, None),
-    "EndpointSlice": ((
+    ), _volume_attachment_cells),
+    "EndpointSlice": _Printer((
         _NAME,
         _col("AddressType", ("discovery.v1.EndpointSlice", "addressType")),
         _col("Ports", ("discovery.v1.EndpointSlice", "ports")),
         _col("Endpoints", ("discovery.v1.EndpointSlice", "endpoints")),
         _AGE,
-    ), _endpoint_slice_cells, None),
-    "CSINode": ((
+    ), _endpoint_slice_cells),
+    "CSINode": _Printer((
         _NAME,
         _col("Drivers", "Drivers indicates the number of CSI drivers registered on the node", "integer"),
         _AGE,
-    ), _named(lambda n: len(_get(n, "spec", "drivers") or ())), None),
-    "CSIDriver": ((
+    ), _named(lambda n: len(_get(n, "spec", "drivers") or ()))),
+    "CSIDriver": _Printer((
         _NAME,
         _col("AttachRequired", ("storage.v1.CSIDriverSpec", "attachRequired"), "boolean"),
         _col("PodInfoOnMount", ("storage.v1.CSIDriverSpec", "podInfoOnMount"), "boolean"),
@@ -1022,12 +1035,12 @@ _PRINTERS: dict[str, tuple[tuple, Printer, Callable[[Obj], list[Obj] | None] | N
         _col("RequiresRepublish", ("storage.v1.CSIDriverSpec", "requiresRepublish"), "boolean"),
         _col("Modes", ("storage.v1.CSIDriverSpec", "volumeLifecycleModes")),
         _AGE,
-    ), _csi_driver_cells, None),
-    "CSIStorageCapacity": ((
+    ), _csi_driver_cells),
+    "CSIStorageCapacity": _Printer((
         _NAME,
         _col("StorageClassName", ("storage.v1.CSIStorageCapacity", "storageClassName")),
         _col("Capacity", ("storage.v1.CSIStorageCapacity", "capacity")),
-    ), _csi_storage_capacity_cells, None),
+    ), _csi_storage_capacity_cells),
 }
 
 # The default table convertor's columns: what a kind without a printer (Role, ClusterRole,
@@ -1037,9 +1050,9 @@ _DEFAULT_COLUMNS = (_NAME, _col("Created At", ("meta.v1.ObjectMeta", "creationTi
 
 @cache
 def _column_definitions(kind: str | None) -> tuple[Obj, ...]:
-    columns = _PRINTERS[kind][0] if kind is not None else _DEFAULT_COLUMNS
-    return tuple({"name": name, "type": type_, "format": fmt, "description": _describe(doc), "priority": priority}
-                 for name, type_, fmt, doc, priority in columns)
+    columns = _PRINTERS[kind].columns if kind is not None else _DEFAULT_COLUMNS
+    return tuple({"name": c.name, "type": c.type, "format": c.format, "description": _describe(c.doc),
+                  "priority": c.priority} for c in columns)
 
 
 def _created_at(obj: Obj, since: _Since) -> list[Cell]:
@@ -1059,19 +1072,21 @@ def _row_object(obj: Obj, include_object: str) -> Obj | None:
 
 
 def to_table(kind: str, objs: list[Obj], now: datetime, include_object: str = "Metadata",
-             resource_version: str = "", continue_token: str | None = None, no_headers: bool = False) -> Obj:
+             resource_version: str = "", continue_token: str | None = None, no_headers: bool = False,
+             remaining_item_count: int | None = None) -> Obj:
     """The Table kube-apiserver answers a list or get of `objs` (all of `kind`) with.
 
     Each row's `object` is the object (`Object`), its metadata as a PartialObjectMetadata
-    (`Metadata`, also for ""), or null (`None`). `no_headers` leaves out the column definitions, as
-    the server does for the second and later events of a watch. ValueError for an includeObject
-    the API does not know (the message is kube-apiserver's)."""
+    (`Metadata`, also for ""), or null (`None`). The list's paging (`continue`,
+    `remainingItemCount`) goes in the Table's metadata. `no_headers` leaves out the column
+    definitions (null), as the server does for the second and later events of a watch. ValueError
+    for an includeObject the API does not know (the message is kube-apiserver's)."""
     include_object = include_object or "Metadata"
     if include_object not in INCLUDE_OBJECT:
         raise ValueError(f'unrecognized includeObject value: "{include_object}"')
     printer = _PRINTERS.get(kind)
     since = _Since(now)
-    cells_of, conditions_of = (printer[1], printer[2]) if printer else (_created_at, None)
+    cells_of, conditions_of = (printer.cells, printer.conditions) if printer else (_created_at, None)
     rows: list[Obj] = []
     for obj in objs:
         row: Obj = {"cells": cells_of(obj, since)}
@@ -1084,6 +1099,8 @@ def to_table(kind: str, objs: list[Obj], now: datetime, include_object: str = "M
         metadata["resourceVersion"] = resource_version
     if continue_token:
         metadata["continue"] = continue_token
+    if remaining_item_count is not None:
+        metadata["remainingItemCount"] = remaining_item_count
     columns = None if no_headers else [dict(c) for c in _column_definitions(kind if printer else None)]
     return {"kind": "Table", "apiVersion": _META, "metadata": metadata, "columnDefinitions": columns,
             "rows": rows if rows or printer else None}

@@ -102,9 +102,8 @@ class Watch:
         view = self.rest._view(self.req, obj)
         if self.req.table:
             view = to_table(self.req.resource.kind, [view], self.rest.now_time(),
-                            self.req.query.get("includeObject", "Metadata"), view["metadata"].get("resourceVersion", ""))
-            if self.table_header_sent:
-                view["columnDefinitions"] = []
+                            self.req.query.get("includeObject", "Metadata"), view["metadata"].get("resourceVersion", ""),
+                            no_headers=self.table_header_sent)
             self.table_header_sent = True
         self._put(_dumps({"type": etype, "object": view}), int(obj["metadata"].get("resourceVersion") or 0))
 

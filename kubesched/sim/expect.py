@@ -9,6 +9,7 @@ from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, resource_amount
 from kubesched.api.storage import ANN_SELECTED_NODE
 from kubesched.runtime.cluster import Cluster
+from kubesched.sim.recorder import Recorder
 
 
 @dataclass
@@ -19,6 +20,11 @@ class ExpectResult:
     time: float
 
 
+def _recorder(cluster: Cluster) -> Recorder:
+    assert cluster.recorder is not None  # a simulated cluster always has its recorder
+    return cluster.recorder
+
+
 def _message_ok(want: dict[str, Any], message: str) -> bool:
     if "message" in want and message != want["message"]:
         return False
@@ -27,7 +33,7 @@ def _message_ok(want: dict[str, Any], message: str) -> bool:
 
 def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     ns, _, name = e["pod"].partition("/")
-    h = cluster.pod(ns, name)
+    h = _recorder(cluster).pod(ns, name)
     if h is None:
         return False, f"pod {e['pod']} never existed"
     obj = h.obj
@@ -54,7 +60,7 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
             return False, f"restartCount is {restarts}, expected {e['restartCount']}"
     if "replaced" in e:
         uid = obj["metadata"].get("uid")
-        replacement = next((d.replacement for d in cluster.disruptions if d.uid == uid), None)
+        replacement = next((d.replacement for d in _recorder(cluster).disruptions if d.uid == uid), None)
         if (replacement is not None) != e["replaced"]:
             return False, f"replacement is {replacement!r}"
     if "score" in e:
@@ -70,7 +76,7 @@ def _event_ok(cluster: Cluster, ref: str, e: dict[str, Any]) -> tuple[bool, str]
     if "event" not in e:
         return True, ""
     want = e["event"]
-    events = [ev for ev in cluster.events if ev.object == ref and ev.reason == want.get("reason", ev.reason)]
+    events = [ev for ev in _recorder(cluster).events if ev.object == ref and ev.reason == want.get("reason", ev.reason)]
     if "count" in want:
         matching = sum(1 for ev in events if _message_ok(want, ev.message))
         return (True, "") if matching == want["count"] else (False, f"{matching} matching events, expected {want['count']}")
@@ -266,7 +272,7 @@ def _check_object(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 def _check_disruption(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     """The pod's `occurrence`-th removal (1-based; default the first): cause, fromNode, replacement,
     and `notReplaced`, why its controller will not replace it."""
-    removals = [d for d in cluster.disruptions if d.pod == e["disruption"]]
+    removals = [d for d in _recorder(cluster).disruptions if d.pod == e["disruption"]]
     n = e.get("occurrence", 1)
     if len(removals) < n:
         return False, f"{e['disruption']} was removed {len(removals)} time(s)"
@@ -279,7 +285,7 @@ def _check_disruption(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _check_rejected(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
-    hits = [r for r in cluster.rejected if r.object == e["rejected"]]
+    hits = [r for r in _recorder(cluster).rejected if r.object == e["rejected"]]
     if not hits:
         return False, f"{e['rejected']} was not rejected"
     if not any(_message_ok(e, r.message) for r in hits):

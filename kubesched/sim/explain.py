@@ -9,6 +9,7 @@ from rich.table import Table
 
 from kubesched.api.duration import format_duration
 from kubesched.scheduler.record import DecisionRecord
+from kubesched.sim.recorder import Disruption
 
 
 def render_preemption(rec: DecisionRecord, console: Console) -> None:
@@ -91,7 +92,8 @@ def render(key: str, records: list[DecisionRecord], console: Console) -> None:
                           "node Go's heap puts first, as kube-scheduler v1.35 does")
 
 
-def render_removal(key: str, disruptions: list[Any], evictions: list[dict[str, Any]], console: Console) -> None:
+def render_removal(key: str, disruptions: list[Disruption], evictions: list[dict[str, Any]],
+                   console: Console) -> None:
     """How the pod left its node (any cause) and every eviction asked for it, with the answers."""
     for d in disruptions:
         if d.pod != key:

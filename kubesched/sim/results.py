@@ -14,6 +14,8 @@ from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount
 from kubesched.descheduler.descheduler import PassRecord
 from kubesched.descheduler.framework import EvictionAttempt
+from kubesched.runtime.cluster import Cluster
+from kubesched.scheduler.record import DecisionRecord
 from kubesched.sim.runner import SimResult
 
 SHOWN_RESOURCES = ("cpu", "memory", "pods")
@@ -23,10 +25,21 @@ def _resources(amounts: dict[str, int], names: list[str]) -> dict[str, str]:
     return {n: format_amount(n, amounts.get(n, 0)) for n in names}
 
 
+def preemptions(cluster: Cluster) -> list[dict[str, Any]]:
+    """Every preemption any scheduler performed, in time order: the schedulers' own records, as
+    only they know the candidates and the criterion that chose the node."""
+    return sorted((p for s in cluster.schedulers for p in s.handle.preemptions), key=lambda p: p["time"])
+
+
+def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:
+    """The decision records of explained pods, from every scheduler."""
+    return {k: r for s in cluster.schedulers for k, r in s.records.items()}
+
+
 def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any]:
-    cluster = result.cluster
+    cluster, recorder = result.cluster, result.recorder
     pods = []
-    for h in cluster.pods.values():
+    for h in recorder.pods.values():
         meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
         pods.append({
             "namespace": meta.get("namespace"), "name": meta["name"], "uid": meta.get("uid"),
@@ -49,20 +62,20 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
         "pods": pods,
         "nodes": nodes,
         "events": [{"time": e.time, "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
-                   for e in cluster.events],
-        "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in cluster.rejected],
+                   for e in recorder.events],
+        "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in recorder.rejected],
     }
     stored = Counter(obj["kind"] for _, obj in result.scenario.objects if obj["kind"] not in SIMULATED)
     if stored:
         out["storedOnly"] = dict(sorted(stored.items()))
-    warnings = [str(w) for w in result.scenario.warnings] + cluster.warnings
+    warnings = [str(w) for w in result.scenario.warnings] + recorder.warnings
     if warnings:
         out["warnings"] = warnings
-    preemptions = cluster.preemptions()
-    if preemptions:
-        out["preemptions"] = preemptions
-    if cluster.disruptions:
-        out["disruptions"] = [d.to_json() for d in cluster.disruptions]
+    preempted = preemptions(cluster)
+    if preempted:
+        out["preemptions"] = preempted
+    if recorder.disruptions:
+        out["disruptions"] = [d.to_json() for d in recorder.disruptions]
     if cluster.api.evictions:
         out["evictions"] = [_eviction_json(e) for e in cluster.api.evictions]
     if cluster.drainer.drains:
@@ -72,7 +85,7 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
     if result.expects:
         out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
     if explain:
-        out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in cluster.records().items()}
+        out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in decision_records(cluster).items()}
     return out
 
 
@@ -130,9 +143,9 @@ def render_descheduler(passes: list[PassRecord], console: Console) -> None:
 
 
 def render_table(result: SimResult, console: Console) -> None:
-    cluster = result.cluster
+    cluster, recorder = result.cluster, result.recorder
     console.print(f"[bold]Scenario[/bold] {result.scenario.name}: ran to {format_duration(cluster.now())} "
-                  f"of virtual time; {len(cluster.pods)} pods, {sum(1 for _ in cluster.store.list('Node'))} nodes")
+                  f"of virtual time; {len(recorder.pods)} pods, {sum(1 for _ in cluster.store.list('Node'))} nodes")
     others = stored_only_summary(obj for _, obj in result.scenario.objects)
     if others:
         console.print(f"Also loaded, kept as they are (nothing in kubesched acts on them): {others}",
@@ -160,7 +173,7 @@ def render_table(result: SimResult, console: Console) -> None:
     placed = Table(title="Pods", title_justify="left")
     for col in ("pod", "priority", "node", "phase", "note"):
         placed.add_column(col)
-    for h in cluster.pods.values():
+    for h in recorder.pods.values():
         meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
         note = ""
         if h.deleted:
@@ -174,20 +187,20 @@ def render_table(result: SimResult, console: Console) -> None:
                        spec.get("nodeName") or "-", "Deleted" if h.deleted else status.get("phase", ""), note)
     console.print(placed)
 
-    if cluster.rejected:
+    if recorder.rejected:
         rej = Table(title="Rejected by the API", title_justify="left")
         for col in ("time", "object", "message"):
             rej.add_column(col)
-        for r in cluster.rejected:
+        for r in recorder.rejected:
             rej.add_row(format_duration(r.time), r.object, r.message)
         console.print(rej)
 
-    preemptions = cluster.preemptions()
-    if preemptions:
+    preempted = preemptions(cluster)
+    if preempted:
         pre = Table(title="Preemptions", title_justify="left")
         for col in ("time", "preemptor", "node", "victims", "chosen by"):
             pre.add_column(col)
-        for p in preemptions:
+        for p in preempted:
             victims = ", ".join(
                 f"{v['pod']} ({v['priority']}{', violates ' + '/'.join(v['violates']) if v['violates'] else ''}"
                 f"{', already terminating' if v['alreadyTerminating'] else ''})" for v in p["victims"])
@@ -195,11 +208,11 @@ def render_table(result: SimResult, console: Console) -> None:
                         p["decidedBy"])
         console.print(pre)
 
-    if cluster.disruptions:
+    if recorder.disruptions:
         dis = Table(title="Disruptions", title_justify="left")
         for col in ("time", "pod", "node", "cause", "detail", "replaced by"):
             dis.add_column(col)
-        for d in cluster.disruptions:
+        for d in recorder.disruptions:
             dis.add_row(format_duration(d.time), d.pod, d.node or "-", d.cause, d.detail,
                         d.replacement or (f"- ({d.unowned})" if d.unowned else "-"))
         console.print(dis)
@@ -232,7 +245,7 @@ def render_table(result: SimResult, console: Console) -> None:
     timeline = Table(title="Timeline", title_justify="left")
     for col in ("time", "object", "reason", "message"):
         timeline.add_column(col)
-    for e in cluster.events:
+    for e in recorder.events:
         style = "yellow" if e.type == "Warning" else None
         timeline.add_row(format_duration(e.time), e.object, e.reason, e.message, style=style)
     console.print(timeline)

@@ -12,19 +12,16 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
-from kubesched.api.loader import LoadedObject, collect_paths, nothing_loaded
-from kubesched.api.validation import validate
+from kubesched.api.loader import collect_paths, nothing_loaded
 from kubesched.apiserver.errors import APIError
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
-from kubesched.kubelet.config import problems as kubelet_config_problems
 from kubesched.runtime.clock import LATE
-from kubesched.runtime.cluster import Cluster, Rejection
-from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.config import ConfigError, SchedulerConfig, build_profiles
-from kubesched.scheduler.framework import Handle
+from kubesched.runtime.cluster import Cluster
 from kubesched.sim.expect import ExpectResult, check
+from kubesched.sim.recorder import Recorder
 from kubesched.sim.scenario import Scenario, TimedAction, build
+from kubesched.sim.validation import check_config, component_problems, validate
 
 
 @dataclass
@@ -36,6 +33,12 @@ class SimResult:
     @property
     def ok(self) -> bool:
         return all(e.ok for e in self.expects)
+
+    @property
+    def recorder(self) -> Recorder:
+        """What the run reports (a simulated cluster always has its recorder)."""
+        assert self.cluster.recorder is not None
+        return self.cluster.recorder
 
 
 def load(paths: list[str], strict: bool = False, now: datetime | None = None,
@@ -51,23 +54,7 @@ def load(paths: list[str], strict: bool = False, now: datetime | None = None,
         validate(loaded, warnings)
     except InputError as e:
         problems.extend(e.problems)
-    served: dict[str, LoadedObject] = {}
-    for lo in loaded:
-        valid = not any(p.source == lo.source and p.doc == lo.doc for p in problems)
-        if lo.obj.get("kind") == "KubeletConfiguration" and valid:
-            problems.extend(lo.problem(path, message) for path, message in kubelet_config_problems(lo.obj))
-        if lo.obj.get("kind") == "KubeSchedulerConfiguration" and valid:
-            try:
-                config = check_config(lo.obj, lo)
-            except InputError as e:
-                problems.extend(e.problems)
-                continue
-            for i, profile in enumerate(config.profiles):
-                name = profile.get("schedulerName", "default-scheduler")
-                if name in served:
-                    problems.append(lo.problem(f"profiles[{i}].schedulerName",
-                                               f'Duplicate value: "{name}": already served by another scheduler'))
-                served[name] = lo
+    problems.extend(component_problems(loaded, problems))
     if strict:
         problems.extend(warnings)
     if problems:
@@ -79,18 +66,7 @@ def load(paths: list[str], strict: bool = False, now: datetime | None = None,
     return scenario
 
 
-def check_config(obj: dict | None, origin: LoadedObject | None) -> SchedulerConfig:
-    """The scheduler configuration, with every profile built once so bad plugins fail at load."""
-    try:
-        config = SchedulerConfig.from_object(obj)
-        build_profiles(config, Handle(Cache()))
-        return config
-    except ConfigError as e:
-        where = origin.problem(e.path, e.message) if origin else Problem("configuration", None, e.path, e.message)
-        raise InputError([where]) from None
-
-
-def _apply(cluster: Cluster, action: TimedAction) -> None:
+def _apply(cluster: Cluster, recorder: Recorder, action: TimedAction) -> None:
     body = action.body
     kind = body.get("kind", "Pod")
     ns = body.get("namespace", "default")
@@ -110,7 +86,7 @@ def _apply(cluster: Cluster, action: TimedAction) -> None:
             amounts = {k: str(v) for k, v in body.items() if k not in ("namespace", "name", "container")}
             cluster.kubelets.set_usage(ns, body["name"], amounts, body.get("container"))
     except APIError as e:
-        cluster.rejected.append(Rejection(cluster.now(), target, e.message, e.code))
+        recorder.reject(target, e.message, e.code)
 
 
 def _evict(cluster: Cluster, ns: str, body: dict) -> None:
@@ -129,18 +105,19 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluste
     """The cluster of `scenario` with its objects and timed events scheduled, not yet run."""
     configs = [check_config(lo.obj, lo) for lo in scenario.scheduler_configs] or [check_config(None, None)]
     policy = load_policy(scenario.descheduler_policy) if scenario.descheduler_policy is not None else None
+    recorder = Recorder()
     cluster = Cluster(seed=scenario.seed, scheduler_config=configs[0], other_scheduler_configs=configs[1:],
                       explain=explain, epoch=scenario.epoch, kubelet_config=scenario.kubelet_config,
-                      descheduler_policy=policy)
+                      descheduler_policy=policy, recorder=recorder)
     clock = cluster.clock
     for at, obj in scenario.objects:
         if at <= 0:
             cluster.restore(obj)
         else:
             clock.call_at(at, lambda obj=obj: cluster.create(obj))
-    cluster.check_snapshot()
+    recorder.check_snapshot()
     for action in scenario.actions:
-        clock.call_at(action.at, lambda a=action: _apply(cluster, a))
+        clock.call_at(action.at, lambda a=action: _apply(cluster, recorder, a))
     return cluster
 
 
@@ -171,7 +148,7 @@ def _simulate(scenario: Scenario, explain: set[str] | None, progress: Callable[[
             clock.call_at(parse_duration(e["at"]), lambda e=e: result.expects.append(check(cluster, e)), rank=LATE)
         else:
             final.append(e)
-    cluster.stop_on_loop = scenario.until is None
+    result.recorder.stop_on_loop = scenario.until is None
     cluster.run(scenario.until, progress)
     checked = {id(r.expect) for r in result.expects}
     result.expects.extend(ExpectResult(e, False, f"not checked: the run ended at {cluster.now():g}s", cluster.now())

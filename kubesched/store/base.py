@@ -127,6 +127,11 @@ class Store(ABC):
         """Objects of `kind` in creation order (an update keeps an object's place)."""
 
     @abstractmethod
+    def kinds(self) -> list[str]:
+        """The kinds that have objects (what a component rebuilding its state from a store it
+        did not see filled has to list)."""
+
+    @abstractmethod
     def create(self, obj: Obj) -> Obj: ...
 
     @abstractmethod

@@ -58,6 +58,9 @@ class MemoryStore(Store):
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self._objs.get(kind, {}).get((namespace, name))
 
+    def kinds(self) -> list[str]:
+        return [kind for kind, objs in self._objs.items() if objs]
+
     def list(self, kind: str, namespace: str | None = None) -> Iterator[Obj]:
         objs = self._objs.get(kind, {})
         if namespace is None:

@@ -63,7 +63,7 @@ def run(objects: list[dict[str, Any]], plugin: str, args: dict[str, Any] | None 
                                         "plugins": {point: {"enabled": [plugin]}}}]})
     cluster = Cluster(descheduler_policy=policy)
     for obj in objects:
-        assert cluster.create(obj) is not None, cluster.rejected
+        assert cluster.create(obj) is not None, cluster.recorder.rejected
     if then is not None:
         cluster.clock.call_at(then_at, lambda: then(cluster))
     cluster.run(until=11 if later else 1)

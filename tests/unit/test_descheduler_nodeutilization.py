@@ -79,7 +79,7 @@ def policy(plugin: str, args: Obj, *, evictor: Obj | None = None, **top: Any) ->
 def cluster_of(objects: Iterable[Obj], plugin: str, args: Obj, **kw: Any) -> Cluster:
     cluster = Cluster(descheduler_policy=load_policy(policy(plugin, args, **kw)))
     for obj in objects:
-        assert cluster.create(obj) is not None, cluster.rejected
+        assert cluster.create(obj) is not None, cluster.recorder.rejected
     return cluster
 
 

@@ -153,8 +153,8 @@ def test_a_snapshot_pod_started_when_it_was_created_and_is_not_admitted_again() 
     for name, started in (("old", "2024-01-01T00:00:01Z"), ("older", "2024-01-01T00:00:00Z")):
         p = get(c, name)
         assert p["status"]["phase"] == "Running" and p["status"]["startTime"] == started
-    c.check_snapshot()
-    assert any("Node/n1" in w and "cpu 1600m > 1" in w for w in c.warnings)
+    c.recorder.check_snapshot()
+    assert any("Node/n1" in w and "cpu 1600m > 1" in w for w in c.recorder.warnings)
 
 
 def test_a_snapshot_pod_bound_but_pending_is_admitted_by_the_kubelet() -> None:
@@ -170,14 +170,14 @@ def test_admission_refusing_a_running_pod_is_a_warning_not_a_drop() -> None:
                   "metadata": {"name": "system-node-critical"}, "value": 2000001000})
     c.run()
     assert get(c, "a")["status"]["phase"] == "Running" and get(c, "a")["spec"]["priority"] == 0
-    assert c.rejected == []
-    assert c.warnings == ["Pod/default/a: kept running as exported, though admission would refuse it today: "
+    assert c.recorder.rejected == []
+    assert c.recorder.warnings == ["Pod/default/a: kept running as exported, though admission would refuse it today: "
                           "no PriorityClass with name gone was found"]
 
 
 def test_a_pending_pod_is_still_admitted_strictly() -> None:
     c = restored(node("n1"), pod("a", priorityClassName="gone"))
-    assert [r.message for r in c.rejected] == ["no PriorityClass with name gone was found"]
+    assert [r.message for r in c.recorder.rejected] == ["no PriorityClass with name gone was found"]
 
 
 # ---- the kubelet leaves a healthy snapshot alone ---------------------------------------------------
@@ -190,7 +190,7 @@ def test_a_node_full_to_its_allocatable_is_not_under_pressure(capacity: dict | N
     c = restored(node("n1", capacity=capacity), pod("a", "n1", memory="4Gi"), pod("b", "n1", memory="4Gi"))
     c.run(until=120)
     assert [get(c, n)["status"]["phase"] for n in ("a", "b")] == ["Running", "Running"]
-    assert c.kubelets.pressure_evictions == {} and c.disruptions == []
+    assert c.kubelets.pressure_evictions == {} and c.recorder.disruptions == []
 
 
 # ---- preemption victims go before the next cycle ----------------------------------------------------

@@ -100,7 +100,7 @@ def pending_message(cluster: Cluster, name: str) -> str:
     assert pod is not None and not pod["spec"].get("nodeName")
     cond = get_condition(pod, "PodScheduled")
     assert cond is not None and cond["status"] == "False" and cond["reason"] == "Unschedulable"
-    events = [e.message for e in cluster.events if e.object == f"Pod/default/{name}" and e.reason == "FailedScheduling"]
+    events = [e.message for e in cluster.recorder.events if e.object == f"Pod/default/{name}" and e.reason == "FailedScheduling"]
     assert events and events[-1] == cond["message"]
     return cond["message"]
 

@@ -30,7 +30,7 @@ def pod(name: str, node_name: str | None, usage: str | None = None, request: str
 def cluster(*objects: dict[str, Any], config: dict | None = None) -> Cluster:
     c = Cluster(kubelet_config=config)
     for obj in objects:
-        assert c.create(obj) is not None, c.rejected
+        assert c.create(obj) is not None, c.recorder.rejected
     return c
 
 
@@ -85,7 +85,7 @@ def test_a_terminating_pod_is_evicted_and_removed() -> None:
     c.kubelets.set_usage("default", "b", {"memory": "1074Mi"})
     c.run(until=11)
     assert c.api.store.get("Pod", "default", "a") is None  # evicted at 10 s, killed after 1 s, then deleted
-    assert c.pod("default", "a").obj["status"]["reason"] == "Evicted"
+    assert c.recorder.pod("default", "a").obj["status"]["reason"] == "Evicted"
 
 
 def test_usage_for_a_pod_that_has_not_started_applies_from_its_start() -> None:

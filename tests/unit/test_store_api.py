@@ -170,7 +170,7 @@ def test_deleting_an_unbound_pod_removes_it_at_once() -> None:
     cluster.run(until=5)
     assert cluster.api.delete("Pod", "default", "a") is None
     assert cluster.store.get("Pod", "default", "a") is None
-    history = cluster.pods[created["metadata"]["uid"]]
+    history = cluster.recorder.pods[created["metadata"]["uid"]]
     assert history.deleted and history.deleted_at == 5 and history.reason == "Deleted"
 
 
@@ -196,7 +196,7 @@ def test_graceful_delete_of_a_bound_pod_waits_for_the_kubelet() -> None:
     assert ni is not None and len(ni.pods) == 1
     cluster.run(until=31)
     assert cluster.store.get("Pod", "default", "a") is None
-    history = cluster.pods[created["metadata"]["uid"]]
+    history = cluster.recorder.pods[created["metadata"]["uid"]]
     assert history.deleted and history.deleted_at == 30
     after = cluster.scheduler.node_info("n1")
     assert after is not None and len(after.pods) == 0
@@ -230,6 +230,6 @@ def test_scheduler_binds_a_pending_pod_through_the_api() -> None:
     assert got["status"]["phase"] == "Running"
     assert seen[0] == (ADDED, None)
     assert (MODIFIED, "n1") in seen
-    reasons = [e.reason for e in cluster.events]
+    reasons = [e.reason for e in cluster.recorder.events]
     assert reasons == ["Scheduled"]
-    assert cluster.events[0].message == "Successfully assigned default/a to n1"
+    assert cluster.recorder.events[0].message == "Successfully assigned default/a to n1"

@@ -53,13 +53,13 @@ def at(cluster: Cluster, when: float, fn: Any) -> None:
 
 
 def gone_at(cluster: Cluster, name: str) -> float | None:
-    h = cluster.pod("default", name)
+    h = cluster.recorder.pod("default", name)
     assert h is not None
     return h.deleted_at
 
 
 def events(cluster: Cluster, reason: str) -> list[tuple[float, str, str]]:
-    return [(e.time, e.object, e.message) for e in cluster.events if e.reason == reason]
+    return [(e.time, e.object, e.message) for e in cluster.recorder.events if e.reason == reason]
 
 
 def no_execute_at(cluster: Cluster, name: str) -> bool:
@@ -145,7 +145,7 @@ def test_a_pod_already_terminating_is_left_alone() -> None:
     at(cluster, 10, lambda: taint(cluster, "n1", {"key": "k", "effect": "NoExecute"}))
     cluster.run()
     for name in ("p", "q"):
-        h = cluster.pod("default", name)
+        h = cluster.recorder.pod("default", name)
         assert h is not None and h.deleted_at == 65 and h.reason == "Deleted"
     assert events(cluster, "TaintManagerEviction") == []  # not even a cancellation when they go
 
@@ -158,7 +158,7 @@ def test_deleting_the_node_leaves_a_planned_eviction_until_pod_gc_removes_the_po
     at(cluster, 5, lambda: taint(cluster, "n1", {"key": "k", "effect": "NoExecute"}))
     at(cluster, 10, lambda: cluster.api.delete("Node", "", "n1"))
     cluster.run()
-    h = cluster.pod("default", "p")
+    h = cluster.recorder.pod("default", "p")
     assert h is not None and h.deleted_at == 60 and h.reason == "NodeLost"
     assert events(cluster, "TaintManagerEviction") == [(60, "Pod/default/p", "Cancelling deletion of Pod default/p")]
 
@@ -263,7 +263,7 @@ def test_terminating_pods_on_an_out_of_service_node_are_force_deleted() -> None:
     at(cluster, 30, lambda: cluster.api.patch("Node", "", "n1", {"spec": {"taints": [
         {"key": "node.kubernetes.io/out-of-service", "value": "nodeshutdown", "effect": "NoSchedule"}]}}))
     cluster.run()
-    h = cluster.pod("default", "p")
+    h = cluster.recorder.pod("default", "p")
     assert h is not None and h.deleted_at == 40 and h.obj["status"]["phase"] == "Failed"
 
 

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import load_paths
-from kubesched.api.validation import validate
 from kubesched.cli import main
 from kubesched.sim.runner import load
+from kubesched.sim.validation import validate
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from kubesched.api.duration import DurationError, format_duration, parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject, load_paths
-from kubesched.api.validation import EXPECT_SUBJECTS, OBJECT_KINDS, validate
+from kubesched.api.validation import OBJECT_KINDS
+from kubesched.sim.validation import EXPECT_SUBJECTS, validate
 
 
 @pytest.fixture(autouse=True)

@@ -115,7 +115,7 @@ def test_delete_options_keep_an_owner_until_its_finalizer_goes() -> None:
 def test_missing_controller_is_named_in_the_results() -> None:
     result = simulate(load(["tests/scenarios/pdb-controller-not-in-export.yaml"]))
     assert result.ok
-    assert result.cluster.warnings == [
+    assert result.cluster.recorder.warnings == [
         "PodDisruptionBudget/default/batch: the input lacks Pipeline/default/batch, the controller of pod "
         "default/batch-0, and the disruption controller needs its scale to count the budget's expected pods "
         '(found no controllers for pod "batch-0"): the budget allows no disruption']

@@ -78,9 +78,9 @@ def test_a_failed_daemon_pod_is_deleted_and_replaced() -> None:
     name = daemon_pods(c)["n1"]["metadata"]["name"]
     c.api.update_status("Pod", "default", name, lambda st: st.update(phase="Failed", reason="Evicted"))
     c.run(until=2)
-    assert c.pod("default", name).deleted  # type: ignore[union-attr]
+    assert c.recorder.pod("default", name).deleted  # type: ignore[union-attr]
     assert daemon_pods(c)["n1"]["metadata"]["name"] != name
-    warnings = [e.message for e in c.events if e.reason == "FailedDaemonPod"]
+    warnings = [e.message for e in c.recorder.events if e.reason == "FailedDaemonPod"]
     assert warnings == [f"Found failed daemon pod default/{name} on node n1, will try to kill it"]
 
 
@@ -92,7 +92,7 @@ def test_a_second_pod_on_a_node_is_deleted_keeping_the_oldest() -> None:
              "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "agent"}]}}
     c.create(extra)  # an orphan: adopted, then one too many
     c.run(until=40)
-    assert c.pod("default", "agent-extra").deleted  # type: ignore[union-attr]
+    assert c.recorder.pod("default", "agent-extra").deleted  # type: ignore[union-attr]
     assert daemon_pods(c)["n1"]["metadata"]["name"] == first
 
 

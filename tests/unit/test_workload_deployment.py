@@ -37,7 +37,7 @@ def the_deployment(c: Cluster) -> dict[str, Any]:
 
 
 def scaling_events(c: Cluster) -> list[str]:
-    return [e.message for e in c.events if e.reason == "ScalingReplicaSet" and e.object == "Deployment/default/web"]
+    return [e.message for e in c.recorder.events if e.reason == "ScalingReplicaSet" and e.object == "Deployment/default/web"]
 
 
 def condition(c: Cluster, ctype: str) -> dict[str, Any]:

@@ -42,7 +42,7 @@ def pods(c: Cluster) -> list[dict[str, Any]]:
 
 
 def events(c: Cluster, reason: str) -> list[str]:
-    return [e.message for e in c.events if e.reason == reason and e.object == "ReplicaSet/default/web"]
+    return [e.message for e in c.recorder.events if e.reason == reason and e.object == "ReplicaSet/default/web"]
 
 
 def test_status_counts_active_ready_and_terminating_pods() -> None:

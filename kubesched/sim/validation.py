@@ -1,0 +1,538 @@
+"""Checking a run's input: the Kubernetes objects (kubesched.api.validation), our Scenario kind
+(its events and `expect` entries), and the component configurations, each by its component's own
+checks (KubeSchedulerConfiguration, KubeletConfiguration, DeschedulerPolicy).
+
+As in kubesched.api.validation, every problem is collected, one line each, naming file, document
+and field path, and raised as one InputError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kubesched.api.errors import InputError, Problem
+from kubesched.api.loader import LoadedObject
+from kubesched.api.objects import merge_patch, namespaced
+from kubesched.api.validation import (
+    API_VERSIONS,
+    KINDS,
+    NONNEGATIVE_MSG,
+    OBJECT_KINDS,
+    POD_PHASES,
+    POSITIVE_MSG,
+    PV_PHASES,
+    PVC_PHASES,
+    SIM_USAGE_KEYS,
+    Checker,
+    Definitions,
+    KindCheck,
+    KindRule,
+    check_object,
+    check_resource_list,
+    check_shape,
+    check_string_map,
+    check_taints,
+    check_timestamp,
+    object_key,
+    subpath,
+)
+from kubesched.descheduler.policy import check_policy
+from kubesched.kubelet import config as kubelet_config
+from kubesched.scheduler import config as scheduler_config
+from kubesched.scheduler.config import SchedulerConfig
+from kubesched.scheduler.framework import ConfigError
+
+EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
+# What an `expect` entry about a pod or a node may check.
+POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score",
+              "message", "messageContains", "conditions", "restartCount", "replaced")
+NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints", "conditions")
+EVICTION_CHECKS = ("attempt", "code", "message", "messageContains", "cause", "requester")
+PDB_CHECKS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
+              "observedGeneration", "conditions", "event")
+DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
+DESCHEDULED_CHECKS = ("result", "strategy", "pass", "landing", "fromNode", "message", "messageContains")
+DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
+DESCHEDULER_PASS_CHECKS = ("evicted", "message", "messageContains")
+PVC_CHECKS = ("phase", "volumeName", "storageClassName", "selectedNode", "volumeNodeAffinity", "deleted", "event")
+PV_CHECKS = ("phase", "claim", "nodeAffinity", "deleted", "event")
+OBJECT_CHECKS = ("exists", "status", "annotations", "conditions", "event")
+DISRUPTION_CHECKS = ("cause", "fromNode", "replacement", "notReplaced", "occurrence")
+# Checks an `expect` entry may make against null: that the pod has no node, nomination or reason.
+EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notReplaced", "volumeName", "selectedNode",
+                "claim")
+EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
+                   "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS,
+                   "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS,
+                   "pvc": PVC_CHECKS, "pv": PV_CHECKS, "object": OBJECT_CHECKS, "disruption": DISRUPTION_CHECKS}
+CONDITION_STATUSES = ("True", "False", "Unknown")
+
+# A scenario's timeline as far as object identity goes: (at, event index, operation, payload) where the
+# operation is "create" (payload: the object), "remove" (the object's key) or "patch" (key, patch).
+_Timeline = list[tuple[float, int, str, Any]]
+
+
+class _ScenarioChecker(Checker):
+    """A Checker that also keeps the timeline of the Scenario it checks."""
+
+    def __init__(self, lo: LoadedObject, problems: list[Problem], warnings: list[Problem] | None = None,
+                 decoding: bool = False) -> None:
+        super().__init__(lo, problems, warnings, decoding)
+        self.timeline: _Timeline = []
+
+
+# --- Scenario -----------------------------------------------------------------------------------------
+
+def _object_ref(c: Checker, value: Any, path: str, kind_needed: bool) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of a delete/evict/patch target; evict targets are Pods."""
+    ref = c.typed(value, path, dict)
+    if ref is None:
+        return None
+    kind = "Pod"
+    if kind_needed:
+        kind = c.need(ref, "kind", path, str)
+        if kind is not None and kind not in OBJECT_KINDS:
+            c.unsupported(subpath(path, "kind"), kind, OBJECT_KINDS)
+            kind = None
+    name = c.need(ref, "name", path, str)
+    namespace = c.get(ref, "namespace", path, str) or "default"
+    if kind is None or name is None:
+        return None
+    return kind, namespace if namespaced(kind) else "", name
+
+
+def _subject(c: Checker, value: Any, path: str, parts: int) -> None:
+    """An expect subject: "namespace/name" for pods, a bare name for nodes."""
+    text = c.typed(value, path, str)
+    if text is None:
+        return
+    pieces = text.split("/")
+    if len(pieces) != parts or not all(pieces):
+        c.invalid(path, text, 'must be "namespace/name"' if parts == 2 else "must be a node name")
+
+
+def _message_check(c: Checker, entry: dict[str, Any], path: str) -> None:
+    c.get(entry, "message", path, str)
+    c.get(entry, "messageContains", path, str)
+    if entry.get("message") is not None and entry.get("messageContains") is not None:
+        c.err(path, "Invalid value: specify message or messageContains, not both")
+
+
+def _conditions_check(c: Checker, entry: dict[str, Any], path: str) -> None:
+    """`conditions: {Type: "True"|"False"|"Unknown"}`."""
+    for ctype, status in (c.get(entry, "conditions", path, dict) or {}).items():
+        if status not in CONDITION_STATUSES:
+            c.unsupported(subpath(subpath(path, "conditions"), ctype), status, CONDITION_STATUSES)
+
+
+def _event_check(c: Checker, entry: dict[str, Any], path: str) -> None:
+    """`event: {reason, message|messageContains}`."""
+    event = c.get(entry, "event", path, dict)
+    if event is None:
+        return
+    event_path = subpath(path, "event")
+    for key in event:
+        if key not in ("reason", "message", "messageContains", "count"):
+            c.err(subpath(event_path, key), f'unknown field "{key}" for an event expectation')
+    if not event:
+        c.required(event_path, "at least one of reason, message, messageContains, count")
+    c.get(event, "reason", event_path, str)
+    count = c.get(event, "count", event_path, int)
+    if count is not None and count < 0:
+        c.invalid(subpath(event_path, "count"), count, NONNEGATIVE_MSG)
+    _message_check(c, event, event_path)
+
+
+def _expect(c: Checker, entry: dict[str, Any], index: int) -> None:
+    path = f"spec.expect[{index}]"
+    subjects = [key for key in EXPECT_SUBJECTS if key in entry]
+    names = ", ".join(EXPECT_SUBJECTS)
+    if len(subjects) != 1:
+        c.err(path, f"Required value: exactly one of {names}" if not subjects
+              else f"Invalid value: exactly one of {names}, not {' and '.join(subjects)}")
+        return
+    subject = subjects[0]
+    allowed = EXPECT_SUBJECTS[subject]
+    for key in entry:
+        if key not in (subject, "at", *allowed):
+            c.err(subpath(path, key), f'unknown field "{key}" for a {subject} expectation')
+    _no_nulls(c, {k: v for k, v in entry.items() if k not in EXPECT_UNSET}, path)
+    c.duration(entry, "at", path)
+    if subject == "rejected":
+        text = c.typed(entry["rejected"], subpath(path, "rejected"), str)
+        pieces = text.split("/") if text is not None else []
+        if text is not None and (len(pieces) not in (2, 3) or not all(pieces)):
+            c.invalid(subpath(path, "rejected"), text, 'must be "Kind/namespace/name" or "Kind/name"')
+        _message_check(c, entry, path)  # any kind: every kind loads, and a quota may refuse any
+        return
+    if not any(key in entry for key in allowed):
+        c.required(path, f"at least one of {', '.join(allowed)}")
+    _conditions_check(c, entry, path)
+    if subject in ("eviction", "pdb"):
+        _subject(c, entry[subject], subpath(path, subject), 2)
+        for key in allowed:
+            if key in ("message", "messageContains", "cause", "requester"):
+                c.get(entry, key, path, str)
+            elif key == "disruptedPods":
+                for i, item in enumerate(c.get(entry, key, path, list) or []):
+                    c.typed(item, f"{path}.{key}[{i}]", str)
+            elif key == "event":
+                _event_check(c, entry, path)
+            elif key != "conditions":
+                c.get(entry, key, path, int)
+        _message_check(c, entry, path)
+        return
+    if subject == "descheduled":
+        _subject(c, entry[subject], subpath(path, subject), 2)
+        c.enum(entry, "result", path, DESCHEDULED_RESULTS)
+        for key in ("strategy", "landing", "fromNode"):
+            c.get(entry, key, path, str)
+        c.get(entry, "pass", path, int)
+        _message_check(c, entry, path)
+        return
+    if subject == "deschedulerPass":
+        c.get(entry, subject, path, int)
+        c.get(entry, "evicted", path, int)
+        _message_check(c, entry, path)
+        return
+    if subject == "drain":
+        _subject(c, entry["drain"], subpath(path, "drain"), 1)
+        c.enum(entry, "status", path, ("Drained", "Failed", "TimedOut", "InProgress"))
+        for key in ("evicted", "notEvicted"):
+            for i, item in enumerate(c.get(entry, key, path, list) or []):
+                c.typed(item, f"{path}.{key}[{i}]", str)
+        _message_check(c, entry, path)
+        return
+    if subject == "node":
+        _subject(c, entry["node"], subpath(path, "node"), 1)
+        for key in ("requested", "allocatable"):
+            check_resource_list(c, entry.get(key), subpath(path, key))
+        c.get(entry, "unschedulable", path, bool)
+        check_taints(c, entry.get("taints"), subpath(path, "taints"))
+        return
+    if subject == "object":
+        text = c.typed(entry["object"], subpath(path, "object"), str)
+        if text is not None and (len(text.split("/")) not in (2, 3) or not all(text.split("/"))):
+            c.invalid(subpath(path, "object"), text, 'must be "Kind/namespace/name" or "Kind/name"')
+        c.get(entry, "exists", path, bool)
+        c.get(entry, "status", path, dict)
+        check_string_map(c, entry.get("annotations"), subpath(path, "annotations"))
+        _event_check(c, entry, path)
+        return
+    if subject == "disruption":
+        _subject(c, entry["disruption"], subpath(path, "disruption"), 2)
+        for key in ("cause", "fromNode"):
+            c.get(entry, key, path, str)
+        if entry.get("replacement") is not None:
+            _subject(c, entry["replacement"], subpath(path, "replacement"), 2)
+        occurrence = c.get(entry, "occurrence", path, int)
+        if occurrence is not None and occurrence < 1:
+            c.invalid(subpath(path, "occurrence"), occurrence, POSITIVE_MSG)
+        return
+    if subject in ("pvc", "pv"):
+        _subject(c, entry[subject], subpath(path, subject), 2 if subject == "pvc" else 1)
+        c.enum(entry, "phase", path, PVC_PHASES if subject == "pvc" else PV_PHASES)
+        for key in ("volumeName", "storageClassName", "selectedNode", "claim"):
+            c.get(entry, key, path, str)
+        c.get(entry, "deleted", path, bool)
+        for key in ("volumeNodeAffinity", "nodeAffinity"):
+            check_shape(c, entry.get(key), subpath(path, key), {"*": [str]})
+        _event_check(c, entry, path)
+        return
+    _subject(c, entry["pod"], subpath(path, "pod"), 2)
+    for key in ("nodeName", "nominatedNodeName", "reason"):
+        c.get(entry, key, path, str)
+    _message_check(c, entry, path)
+    c.get(entry, "restartCount", path, int)
+    c.get(entry, "replaced", path, bool)
+    c.enum(entry, "phase", path, POD_PHASES)
+    c.get(entry, "deleted", path, bool)
+    c.get(entry, "priority", path, int, 32)
+    _event_check(c, entry, path)
+    score = c.get(entry, "score", path, dict)
+    if score is not None:
+        score_path = subpath(path, "score")
+        for key in score:
+            if key not in ("node", "plugin", "raw", "normalized", "total"):
+                c.err(subpath(score_path, key), f'unknown field "{key}" for a score expectation')
+        if c.get(score, "node", score_path, str) is None:
+            c.required(subpath(score_path, "node"), "the node whose score is checked")
+        c.get(score, "plugin", score_path, str)
+        for key in ("raw", "normalized", "total"):
+            c.get(score, key, score_path, int)
+
+
+def _no_nulls(c: Checker, value: Any, path: str) -> None:
+    """In our own Scenario kind a null is a mistake: nothing reads it as "unset", as the API server
+    does for objects (`kubesched` would otherwise read `namespace: null` as no namespace at all)."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        where = f"{path}[{key}]" if isinstance(key, int) else subpath(path, key)
+        if item is None:
+            c.err(where, "Invalid value: null: omit the field instead")
+        else:
+            _no_nulls(c, item, where)
+
+
+def _event(c: _ScenarioChecker, event: dict[str, Any], index: int) -> None:
+    path = f"spec.events[{index}]"
+    at = 0.0 if "at" not in event else c.duration(event, "at", path, required=True)  # no `at`: at the start
+    actions = [key for key in EVENT_ACTIONS if key in event]
+    for key in event:
+        if key not in ("at", *EVENT_ACTIONS):
+            c.err(subpath(path, key), f'unknown field "{key}" (an event has `at` and one of {", ".join(EVENT_ACTIONS)})')
+    if len(actions) != 1:
+        c.err(path, f"Required value: one of {', '.join(EVENT_ACTIONS)}" if not actions
+              else f"Invalid value: exactly one action per event, not {' and '.join(actions)}")
+        return
+    action = actions[0]
+    action_path = subpath(path, action)
+    payload = event[action]
+    if payload is None:
+        c.err(action_path, "expected a mapping, got null")
+        return
+    if action != "create" and isinstance(payload, dict):  # an object is decoded; a patch's nulls delete
+        _no_nulls(c, {k: v for k, v in payload.items() if k != "patch"}, action_path)
+    if action == "create":
+        if c.typed(payload, action_path, dict) is not None \
+                and check_object(c, payload, action_path, OBJECT_KINDS, INPUT_KINDS) \
+                and at is not None and object_key(payload)[2]:
+            c.timeline.append((at, index, "create", payload))
+        return
+    if action in ("delete", "evict", "patch"):
+        ref = _object_ref(c, payload, action_path, kind_needed=action != "evict")
+        if action == "evict" and isinstance(payload, dict):
+            _evict_options(c, payload, action_path)
+        if action == "delete" and isinstance(payload, dict):
+            c.enum(payload, "propagationPolicy", action_path, ("Orphan", "Background", "Foreground"))
+        if action == "patch" and isinstance(payload, dict):
+            patch = c.need(payload, "patch", action_path, dict)
+            if ref is not None and patch is not None:
+                c.timeline.append((at or 0.0, index, "patch", (ref, patch)))
+                # Only its unknown fields: its types are checked on the patched object (see _check_patch).
+                unknown = [(f, m) for f, m in c.decode(ref[0], patch, patch=True) if m is None]
+                c.decoded(unknown, subpath(action_path, "patch"), set())
+        elif ref is not None and at is not None:
+            c.timeline.append((at, index, "remove", ref))
+        return
+    if c.typed(payload, action_path, dict) is None:
+        return
+    if action == "drain":
+        _drain_options(c, payload, action_path)
+        return
+    # usage: what a pod (or one of its containers) uses from now on.
+    usage_keys = SIM_USAGE_KEYS
+    c.need(payload, "name", action_path, str)
+    c.get(payload, "namespace", action_path, str)
+    c.get(payload, "container", action_path, str)
+    amounts = {k: v for k, v in payload.items() if k not in ("name", "namespace", "container")}
+    if not amounts:
+        c.required(action_path, "at least one resource amount (e.g. memory: 1Gi)")
+    for key in amounts:
+        if key not in usage_keys:
+            c.err(subpath(action_path, key), f'unknown field "{key}" (a usage event has namespace, name, '
+                                         f"container and amounts of {', '.join(usage_keys)})")
+    check_resource_list(c, {k: v for k, v in amounts.items() if k in usage_keys}, action_path)
+
+
+def _evict_options(c: Checker, payload: dict[str, Any], path: str) -> None:
+    for key in payload:
+        if key not in ("namespace", "name", "apiVersion", "gracePeriodSeconds", "dryRun"):
+            c.err(subpath(path, key), f'unknown field "{key}" (an eviction has namespace, name, apiVersion, '
+                                  "gracePeriodSeconds, dryRun)")
+    c.enum(payload, "apiVersion", path, ("policy/v1", "policy/v1beta1"))
+    grace = c.get(payload, "gracePeriodSeconds", path, int)
+    if grace is not None and grace < 0:
+        c.invalid(subpath(path, "gracePeriodSeconds"), grace, NONNEGATIVE_MSG)
+    c.get(payload, "dryRun", path, bool)
+
+
+DRAIN_FLAGS = ("force", "ignoreDaemonsets", "deleteEmptydirData", "disableEviction")
+
+
+def _drain_options(c: Checker, payload: dict[str, Any], path: str) -> None:
+    """`kubectl drain` flags, camelCased."""
+    for key in payload:
+        if key not in ("node", "timeout", "gracePeriod", *DRAIN_FLAGS):
+            c.err(subpath(path, key), f'unknown field "{key}" (a drain has node, timeout, gracePeriod, '
+                                  f"{', '.join(DRAIN_FLAGS)})")
+    c.need(payload, "node", path, str)
+    c.duration(payload, "timeout", path)
+    c.get(payload, "gracePeriod", path, int)
+    for key in DRAIN_FLAGS:
+        c.get(payload, key, path, bool)
+
+
+def _scenario(c: Checker, obj: dict[str, Any], _path: str) -> None:
+    """Check a Scenario's shape (always a top-level document, so paths start at its root).
+
+    Its timeline is replayed afterwards by validate() to find duplicates and check patched objects.
+    """
+    assert isinstance(c, _ScenarioChecker)  # only validate() reads documents of this kind
+    for key in obj:
+        if key not in ("apiVersion", "kind", "metadata", "spec"):
+            c.err(key, f'unknown field "{key}"')
+    meta = c.present(obj, "metadata", "", dict)
+    if meta is not None:
+        c.get(meta, "name", "metadata", str)
+    if obj.get("spec") is None:
+        c.required("spec")
+        return
+    spec = c.get(obj, "spec", "", dict)
+    if spec is None:
+        return
+    for key in spec:
+        if key not in ("seed", "until", "startTime", "events", "expect"):
+            c.err(subpath("spec", key), f'unknown field "{key}"')
+    c.present(spec, "seed", "spec", int)
+    check_timestamp(c, spec, "startTime", "spec")
+    c.duration(spec, "until", "spec")
+    for key, check in (("events", _event), ("expect", _expect)):
+        for i, entry in enumerate(c.get(spec, key, "spec", list) or []):
+            if entry is None:
+                c.err(f"spec.{key}[{i}]", "expected a mapping, got null")
+            elif c.typed(entry, f"spec.{key}[{i}]", dict) is not None:
+                check(c, entry, i)
+
+
+def _check_patch(c: Checker, target: dict[str, Any] | None, key: tuple[str, str, str], patch: dict[str, Any],
+                 path: str) -> dict[str, Any]:
+    """Report what a merge patch would make invalid; returns the patched object.
+
+    The patch is applied to the target as the input defines it (or to a bare object of that kind
+    when the target comes from elsewhere, e.g. a controller), and only problems in or above the
+    fields the patch sets are reported, so a partial target does not produce spurious ones.
+    """
+    kind, namespace, name = key
+    if target is None:
+        meta = {"name": name, "namespace": namespace} if namespace else {"name": name}
+        target = {"apiVersion": API_VERSIONS[kind][0], "kind": kind, "metadata": meta}
+    patched = merge_patch(target, patch)
+    patched["kind"] = kind  # the API server patches the object at the URL, whatever the body says
+    scratch: list[Problem] = []
+    check_object(Checker(LoadedObject(patched, c.lo.source, c.lo.doc), scratch, decoding=True), patched, "",
+                 OBJECT_KINDS)
+    leaves = list(_leaf_paths(patch, ""))
+    for problem in scratch:
+        if any(_related(problem.path, leaf) for leaf in leaves):
+            c.err(subpath(path, problem.path), problem.message)
+    return patched
+
+
+def _leaf_paths(patch: dict[str, Any], path: str) -> Iterator[str]:
+    """Paths a merge patch sets: lists, scalars and nulls replace whatever was there."""
+    for key, value in patch.items():
+        if isinstance(value, dict) and value:
+            yield from _leaf_paths(value, subpath(path, key))
+        else:
+            yield subpath(path, key)
+
+
+def _related(problem_path: str, leaf: str) -> bool:
+    """Whether a problem lies within a patched field, or on a field containing it (e.g. a label map)."""
+    return (problem_path == leaf or problem_path.startswith((leaf + ".", leaf + "["))
+            or leaf.startswith(problem_path + "."))
+
+
+# --- component configurations -------------------------------------------------------------------------
+
+Findings = tuple[list[tuple[str, str]], list[tuple[str, str]]]  # (problems, warnings): (field path, message)
+
+
+def _configuration(check: Callable[[dict[str, Any]], Findings]) -> KindCheck:
+    """The kind check of a component configuration: its component's own, reported in the document."""
+    def run(c: Checker, obj: dict[str, Any], path: str) -> None:
+        problems, warnings = check(obj)
+        for where, message in problems:
+            c.err(subpath(path, where) if where else path, message)
+        for where, message in warnings:
+            c.warn(subpath(path, where) if where else path, message)
+    return run
+
+
+# Every kind a run's input may hold: the Kubernetes objects, the configurations, the Scenario.
+INPUT_KINDS: dict[str, KindRule] = {
+    **KINDS,
+    "KubeSchedulerConfiguration": (("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3"),
+                                   _configuration(scheduler_config.check_configuration)),
+    "KubeletConfiguration": (("kubelet.config.k8s.io/v1beta1",),
+                             _configuration(kubelet_config.check_configuration)),
+    "DeschedulerPolicy": (("descheduler/v1alpha2",), _configuration(lambda obj: (check_policy(obj), []))),
+    "Scenario": (("kubesched.io/v1alpha1",), _scenario),
+}
+
+
+def check_config(obj: dict[str, Any] | None, origin: LoadedObject | None) -> SchedulerConfig:
+    """The scheduler configuration (None: the default), with every profile built once so bad
+    plugins fail at load; a ConfigError becomes the InputError of the document it came from."""
+    try:
+        return scheduler_config.load_config(obj)
+    except ConfigError as e:
+        where = origin.problem(e.path, e.message) if origin else Problem("configuration", None, e.path, e.message)
+        raise InputError([where]) from None
+
+
+# --- entry points -------------------------------------------------------------------------------------
+
+def validate(objects: list[LoadedObject], warnings: list[Problem] | None = None) -> None:
+    """Check every object of a run's input; raise InputError listing every problem found. What
+    kube-apiserver would only warn about (unknown fields, and settings kubesched ignores) is
+    appended to `warnings`. Objects of the built-in kinds are decoded in place as the API server
+    decodes them (a null field is unset): see fieldschema.decode.
+
+    Problems come in input order, except those found by replaying each Scenario's timeline after
+    every plain object is known: duplicates created by events (an object deleted or evicted before
+    it is created again is fine) and objects a patch event would make invalid.
+    """
+    problems: list[Problem] = []
+    defined = Definitions()
+    scenarios: list[_ScenarioChecker] = []
+    for lo in objects:
+        c = _ScenarioChecker(lo, problems, warnings, decoding=True)
+        if check_object(c, lo.obj, "", tuple(INPUT_KINDS), INPUT_KINDS):
+            # Each KubeSchedulerConfiguration is one more scheduler, so several are fine (their
+            # schedulerNames must differ: see component_problems).
+            if lo.obj["kind"] != "KubeSchedulerConfiguration":
+                defined.define_document(c, lo)
+            if c.timeline:
+                scenarios.append(c)
+    for c in scenarios:
+        for _at_time, index, op, payload in sorted(c.timeline, key=lambda t: t[:2]):
+            if op == "remove":
+                defined.remove(payload)
+            elif op == "create":
+                path = f"spec.events[{index}].create"
+                defined.define(c, payload, path, f"{c.lo.where} {path}")
+            else:
+                key, patch = payload
+                defined.known[key] = _check_patch(c, defined.known.get(key), key, patch,
+                                                  f"spec.events[{index}].patch.patch")
+    if problems:
+        raise InputError(problems)
+
+
+def component_problems(objects: list[LoadedObject], found: list[Problem]) -> list[Problem]:
+    """What the components find in the configurations nothing else was `found` wrong with: the
+    kubelet's eviction settings, every scheduler's profiles (built once), and that no two
+    KubeSchedulerConfigurations serve the same schedulerName."""
+    problems: list[Problem] = []
+    served: dict[str, LoadedObject] = {}
+    for lo in objects:
+        if any(p.source == lo.source and p.doc == lo.doc for p in (*found, *problems)):
+            continue
+        if lo.obj.get("kind") == "KubeletConfiguration":
+            problems.extend(lo.problem(path, message) for path, message in kubelet_config.problems(lo.obj))
+        if lo.obj.get("kind") == "KubeSchedulerConfiguration":
+            try:
+                config = check_config(lo.obj, lo)
+            except InputError as e:
+                problems.extend(e.problems)
+                continue
+            for i, profile in enumerate(config.profiles):
+                name = profile.get("schedulerName", "default-scheduler")
+                if name in served:
+                    problems.append(lo.problem(f"profiles[{i}].schedulerName",
+                                               f'Duplicate value: "{name}": already served by another scheduler'))
+                served[name] = lo
+    return problems
