@@ -20,6 +20,7 @@ a `usage` event says otherwise.
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 from kubesched.api.objects import (
@@ -82,6 +83,12 @@ def _container_statuses(pod: Obj, status: Obj, sidecar: bool, started: str) -> l
              "ready": True, "started": True, "restartCount": 0,
              "state": {"running": {"startedAt": started}}, "lastState": {}} for x in running]
     return statuses
+
+
+def _pod_ip(uid: str) -> str:
+    """An address in 10.0.0.0/8 that stays the pod's (there is no network to allocate from)."""
+    digest = zlib.crc32(uid.encode())
+    return f"10.{digest >> 16 & 0xFF}.{digest >> 8 & 0xFF}.{digest & 0xFF or 1}"
 
 
 def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None) -> None:
@@ -354,6 +361,11 @@ class Kubelets:
         pod = self.api.store.get("Pod", ns, name)
         return pod if pod is not None and pod["metadata"].get("uid") == uid else None
 
+    def _host_ip(self, node_name: str) -> str | None:
+        node = self.api.store.get("Node", "", node_name)
+        addresses = ((node or {}).get("status") or {}).get("addresses") or ()
+        return next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+
     def _start_pod(self, ns: str, name: str, uid: str) -> None:
         pod = self._current(ns, name, uid)
         self._finish.pop(uid, None)
@@ -374,6 +386,17 @@ class Kubelets:
             for ctype in ("Initialized", "Ready", "ContainersReady"):
                 set_condition(status, {"type": ctype, "status": "True", "lastProbeTime": None,
                                        "lastTransitionTime": now})
+            # What `kubectl get pods` shows: READY 1/1, the pod's and its node's addresses.
+            _container_statuses(pod, status, False, now)
+            if any(x.get("restartPolicy") == "Always" for x in pod["spec"].get("initContainers") or ()):
+                _container_statuses(pod, status, True, now)
+            host_ip = self._host_ip(node)
+            if host_ip:
+                status["hostIP"] = host_ip
+                status["hostIPs"] = [{"ip": host_ip}]
+            pod_ip = host_ip if pod["spec"].get("hostNetwork") else _pod_ip(uid)
+            status["podIP"] = pod_ip
+            status["podIPs"] = [{"ip": pod_ip}]
 
         self.api.update_status("Pod", ns, name, running)
         self._run_for_duration(pod)

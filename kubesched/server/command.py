@@ -84,8 +84,10 @@ async def _serve(server: object, host: str, port: int, token: str | None, kubeco
     sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
     bound = sockets[0].getsockname()[1] if sockets else port
     url = f"http://{host}:{bound}"
-    if kubeconfig_out:
-        Path(kubeconfig_out).write_text(yaml.safe_dump(kubeconfig(url, token), sort_keys=False))
+    if kubeconfig_out:  # whole or not at all: a client may be waiting for the file to appear
+        partial = Path(kubeconfig_out + ".tmp")
+        partial.write_text(yaml.safe_dump(kubeconfig(url, token), sort_keys=False))
+        partial.replace(kubeconfig_out)
     err.print(f"serving the Kubernetes API on {url}" + (f" (kubeconfig: {kubeconfig_out})" if kubeconfig_out else ""),
               markup=False, highlight=False)
     stop = asyncio.Event()

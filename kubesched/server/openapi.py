@@ -15,9 +15,9 @@ values and field enums, so those are absent here too.
 Each document is built once and its bytes cached; its hash (upstream's: SHA-512 of the bytes, hex)
 goes into the index so clients can cache documents by URL.
 
-`/openapi/v2` is not served: kubectl v1.32 asks for it (as protobuf only) where these documents
-leave it without an answer or when told to (`explain --output plaintext-openapiv2`), and takes
-a 404 as "no schema", falling back to its built-in types.
+kubectl v1.32 still asks `/openapi/v2` (as protobuf) where these documents leave it without an
+answer: to validate a `kind: List` manifest on the client, and for `explain --output
+plaintext-openapiv2`; openapi_v2.py builds that document from `component_schemas()`.
 """
 
 from __future__ import annotations

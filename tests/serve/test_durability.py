@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.serve.harness import Served
+from tests.serve.harness import Served, wait_for
 
 ROUNDS = 20
 WRITERS = 4
@@ -54,12 +54,12 @@ def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
                        for w in range(WRITERS)]
             for t in threads:
                 t.start()
-            time.sleep(rng.uniform(0.2, 0.6))
+            wait_for(lambda: acked, what=f"round {round_}: a first acknowledged write")  # noqa: B023
+            time.sleep(rng.uniform(0.05, 0.5))
             served.kill()  # SIGKILL, mid-write
             stop.set()
             for t in threads:
                 t.join(timeout=10)
-            assert acked, "no write was acknowledged before the kill"
             acked_total += acked
             served.start(served.port)
             items = _all_configmaps(served.port)
