@@ -318,7 +318,7 @@ class APIServer:
             "firstTimestamp": now,
             "lastTimestamp": now,
             "count": 1,
-            "eventTime": None,
+            "eventTime": now.replace("Z", ".000000Z"),  # MicroTime, which events.k8s.io/v1 requires
             "reportingComponent": source,
         }
         # Events are stored like any object, so watchers (results, kubectl) see them in order.

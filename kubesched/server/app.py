@@ -79,6 +79,8 @@ class Server:
         except web.HTTPRequestEntityTooLarge:
             return _status(st.status(413, "RequestEntityTooLarge",
                                      f"Request entity too large: limit is {self.max_body}"))
+        except web.HTTPException:
+            raise  # a redirect
         except APIError as e:
             return _status(st.from_error(e, getattr(e, "resource", None), getattr(e, "name", None)))
         except Exception as e:  # a bug must answer 500, never take the server down
@@ -99,10 +101,13 @@ class Server:
             return await self._clock(request, path)
         if parts[:1] == ["openapi"]:
             return self._openapi(request, parts)
-        if parts == ["api"]:
-            return _json(discovery.api_versions())
-        if parts == ["apis"]:
-            return _json(discovery.api_group_list())
+        if parts in (["api"], ["apis"]):
+            if discovery.wants_aggregated(request.headers.get("Accept")):
+                return web.Response(body=json.dumps(discovery.aggregated_discovery(parts == ["api"])).encode(),
+                                    headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"})
+            answer = discovery.api_versions(request.host) if parts == ["api"] else discovery.api_group_list()
+            return web.Response(body=json.dumps(answer).encode(), content_type="application/json",
+                                headers={"Vary": "Accept"})
         if parts[:2] == ["api", "v1"]:
             group, version, rest = "", "v1", parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
@@ -127,9 +132,18 @@ class Server:
         if parts == ["openapi", "v3"]:
             return _json(openapi.openapi_v3_index())
         if parts[:2] == ["openapi", "v3"]:
-            doc = openapi.openapi_v3_document("/".join(parts[2:]))
+            path = "/".join(parts[2:])
+            doc = openapi.openapi_v3_document(path)
             if doc is not None:
-                return web.Response(body=doc, content_type="application/json")
+                current = openapi.openapi_v3_hash(path)
+                asked = request.query.get("hash")
+                if asked and asked != current:  # an old URL: where the document is now
+                    raise web.HTTPMovedPermanently(openapi.server_relative_url(path))
+                headers = {"ETag": f'"{current}"', "Vary": "Accept"}
+                if asked:  # a URL naming the content never changes: cache it for good
+                    headers["Cache-Control"] = "public, immutable"
+                    headers["Expires"] = "Thu, 31 Dec 2099 23:59:59 GMT"
+                return web.Response(body=doc, content_type="application/json", headers=headers)
         if parts == ["openapi", "v2"]:
             return web.Response(body=openapi_v2.document(), headers={"Content-Type": openapi_v2.PROTOBUF})
         return self._not_found()
@@ -195,6 +209,10 @@ class Server:
                 and not (sub and verb in ("get", "update", "patch", "create")):
             return _status(st.method_not_allowed())
         body = await self._body(request) if method in ("POST", "PUT", "PATCH", "DELETE") else b""
+        ctype = request.headers.get("Content-Type", "application/json")
+        if body and ("protobuf" in ctype or "cbor" in ctype):  # client-go then falls back to JSON
+            return _status(st.status(415, "UnsupportedMediaType", 'the body of the request was in an unknown '
+                                     'format - accepted media types include: application/json, application/yaml'))
         req = Request(verb, resource, namespace if resource.namespaced else None, name, sub, query, body,
                       request.headers.get("Content-Type", "application/json"),
                       request.headers.get("User-Agent", ""), table)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import signal
 import sys
@@ -19,11 +20,14 @@ from kubesched.api.errors import InputError
 DEFAULT_PORT = 8080
 
 
-def kubeconfig(server: str, token: str | None) -> dict:
+def kubeconfig(server: str, token: str | None, ca_pem: bytes | None = None) -> dict:
     """A kubeconfig with one context, `kubesched`, so `kubectl --kubeconfig FILE` works at once."""
     user: dict = {"token": token} if token else {}
+    cluster: dict = {"server": server}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return {"apiVersion": "v1", "kind": "Config", "current-context": "kubesched", "preferences": {},
-            "clusters": [{"name": "kubesched", "cluster": {"server": server}}],
+            "clusters": [{"name": "kubesched", "cluster": cluster}],
             "users": [{"name": "kubesched", "user": user}],
             "contexts": [{"name": "kubesched", "context": {"cluster": "kubesched", "user": "kubesched",
                                                           "namespace": "default"}}]}
@@ -37,12 +41,18 @@ def kubeconfig(server: str, token: str | None) -> dict:
 @click.option("--port", default=DEFAULT_PORT, show_default=True, type=int, help="Port (0: any free one).")
 @click.option("--speed", default=1.0, show_default=True, type=float,
               help="Virtual seconds per wall-clock second; 0 stops the clock (it moves by `advance` only).")
-@click.option("--token", default=None, help="Require this bearer token on every request.")
+@click.option("--token", default=None,
+              help="Require this bearer token on every request (served over TLS: clients send tokens only there).")
+@click.option("--tls/--no-tls", default=None,
+              help="Serve HTTPS (default: when --token is given) with --tls-cert-file or a self-signed certificate.")
+@click.option("--tls-cert-file", default=None, metavar="FILE", help="Serving certificate (PEM).")
+@click.option("--tls-private-key-file", default=None, metavar="FILE", help="Its private key (PEM).")
 @click.option("--kubeconfig-out", "kubeconfig_out", default=None, metavar="FILE",
               help="Write a kubeconfig for this server to FILE.")
 @click.option("--max-body", default=3 * 1024 * 1024, show_default=True, type=int,
               help="Largest request body accepted, in bytes.")
 def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float, token: str | None,
+          tls: bool | None, tls_cert_file: str | None, tls_private_key_file: str | None,
           kubeconfig_out: str | None, max_body: int) -> None:
     """Serve a Kubernetes API (kubectl, client libraries, operators) whose scheduler, kubelets and
     controllers are kubesched's, in real time (or SPEED times faster). PATHS (optional) seed a new
@@ -67,11 +77,20 @@ def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float,
         sys.exit(2)
     for w in engine.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
-    asyncio.run(_serve(Server(engine, token, max_body), host, port, token, kubeconfig_out, err))
+    certificate = None
+    if tls or (tls is None and (token or tls_cert_file)):
+        from kubesched.server.tls import Certificate, self_signed
+
+        if bool(tls_cert_file) != bool(tls_private_key_file):
+            err.print("--tls-cert-file and --tls-private-key-file go together")
+            sys.exit(2)
+        certificate = Certificate(tls_cert_file, tls_private_key_file) if tls_cert_file and tls_private_key_file \
+            else self_signed(host)
+    asyncio.run(_serve(Server(engine, token, max_body), host, port, token, kubeconfig_out, err, certificate))
 
 
 async def _serve(server: object, host: str, port: int, token: str | None, kubeconfig_out: str | None,
-                 err: Console) -> None:
+                 err: Console, certificate: object = None) -> None:
     from aiohttp import web
 
     from kubesched.server.app import Server
@@ -79,14 +98,18 @@ async def _serve(server: object, host: str, port: int, token: str | None, kubeco
     assert isinstance(server, Server)
     runner = web.AppRunner(server.app(), handle_signals=False, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, reuse_address=True)
+    from kubesched.server.tls import Certificate
+
+    ssl_context = certificate.context() if isinstance(certificate, Certificate) else None
+    site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
     await site.start()
     sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
     bound = sockets[0].getsockname()[1] if sockets else port
-    url = f"http://{host}:{bound}"
+    url = f"{'https' if ssl_context else 'http'}://{host}:{bound}"
     if kubeconfig_out:  # whole or not at all: a client may be waiting for the file to appear
         partial = Path(kubeconfig_out + ".tmp")
-        partial.write_text(yaml.safe_dump(kubeconfig(url, token), sort_keys=False))
+        ca = certificate.pem() if isinstance(certificate, Certificate) else None
+        partial.write_text(yaml.safe_dump(kubeconfig(url, token, ca), sort_keys=False))
         partial.replace(kubeconfig_out)
     err.print(f"serving the Kubernetes API on {url}" + (f" (kubeconfig: {kubeconfig_out})" if kubeconfig_out else ""),
               markup=False, highlight=False)

@@ -381,14 +381,26 @@ class Rest:
             raise _Conflict(res, req.name or "", f"Precondition failed: ResourceVersion in precondition: "
                             f"{pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
         if req.dry_run:
-            return 200, self._view(req, current)
+            return self._deleted(req, current, None)
         if res.kind == "Namespace":
             return 200, self._delete_namespace(current)
         left = self.api.delete(res.store_kind, req.namespace or "", req.name or "",
                                grace_period=options.get("gracePeriodSeconds"),
                                propagation_policy=options.get("propagationPolicy") or (
                                    "Orphan" if options.get("orphanDependents") else None))
-        return 200, self._view(req, left if left is not None else current)
+        return self._deleted(req, current, left)
+
+    def _deleted(self, req: Request, current: Obj, left: Obj | None) -> Answer:
+        """The answer to a DELETE, as each registry gives it: the object (202 while it is still
+        terminating) for the kinds whose strategy returns it, else a Success Status naming it."""
+        res = req.resource
+        if res.delete_returns_object:
+            return (200, self._view(req, current)) if left is None else (202, self._view(req, left))
+        if left is not None:
+            return 200, self._view(req, left)
+        details = st.details_of(res, req.name)
+        details["uid"] = current["metadata"].get("uid")
+        return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
     def _delete_options(self, req: Request) -> Obj:
         options: Obj = {}
@@ -433,9 +445,10 @@ class Rest:
             sub = Request("delete", res, obj["metadata"].get("namespace"), obj["metadata"]["name"], None,
                           req.query, req.body, req.content_type, req.user_agent)
             try:
-                items.append(self.delete(sub)[1])
+                _, answer = self.delete(sub)
             except _NotFound:
                 continue
+            items.append(self._view(req, obj) if answer.get("kind") == "Status" else answer)
         return 200, {"kind": f"{res.kind}List", "apiVersion": res.api_version,
                      "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items}
 

@@ -1,0 +1,195 @@
+"""`serve`'s API beyond the everyday verbs: safety, patches and apply, subresources, the clock,
+seeding from a snapshot, and the answers a malformed request gets."""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import ssl
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from tests.serve.harness import KUBESCHED, Served, wait_for
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                   "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}}
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+              "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                       "template": {"metadata": {"labels": {"app": "web"}},
+                                    "spec": {"containers": [{"name": "app", "image": "nginx",
+                                                             "resources": {"requests": {"cpu": "1"}}}]}}}}
+
+
+def _request(served: Served, method: str, path: str, body: bytes | None = None,
+             headers: dict[str, str] | None = None) -> tuple[int, dict]:
+    if served.url.startswith("https"):
+        ca = base64.b64decode(yaml.safe_load(Path(served.kubeconfig).read_text())["clusters"][0]["cluster"][
+            "certificate-authority-data"]).decode()
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            "127.0.0.1", served.port, timeout=30, context=ssl.create_default_context(cadata=ca))
+    else:
+        conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    conn.request(method, path, body, headers or {"Content-Type": "application/json"})
+    answer = conn.getresponse()
+    data = answer.read()
+    return answer.status, json.loads(data) if data.strip().startswith(b"{") else {"raw": data}
+
+
+def test_token_and_body_limits(tmp_path: Path) -> None:
+    served = Served(tmp_path, ["--token", "s3cret", "--max-body", "2048"]).start()
+    try:
+        assert served.url.startswith("https://")  # clients send tokens over TLS only
+        code, answer = _request(served, "GET", "/api/v1/namespaces")
+        assert code == 401 and answer["reason"] == "Unauthorized"
+        code, _ = _request(served, "GET", "/api/v1/namespaces", headers={"Authorization": "Bearer wrong"})
+        assert code == 401
+        # The kubeconfig it wrote carries the token: kubectl just works.
+        assert "default" in served.kubectl("get", "namespaces")
+        auth = {"Authorization": "Bearer s3cret", "Content-Type": "application/json"}
+        big = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+                          "data": {"x": "y" * 4096}}).encode()
+        code, answer = _request(served, "POST", "/api/v1/namespaces/default/configmaps", big, auth)
+        assert code == 413 and answer["reason"] == "RequestEntityTooLarge"
+        assert answer["message"] == "Request entity too large: limit is 2048"
+        assert "default" in served.kubectl("get", "namespaces")  # still serving
+    finally:
+        served.kill()
+
+
+@pytest.mark.parametrize(("body", "ctype", "code", "reason", "message"), [
+    (b"{not json", "application/json", 400, "BadRequest", "json parse error"),
+    (b"[1, 2]", "application/json", 400, "BadRequest", "expected an object"),
+    (b'{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}}', "application/json", 400,
+     "BadRequest", "does not match the expected API version"),
+    (b'{"metadata": {"name": "Bad_Name"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}',
+     "application/json", 422, "Invalid", 'Pod "Bad_Name" is invalid'),
+    (b'{"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i", "bogus": 1}]}}',
+     "application/json", 201, None, None),
+])
+def test_malformed_requests_get_a_status(served: Served, body: bytes, ctype: str, code: int, reason: str | None,
+                                         message: str | None) -> None:
+    status, answer = _request(served, "POST", "/api/v1/namespaces/default/pods", body, {"Content-Type": ctype})
+    assert status == code, answer
+    if reason:
+        assert answer["kind"] == "Status" and answer["reason"] == reason and answer["code"] == code
+        assert message in answer["message"]
+
+
+def test_strict_field_validation_and_unknown_paths(served: Served) -> None:
+    body = b'{"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i", "bogus": 1}]}}'
+    status, answer = _request(served, "POST", "/api/v1/namespaces/default/pods?fieldValidation=Strict", body)
+    assert status == 400 and 'unknown field "spec.containers[0].bogus"' in answer["message"]
+    status, answer = _request(served, "GET", "/api/v1/nosuchthings")
+    assert status == 404 and answer["reason"] == "NotFound"
+    status, answer = _request(served, "PATCH", "/api/v1/namespaces/default/pods/p", b"{}",
+                              {"Content-Type": "text/plain"})
+    assert status == 415 and answer["reason"] == "UnsupportedMediaType"
+
+
+def test_patches_apply_and_subresources(served: Served) -> None:
+    served.kubectl("create", "-f", "-", input=yaml.safe_dump(NODE))
+    served.kubectl("apply", "--server-side", "-f", "-", input=yaml.safe_dump(DEPLOYMENT))
+    deploy = json.loads(served.kubectl("get", "deployment", "web", "-o", "json", "--show-managed-fields"))
+    assert any(m["manager"] == "kubectl" and m["operation"] == "Apply" for m in deploy["metadata"]["managedFields"])
+    # Another manager changing the applied field conflicts, unless forced.
+    out = served.kubectl("apply", "--server-side", "--field-manager", "other", "-f", "-", check=False,
+                         input=yaml.safe_dump({**DEPLOYMENT, "spec": {**DEPLOYMENT["spec"], "replicas": 3}}))
+    assert 'conflict with "kubectl"' in out and ".spec.replicas" in out
+    served.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager", "other", "-f", "-",
+                   input=yaml.safe_dump({**DEPLOYMENT, "spec": {**DEPLOYMENT["spec"], "replicas": 3}}))
+    assert served.kubectl("get", "deployment", "web", "-o", "jsonpath={.spec.replicas}") == "3"
+
+    served.kubectl("patch", "deployment", "web", "--type", "json", "-p",
+                   '[{"op": "replace", "path": "/spec/replicas", "value": 1}]')
+    served.kubectl("patch", "deployment", "web", "--type", "merge", "-p", '{"metadata": {"labels": {"tier": "f"}}}')
+    served.kubectl("patch", "deployment", "web", "-p",
+                   '{"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:2"}]}}}}')
+    deploy = json.loads(served.kubectl("get", "deployment", "web", "-o", "json"))
+    assert deploy["spec"]["replicas"] == 1 and deploy["metadata"]["labels"] == {"tier": "f"}
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "nginx:2" and container["resources"]["requests"]["cpu"] == "1"  # merged by name
+
+    api = config.new_client_from_config(config_file=served.kubeconfig)
+    apps = client.AppsV1Api(api)
+    scale = apps.read_namespaced_deployment_scale("web", "default")
+    assert scale.spec.replicas == 1 and scale.status.selector == "app=web"
+    apps.patch_namespaced_deployment_scale("web", "default", {"spec": {"replicas": 4}})
+    wait_for(lambda: apps.read_namespaced_deployment("web", "default").status.ready_replicas == 4,
+             what="4 ready replicas")
+    # The main resource cannot change the status; the status subresource cannot change the spec.
+    apps.patch_namespaced_deployment("web", "default", {"status": {"replicas": 99}})
+    assert apps.read_namespaced_deployment("web", "default").status.replicas == 4
+    core = client.CoreV1Api(api)
+    core.patch_namespaced_pod_status(core.list_namespaced_pod("default").items[0].metadata.name, "default",
+                                     {"status": {"conditions": [{"type": "Custom", "status": "True"}]}})
+    # deletecollection with a selector, and events in both API groups.
+    core.delete_collection_namespaced_pod("default", label_selector="app=web", grace_period_seconds=0)
+    events = client.EventsV1Api(api).list_namespaced_event("default")
+    assert any(e.reason == "Scheduled" and e.regarding.kind == "Pod" and e.note.startswith("Successfully assigned")
+               for e in events.items)
+    core_events = core.list_namespaced_event("default", field_selector="reason=Scheduled")
+    assert core_events.items and all(e.reason == "Scheduled" for e in core_events.items)
+    api.close()
+
+
+def test_watch_initial_events_end_with_a_bookmark(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", input="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    conn.request("GET", "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true"
+                        "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1")
+    lines = [json.loads(line) for line in conn.getresponse().read().splitlines() if line.strip()]
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in lines[:-1]] == [("ADDED", "a")] * \
+        (len(lines) - 1) and len(lines) >= 2
+    assert lines[-1]["type"] == "BOOKMARK"
+    assert lines[-1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+def test_seeded_from_a_snapshot_and_clock(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snap.yaml"
+    snapshot.write_text(yaml.safe_dump_all([NODE, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "batch", "namespace": "default",
+                                                        "annotations": {"sim.kubesched.io/duration": "10m"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}}]))
+    served = Served(tmp_path, [str(snapshot), "--speed", "0"]).start()
+    try:
+        wait_for(lambda: served.kubectl("get", "pod", "batch", "-o", "jsonpath={.status.phase}") == "Running",
+                 what="the snapshot's pod running")
+        out = subprocess.run([*KUBESCHED, "advance", "5m", "--kubeconfig", served.kubeconfig], capture_output=True,
+                             text=True, check=True).stdout
+        assert "(300s of virtual time)" in out
+        served.restart()  # time resumes where it stopped; the pod's end is still due at 10m
+        assert served.kubectl("get", "pod", "batch", "-o", "jsonpath={.status.phase}") == "Running"
+        subprocess.run([*KUBESCHED, "advance", "6m", "--kubeconfig", served.kubeconfig], check=True,
+                       capture_output=True)
+        assert served.kubectl("get", "pod", "batch", "-o", "jsonpath={.status.phase}") == "Succeeded"
+    finally:
+        served.kill()
+
+
+def test_a_bad_data_file_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_text("not a database")
+    run = subprocess.run([*KUBESCHED, "serve", "--data", str(bad), "--port", "0"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 2 and str(bad) in run.stderr and "Traceback" not in run.stderr
+
+
+def test_namespace_deletion_empties_it(served: Served) -> None:
+    served.kubectl("create", "-f", "-", input=yaml.safe_dump(NODE))
+    served.kubectl("apply", "-f", "-", input="apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
+    served.kubectl("-n", "team", "apply", "-f", "-", input="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n")
+    served.kubectl("-n", "team", "run", "app", "--image=nginx")
+    out = served.kubectl("delete", "namespace", "team")
+    assert 'namespace "team" deleted' in out
+    assert "team" not in served.kubectl("get", "namespaces")
+    with pytest.raises(AssertionError, match='namespaces "team" not found'):
+        served.kubectl("-n", "team", "run", "again", "--image=nginx")
+    with pytest.raises(ApiException):
+        client.CoreV1Api(config.new_client_from_config(config_file=served.kubeconfig)).read_namespace("team")
