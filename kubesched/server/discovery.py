@@ -97,7 +97,7 @@ def storage_version_hash(resource: Resource) -> str | None:
     first 8 bytes of SHA-256 over `group/version/kind` of how objects are stored, base64. Events
     of events.k8s.io are stored as core Events, so both resources share one hash. Resources
     without storage (bindings, which only create) have none."""
-    if "get" not in resource.verbs:
+    if "get" not in resource.verbs or not resource.stored:
         return None
     group, ver = ("", "v1") if resource.stored_as else (resource.group, resource.version)
     digest = hashlib.sha256(f"{group}/{ver}/{resource.store_kind}".encode()).digest()

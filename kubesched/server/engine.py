@@ -23,6 +23,7 @@ from kubesched.runtime.clock import VirtualClock
 from kubesched.runtime.cluster import Cluster
 from kubesched.runtime.realtime import RealtimeDriver
 from kubesched.server import openapi
+from kubesched.server.metrics import Metrics
 from kubesched.server.resources import RESOURCES
 from kubesched.server.rest import INITIAL_NAMESPACES, Rest
 from kubesched.sim.runner import check_config, load
@@ -88,8 +89,8 @@ class Engine:
                                descheduler_policy=policy, clock=clock, store=self.store, reproducible_ids=False)
         self.cluster.stop_on_loop = False
         self.api = self.cluster.api
-        self.rest = Rest(self.api)
-        self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced})
+        self.rest = Rest(self.api, Metrics(self.cluster.kubelets.usage, self.api.timestamp))
+        self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored})
         self.namespaces.start()
         self.node_status = NodeStatusReporter(self.api, clock)
         self.node_status.start()

@@ -29,7 +29,7 @@ from functools import cache
 from typing import Any
 
 from kubesched.server.discovery import GROUPS, SUBRESOURCES, versions
-from kubesched.server.resources import Resource, in_group_version
+from kubesched.server.resources import AGGREGATED_GROUPS, Resource, in_group_version
 from kubesched.server.schema import KUBERNETES_VERSION, definition_name, definitions
 
 _REF = "#/components/schemas/"
@@ -547,6 +547,8 @@ def _builders() -> dict[str, Callable[[], dict[str, Any]]]:
     for ver in versions(""):
         out[f"api/{ver}"] = lambda v=ver: _group_version_document("", v)
     for group in GROUPS:
+        if group in AGGREGATED_GROUPS:
+            continue
         out[f"apis/{group}"] = lambda g=group: _group_document(g)
         for ver in versions(group):
             out[f"apis/{group}/{ver}"] = lambda g=group, v=ver: _group_version_document(g, v)

@@ -26,6 +26,7 @@ class Resource:
     # The kind this resource stores its objects under when it is another API's view of them
     # (events.k8s.io/v1 Event shows core/v1 Events).
     stored_as: str | None = None
+    stored: bool = True  # False: computed when asked (metrics), nothing in the store
     singular: str = field(default="")
     # DELETE answers with the object (graceful deletion shows its deletionTimestamp) rather than a
     # Status, as these resources' upstream registries do.
@@ -115,13 +116,20 @@ RESOURCES: tuple[Resource, ...] = (
     _r("ClusterRole", "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False),
     _r("RoleBinding", "rbac.authorization.k8s.io", "v1", "rolebindings"),
     _r("Role", "rbac.authorization.k8s.io", "v1", "roles"),
+    # metrics.k8s.io/v1beta1: what metrics-server serves from the kubelets (`kubectl top`), read
+    # from the simulated kubelets' usage; nothing is stored
+    _r("NodeMetrics", "metrics.k8s.io", "v1beta1", "nodes", namespaced=False, verbs=("get", "list"),
+       stored=False),
+    _r("PodMetrics", "metrics.k8s.io", "v1beta1", "pods", verbs=("get", "list"), stored=False),
 )
 
 # The groups in the order kube-apiserver lists them (`/apis`), each with its one served version.
 GROUPS: tuple[str, ...] = (
     "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io",
+    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "metrics.k8s.io",
 )
+# Groups an aggregated API server serves upstream: they publish no OpenAPI of kube-apiserver's.
+AGGREGATED_GROUPS = frozenset({"metrics.k8s.io"})
 
 
 @cache

@@ -23,6 +23,7 @@ from kubesched.server import events as events_view
 from kubesched.server import managedfields
 from kubesched.server import patch as patches
 from kubesched.server import status as st
+from kubesched.server.metrics import Metrics
 from kubesched.server.resources import Resource, for_kind
 from kubesched.server.selection import (
     EVENTS_V1_FIELDS,
@@ -78,9 +79,21 @@ class Request:
 
 
 class Rest:
-    def __init__(self, api: APIServer) -> None:
+    def __init__(self, api: APIServer, metrics: Metrics | None = None) -> None:
         self.api = api
         self.store = api.store
+        self.metrics = metrics
+
+    def _objects(self, req: Request, namespace: str | None) -> list[Obj]:
+        """The objects of the request's resource: stored ones, or metrics computed now."""
+        res = req.resource
+        if res.stored:
+            return list(self.store.list(res.store_kind, namespace))
+        if self.metrics is None:
+            return []
+        if res.kind == "NodeMetrics":
+            return self.metrics.nodes([n["metadata"]["name"] for n in self.store.list("Node")])
+        return self.metrics.pods(namespace)
 
     # ---- helpers -----------------------------------------------------------------------------
 
@@ -148,7 +161,10 @@ class Rest:
 
     def _get(self, req: Request, name: str | None = None) -> Obj:
         res, name = req.resource, name or req.name or ""
-        obj = self.store.get(res.store_kind, req.namespace or "" if res.namespaced else "", name)
+        if not res.stored:
+            obj = next((o for o in self._objects(req, req.namespace) if o["metadata"]["name"] == name), None)
+        else:
+            obj = self.store.get(res.store_kind, req.namespace or "" if res.namespaced else "", name)
         if obj is None:
             raise _NotFound(res, name)
         return obj
@@ -194,7 +210,7 @@ class Rest:
         sel = self.selection(req)
         res = req.resource
         rv = self.store.resource_version
-        objs = sorted((o for o in self.store.list(res.store_kind, sel.namespace) if sel.matches(o)), key=sort_key)
+        objs = sorted((o for o in self._objects(req, sel.namespace) if sel.matches(o)), key=sort_key)
         try:
             limit = int(req.query.get("limit") or 0)
         except ValueError:

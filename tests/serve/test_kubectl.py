@@ -163,3 +163,25 @@ def test_get_watch_streams_changes(served: Served) -> None:
     assert all(line[0] == "solo" for line in lines)
     assert lines[-1][2] == "Running"
     assert any(line[2] in ("Pending", "ContainerCreating") for line in lines[:-1])
+
+
+def test_top_reads_the_kubelets_usage(served: Served) -> None:
+    """metrics.k8s.io from the simulated kubelets: requests unless the pod says it uses more."""
+    served.kubectl("apply", "-f", "-", input=NODES)
+    served.kubectl("apply", "-f", "-", input="""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: hungry
+  annotations: {sim.kubesched.io/usage-cpu: 1500m, sim.kubesched.io/usage-memory: 2Gi}
+spec:
+  nodeName: node-b
+  containers:
+  - {name: c, image: busybox, resources: {requests: {cpu: "1", memory: 1Gi}}}
+""")
+    wait_for(lambda: "Running" in served.kubectl("get", "pod", "hungry", "--no-headers"), what="hungry running")
+    pods = served.kubectl("top", "pod", "--no-headers").split()
+    assert pods == ["hungry", "1500m", "2048Mi"]
+    nodes = {line.split()[0]: line.split()[1:] for line in served.kubectl("top", "node", "--no-headers").splitlines()}
+    assert nodes["node-b"][:2] == ["1500m", "37%"]
+    assert nodes["node-a"][0] == "0m"
