@@ -19,7 +19,7 @@ from aiohttp import web
 
 from kubesched.api.duration import parse_duration
 from kubesched.apiserver.errors import APIError
-from kubesched.server import discovery, openapi, openapi_v2
+from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
 from kubesched.server.engine import Engine
 from kubesched.server.resources import lookup
@@ -210,12 +210,13 @@ class Server:
             return _status(st.method_not_allowed())
         body = await self._body(request) if method in ("POST", "PUT", "PATCH", "DELETE") else b""
         ctype = request.headers.get("Content-Type", "application/json")
-        if body and ("protobuf" in ctype or "cbor" in ctype):  # client-go then falls back to JSON
+        if body and "protobuf" in ctype:  # kubectl's generators send it; client-go never retries in JSON
+            body, ctype = json.dumps(protobuf.decode_body(body)).encode(), "application/json"
+        if body and "cbor" in ctype:
             return _status(st.status(415, "UnsupportedMediaType", 'the body of the request was in an unknown '
                                      'format - accepted media types include: application/json, application/yaml'))
         req = Request(verb, resource, namespace if resource.namespaced else None, name, sub, query, body,
-                      request.headers.get("Content-Type", "application/json"),
-                      request.headers.get("User-Agent", ""), table)
+                      ctype, request.headers.get("User-Agent", ""), table)
         if resource.namespaced and namespace is None and verb in ("create", "deletecollection"):
             return self._not_found()
         rest = self.engine.rest

@@ -33,6 +33,8 @@ from kubesched.store.sqlite import SQLiteStore
 
 MEMORY = ":memory:"
 WATCH_WINDOW = 100_000  # past events a watch can resume from (kube-apiserver keeps minutes of them)
+EVENT_TTL = 3600.0  # kube-apiserver's --event-ttl: Events are removed an hour after their last update
+EVENT_SWEEP = 60.0
 
 
 def _warm_up() -> None:
@@ -106,7 +108,18 @@ class Engine:
                     else:
                         clock.call_at(at, lambda obj=obj: self.cluster.create(obj))
         self.driver = RealtimeDriver(clock, options.speed, self._persist_time)
+        clock.call_at(clock.now(), self._expire_events, daemon=True)
         _warm_up()
+
+    def _expire_events(self) -> None:
+        """Events live an hour past their last update, as etcd's lease on them makes upstream."""
+        clock = self.cluster.clock
+        cutoff = clock.now() - EVENT_TTL
+        for event in list(self.store.list("Event")):
+            stamp = event.get("lastTimestamp") or event.get("eventTime") or event["metadata"].get("creationTimestamp")
+            if stamp and self.api.seconds(stamp) < cutoff:
+                self.store.delete("Event", event["metadata"].get("namespace", ""), event["metadata"]["name"])
+        clock.call_at(clock.now() + EVENT_SWEEP, self._expire_events, daemon=True)
 
     def _persist_time(self, now: float) -> None:
         self.meta.meta_set("virtual-time", repr(now))

@@ -193,3 +193,17 @@ def test_namespace_deletion_empties_it(served: Served) -> None:
         served.kubectl("-n", "team", "run", "again", "--image=nginx")
     with pytest.raises(ApiException):
         client.CoreV1Api(config.new_client_from_config(config_file=served.kubeconfig)).read_namespace("team")
+
+
+def test_events_expire_after_an_hour(tmp_path: Path) -> None:
+    served = Served(tmp_path, ["--speed", "0"]).start()
+    try:
+        served.kubectl("create", "-f", "-", input=yaml.safe_dump(NODE))
+        served.kubectl("run", "p", "--image=nginx")
+        wait_for(lambda: "Scheduled" in served.kubectl("get", "events"), what="the Scheduled event")
+        subprocess.run([*KUBESCHED, "advance", "59m", "--kubeconfig", served.kubeconfig], check=True)
+        assert "Scheduled" in served.kubectl("get", "events")
+        subprocess.run([*KUBESCHED, "advance", "2m", "--kubeconfig", served.kubeconfig], check=True)
+        assert "Scheduled" not in served.kubectl("get", "events")
+    finally:
+        served.kill()
