@@ -8,9 +8,14 @@ in Go struct order, which is the order of the object's JSON keys:
 keys (the type is the value's), `p` a Go pointer (present even when zero), `q` a required field (in
 the JSON even when zero), `i` a struct embedded inline (its fields join the parent's).
 
-Facts taken from the v1.35 API's generated.proto files (field numbers, wire types; the gogoproto
-nullable option for pointers) and OpenAPI definitions (required fields). `KINDS` maps
-`apiVersion/kind` to its message; a bare kind matches every apiVersion.
+Where the facts come from: field numbers, wire types, struct order and which fields are Go pointers
+(gogoproto's `nullable`) are those of upstream's generated.proto files as go-to-protobuf compiles
+them (the descriptors kubectl v1.32 embeds), with the fields v1.33 to v1.35 added, read from the
+generated.proto files of those releases; JSON names and required fields are those of the v1.35
+OpenAPI definitions (kubesched.server.schema). Every kind `serve` stores is here, plus
+networking.k8s.io Ingress, IngressClass and NetworkPolicy, EndpointSlice, HorizontalPodAutoscaler,
+and the bodies of subresources and deletes (Binding, Eviction, Scale, DeleteOptions). `KINDS` maps
+`apiVersion/kind` to its message; a bare kind (DeleteOptions) matches every apiVersion.
 """
 
 KINDS: dict[str, str] = {
