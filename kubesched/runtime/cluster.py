@@ -73,6 +73,8 @@ class Cluster:
     reproducible_ids: bool = True
     # Keeps what a run reports; None: nothing is kept but the store (serve).
     recorder: Recorder | None = field(default_factory=Recorder)
+    # Without a recorder, refusals of the input and warnings are told to this instead (serve logs them).
+    notes: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
         self.api = APIServer(self.store, self.clock.now, self.seed if self.reproducible_ids else None,
@@ -83,8 +85,7 @@ class Cluster:
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it; the quota controller
         # before the workload controllers, so quota a pod frees is recounted before its owner retries.
-        warn = self.recorder.warn if self.recorder is not None else None
-        self.controllers = [DisruptionController(self.api, self.clock, warn=warn)]
+        self.controllers = [DisruptionController(self.api, self.clock, warn=self._warn)]
         self.controllers += [cls(self.api, self.clock) for cls in (
             ResourceQuotaController, DeploymentController, ReplicaSetController, ReplicationControllerController,
             StatefulSetController, DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,
@@ -114,10 +115,14 @@ class Cluster:
     def _reject(self, obj: str, e: APIError) -> None:
         if self.recorder is not None:
             self.recorder.reject(obj, e.message, e.code)
+        elif self.notes is not None:
+            self.notes(f"{obj}: refused ({e.code}): {e.message}")
 
     def _warn(self, message: str) -> None:
         if self.recorder is not None:
             self.recorder.warn(message)
+        elif self.notes is not None:
+            self.notes(message)
 
     def create(self, obj: Obj, existing: bool = False) -> Obj | None:
         """Create through the API (`existing`: an object of the snapshot, see APIServer.create); a

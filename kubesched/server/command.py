@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import signal
 import sys
 import urllib.error
@@ -77,6 +78,8 @@ def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float,
         sys.exit(2)
     for w in engine.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    engine.started()
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
     certificate = None
     if tls or (tls is None and (token or tls_cert_file)):
         from kubesched.server.tls import Certificate, self_signed

@@ -10,6 +10,7 @@ on a real cluster (informers list, then watch). Virtual time resumes where it st
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +32,7 @@ from kubesched.store.base import Store
 from kubesched.store.memory import MemoryStore
 from kubesched.store.sqlite import SQLiteStore
 
+log = logging.getLogger("kubesched.serve")
 MEMORY = ":memory:"
 WATCH_WINDOW = 100_000  # past events a watch can resume from (kube-apiserver keeps minutes of them)
 EVENT_TTL = 3600.0  # kube-apiserver's --event-ttl: Events are removed an hour after their last update
@@ -69,7 +71,9 @@ class ServeOptions:
 class Engine:
     def __init__(self, options: ServeOptions) -> None:
         scenario = load(list(options.paths)) if options.paths else None
+        # What was off in the input or refused while seeding, printed at start; later notes are logged.
         self.warnings = [str(w) for w in scenario.warnings] if scenario else []
+        self._started = False
         self.store: Store = MemoryStore(window=WATCH_WINDOW) if options.data == MEMORY else \
             SQLiteStore(options.data, window=WATCH_WINDOW)
         meta: Any = self.store if hasattr(self.store, "meta_get") else _MemoryMeta()
@@ -88,8 +92,8 @@ class Engine:
         self.cluster = Cluster(seed=scenario.seed if scenario else 0, scheduler_config=configs[0],
                                other_scheduler_configs=configs[1:], epoch=epoch,
                                kubelet_config=scenario.kubelet_config if scenario else None,
-                               descheduler_policy=policy, clock=clock, store=self.store, reproducible_ids=False)
-        self.cluster.stop_on_loop = False
+                               descheduler_policy=policy, clock=clock, store=self.store, reproducible_ids=False,
+                               recorder=None, notes=self._note)
         self.api = self.cluster.api
         self.rest = Rest(self.api, Metrics(self.cluster.kubelets.usage, self.api.timestamp))
         self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored})
@@ -110,6 +114,16 @@ class Engine:
         self.driver = RealtimeDriver(clock, options.speed, self._persist_time)
         clock.call_at(clock.now(), self._expire_events, daemon=True)
         _warm_up()
+
+    def _note(self, message: str) -> None:
+        if self._started:
+            log.warning("%s", message)
+        else:
+            self.warnings.append(message)
+
+    def started(self) -> None:
+        """From now on notes go to the log: the start-up warnings have been printed."""
+        self._started = True
 
     def _expire_events(self) -> None:
         """Events live an hour past their last update, as etcd's lease on them makes upstream."""
