@@ -52,6 +52,23 @@ class TooManyRequests(APIError):
     reason = "TooManyRequests"
 
 
+class UnsupportedMediaType(APIError):
+    code = 415
+    reason = "UnsupportedMediaType"
+
+
+class RequestEntityTooLarge(APIError):
+    code = 413
+    reason = "RequestEntityTooLarge"
+
+
+class ServerError(APIError):
+    """What the API server answers for an error it has no status for: 500, reason left empty."""
+
+    code = 500
+    reason = ""
+
+
 class ObjectForbidden(Forbidden):
     """A 403 whose message names the object (`pods "web-7x2kq" is forbidden: ...`), as the
     validating admission plugins (LimitRanger's checks, ResourceQuota) word it: they run once the

@@ -22,11 +22,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from kubesched.apiserver.errors import BadRequest, ConflictError
+from kubesched.apiserver.errors import BadRequest, ConflictError, ServerError
 from kubesched.server import fieldset as fs
 from kubesched.server import typed
 from kubesched.server.fieldset import FieldSet
-from kubesched.server.patch import ServerError
 from kubesched.server.typed import MISSING, ZERO, Type
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

@@ -18,28 +18,17 @@ from typing import Any
 
 from kubesched.api.objects import deep_copy
 from kubesched.api.objects import merge_patch as rfc7386_merge
-from kubesched.apiserver.errors import APIError, BadRequest, Invalid
+from kubesched.apiserver.errors import (
+    BadRequest,
+    Invalid,
+    RequestEntityTooLarge,
+    ServerError,
+    UnsupportedMediaType,
+)
 from kubesched.server import schema
 
 MAX_JSON_PATCH_OPERATIONS = 10000
 _REJECTED = "the server rejected our request due to an error in our request"
-
-
-class UnsupportedMediaType(APIError):
-    code = 415
-    reason = "UnsupportedMediaType"
-
-
-class RequestEntityTooLarge(APIError):
-    code = 413
-    reason = "RequestEntityTooLarge"
-
-
-class ServerError(APIError):
-    """What the API server answers for an error it has no status for: 500, reason left empty."""
-
-    code = 500
-    reason = ""
 
 
 class PatchRejected(Invalid):

@@ -20,8 +20,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
-from kubesched.apiserver.errors import BadRequest
-from kubesched.server.patch import UnsupportedMediaType
+from kubesched.apiserver.errors import BadRequest, UnsupportedMediaType
 from kubesched.server.protobuf_schema import KINDS, MESSAGES
 
 MAGIC = b"k8s\x00"

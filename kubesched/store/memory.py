@@ -1,7 +1,8 @@
 """In-memory store backend: dicts per kind, insertion-ordered so lists are stable.
 
 `simulate` keeps no event window (nothing resumes a watch there); `serve --data :memory:`
-keeps one so HTTP watches can resume, as the SQLite backend does.
+keeps one so HTTP watches can resume. The SQLite backend is this store with every write made
+durable first (`_persist`) and its window kept in the file.
 """
 
 from __future__ import annotations
@@ -40,10 +41,6 @@ class MemoryStore(Store):
     def oldest_resource_version(self) -> int:
         return self._oldest if self._window else self._rv
 
-    def _stamp(self, obj: Obj) -> None:
-        self._rv += 1
-        obj["metadata"]["resourceVersion"] = str(self._rv)
-
     def _emit(self, event: WatchEvent) -> None:
         if self._window:
             if len(self._events) == self._window:
@@ -72,7 +69,10 @@ class MemoryStore(Store):
         bucket = self._objs.setdefault(kind, {})
         if (ns, name) in bucket:
             raise Conflict(f'{kind} "{name}" already exists')
-        self._stamp(obj)
+        rv = self._rv + 1
+        obj["metadata"]["resourceVersion"] = str(rv)
+        self._persist(rv, ADDED, kind, ns, name, obj)
+        self._rv = rv
         bucket[(ns, name)] = obj
         self._emit(WatchEvent(ADDED, kind, obj, None))
         return obj
@@ -85,17 +85,27 @@ class MemoryStore(Store):
             raise NotFound(f'{kind} "{name}" not found')
         if expect_rv is not None and old["metadata"]["resourceVersion"] != expect_rv:
             raise Conflict(f'{kind} "{name}": the object has been modified')
-        self._stamp(obj)
+        rv = self._rv + 1
+        obj["metadata"]["resourceVersion"] = str(rv)
+        self._persist(rv, MODIFIED, kind, ns, name, obj)
+        self._rv = rv
         bucket[(ns, name)] = obj
         self._emit(WatchEvent(MODIFIED, kind, obj, old))
         return obj
 
     def delete(self, kind: str, namespace: str, name: str) -> Obj:
         bucket = self._objs.get(kind, {})
-        old = bucket.pop((namespace, name), None)
+        old = bucket.get((namespace, name))
         if old is None:
             raise NotFound(f'{kind} "{name}" not found')
-        self._rv += 1
-        gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(self._rv)}}
+        rv = self._rv + 1
+        gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(rv)}}
+        self._persist(rv, DELETED, kind, namespace, name, gone)
+        self._rv = rv
+        del bucket[(namespace, name)]
         self._emit(WatchEvent(DELETED, kind, gone, old))
         return gone
+
+    def _persist(self, rv: int, type_: str, kind: str, namespace: str, name: str, obj: Obj) -> None:
+        """Make a change durable before memory and watchers see it (a backend with a file);
+        raising leaves the store as it was."""

@@ -26,20 +26,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from typing import Any
 
-from kubesched.store.base import (
-    ADDED,
-    DELETED,
-    MODIFIED,
-    Conflict,
-    NotFound,
-    Obj,
-    Store,
-    WatchEvent,
-    key_of,
-)
+from kubesched.store.base import ADDED, MODIFIED, Obj, WatchEvent
+from kubesched.store.memory import MemoryStore
 
 # PRAGMA application_id ("ksch"): tells our files from other SQLite databases.
 APPLICATION_ID = 0x6B736368
@@ -79,17 +69,16 @@ class StoreFileError(Exception):
     """The data file cannot be opened or read as a store; the message names the file."""
 
 
-class SQLiteStore(Store):
+class SQLiteStore(MemoryStore):
     def __init__(self, path: str, window: int = 100_000) -> None:
         """Open (or create) the store in `path`. `window`: how many past events `events_since`
         can replay (0: none). Raises StoreFileError when the file is unusable."""
-        super().__init__()
+        super().__init__()  # objects in memory; the event window is in the file
         self.path = path
-        self._window = window
+        self._keep = window
         # The events table holds up to window + batch rows: pruning a row at a time costs a
         # statement per write for nothing.
         self._prune_batch = max(1, min(window // 4, 1000))
-        self._objs: dict[str, dict[tuple[str, str], Obj]] = {}
         self._seqs: dict[tuple[str, str, str], int] = {}
         try:
             # One thread uses the store (base.py), but not necessarily the one that opened it.
@@ -161,24 +150,8 @@ class SQLiteStore(Store):
     # --- reads ---------------------------------------------------------------------------------------
 
     @property
-    def resource_version(self) -> int:
-        return self._rv
-
-    @property
     def oldest_resource_version(self) -> int:
-        return max(self._floor, self._rv - self._window) if self._window else self._rv
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj | None:
-        return self._objs.get(kind, {}).get((namespace, name))
-
-    def kinds(self) -> list[str]:
-        return [kind for kind, objs in self._objs.items() if objs]
-
-    def list(self, kind: str, namespace: str | None = None) -> Iterator[Obj]:
-        objs = self._objs.get(kind, {})
-        if namespace is None:
-            return iter(list(objs.values()))
-        return iter([o for (ns, _), o in objs.items() if ns == namespace])
+        return max(self._floor, self._rv - self._keep) if self._keep else self._rv
 
     def _events_after(self, rv: int, kinds: frozenset[str] | None) -> list[WatchEvent]:
         sql = "SELECT type, kind, obj FROM events WHERE rv > ?"
@@ -188,53 +161,21 @@ class SQLiteStore(Store):
             args += sorted(kinds)
         return [WatchEvent(t, k, json.loads(o), None) for t, k, o in self._db.execute(sql + " ORDER BY rv", args)]
 
-    # --- writes --------------------------------------------------------------------------------------
+    # --- writes ---------------------------------------------------------------------------------------
 
-    def create(self, obj: Obj) -> Obj:
-        kind, ns, name = key_of(obj)
-        bucket = self._objs.setdefault(kind, {})
-        if (ns, name) in bucket:
-            raise Conflict(f'{kind} "{name}" already exists')
-        rv = self._rv + 1
-        obj["metadata"]["resourceVersion"] = str(rv)
+    def _persist(self, rv: int, type_: str, kind: str, namespace: str, name: str, obj: Obj) -> None:
         body = _dumps(obj)
-        self._commit(rv, ADDED, kind, body, "INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?)",
-                     (rv, kind, ns, name, rv, body))
-        self._seqs[(kind, ns, name)] = rv
-        bucket[(ns, name)] = obj
-        self._notify(WatchEvent(ADDED, kind, obj, None))
-        return obj
-
-    def update(self, obj: Obj, expect_rv: str | None = None) -> Obj:
-        kind, ns, name = key_of(obj)
-        bucket = self._objs.get(kind, {})
-        old = bucket.get((ns, name))
-        if old is None:
-            raise NotFound(f'{kind} "{name}" not found')
-        if expect_rv is not None and old["metadata"]["resourceVersion"] != expect_rv:
-            raise Conflict(f'{kind} "{name}": the object has been modified')
-        rv = self._rv + 1
-        obj["metadata"]["resourceVersion"] = str(rv)
-        body = _dumps(obj)
-        self._commit(rv, MODIFIED, kind, body, "UPDATE objects SET rv = ?, body = ? WHERE seq = ?",
-                     (rv, body, self._seqs[(kind, ns, name)]))
-        bucket[(ns, name)] = obj
-        self._notify(WatchEvent(MODIFIED, kind, obj, old))
-        return obj
-
-    def delete(self, kind: str, namespace: str, name: str) -> Obj:
-        bucket = self._objs.get(kind, {})
-        old = bucket.get((namespace, name))
-        if old is None:
-            raise NotFound(f'{kind} "{name}" not found')
-        rv = self._rv + 1
-        gone = {**old, "metadata": {**old["metadata"], "resourceVersion": str(rv)}}
         key = (kind, namespace, name)
-        self._commit(rv, DELETED, kind, _dumps(gone), "DELETE FROM objects WHERE seq = ?", (self._seqs[key],))
-        del bucket[(namespace, name)]
-        del self._seqs[key]
-        self._notify(WatchEvent(DELETED, kind, gone, old))
-        return gone
+        if type_ == ADDED:
+            self._commit(rv, type_, kind, body, "INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?)",
+                         (rv, kind, namespace, name, rv, body))
+            self._seqs[key] = rv
+        elif type_ == MODIFIED:
+            self._commit(rv, type_, kind, body, "UPDATE objects SET rv = ?, body = ? WHERE seq = ?",
+                         (rv, body, self._seqs[key]))
+        else:
+            self._commit(rv, type_, kind, body, "DELETE FROM objects WHERE seq = ?", (self._seqs[key],))
+            del self._seqs[key]
 
     def _commit(self, rv: int, type_: str, kind: str, event_obj: str, sql: str, args: tuple[Any, ...]) -> None:
         """Write the object change, its event and the new version as one transaction; the
@@ -244,10 +185,10 @@ class SQLiteStore(Store):
         db.execute("BEGIN")
         try:
             db.execute(sql, args)
-            if self._window:
+            if self._keep:
                 db.execute("INSERT INTO events VALUES (?, ?, ?, ?)", (rv, type_, kind, event_obj))
-                if rv - self._window - floor >= self._prune_batch:
-                    floor = rv - self._window
+                if rv - self._keep - floor >= self._prune_batch:
+                    floor = rv - self._keep
                     db.execute("DELETE FROM events WHERE rv <= ?", (floor,))
             else:
                 floor = rv
@@ -258,5 +199,4 @@ class SQLiteStore(Store):
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        self._rv = rv
         self._floor = floor

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.errors import BadRequest
+from kubesched.apiserver.errors import BadRequest, ServerError
 from kubesched.server.managedfields import LAST_APPLIED, ApplyConflict, apply, manager_name, record_update
-from kubesched.server.patch import ServerError
 
 T0, T1, T2, T3 = "2026-01-01T00:00:00Z", "2026-01-01T00:01:00Z", "2026-01-01T00:02:00Z", "2026-01-01T00:03:00Z"
 

@@ -10,16 +10,14 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.errors import BadRequest, Invalid
-from kubesched.server.patch import (
-    PatchRejected,
+from kubesched.apiserver.errors import (
+    BadRequest,
+    Invalid,
     RequestEntityTooLarge,
     ServerError,
     UnsupportedMediaType,
-    json_patch,
-    merge_patch,
-    strategic_merge_patch,
 )
+from kubesched.server.patch import PatchRejected, json_patch, merge_patch, strategic_merge_patch
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 

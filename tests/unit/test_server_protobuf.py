@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.apiserver.errors import BadRequest
+from kubesched.apiserver.errors import BadRequest, UnsupportedMediaType
 from kubesched.server import schema
-from kubesched.server.patch import UnsupportedMediaType
 from kubesched.server.protobuf import decode_body
 from kubesched.server.protobuf_schema import KINDS, MESSAGES
 from kubesched.server.resources import RESOURCES
