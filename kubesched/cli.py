@@ -139,11 +139,14 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
 
 
 def _server_commands() -> None:
-    """`serve` and `advance` live with the server; their imports wait until they run."""
+    """`serve` and `advance` live with the server, `snapshot` and `scheduler` with live mode;
+    their heavy imports wait until they run."""
+    from kubesched.live.scheduler import scheduler
+    from kubesched.live.snapshot import snapshot
     from kubesched.server.command import advance, serve
 
-    main.add_command(serve)
-    main.add_command(advance)
+    for command in (serve, advance, snapshot, scheduler):
+        main.add_command(command)
 
 
 _server_commands()

@@ -10,17 +10,21 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import yaml
 
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.objects import parse_time
 
 EXTENSIONS = (".yaml", ".yml", ".json")
 # Limits on what a document (and what YAML aliases) may build (real objects nest ~15 deep); beyond
 # them the input is refused.
 MAX_DEPTH = 100
 MAX_EXPANDED_VALUES = 1_000_000
+# Annotation on a List that `kubesched snapshot` wrote: when it read the cluster (virtual time 0).
+SNAPSHOT_TIME = "kubesched.io/snapshot-time"
 
 _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is many times faster
 
@@ -62,12 +66,14 @@ _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 
 @dataclass
 class LoadedObject:
-    """One object with its origin: `doc` is 1-based in `source`; `item` is its index in a List."""
+    """One object with its origin: `doc` is 1-based in `source`; `item` is its index in a List;
+    `snapshot_time` is when the cluster it came from was read, if its List recorded that."""
 
     obj: dict[str, Any]
     source: str
     doc: int
     item: int | None = None
+    snapshot_time: datetime | None = None
 
     @property
     def path_prefix(self) -> str:
@@ -269,6 +275,7 @@ def _add_document(path: str, doc: int, value: Any, objects: list[LoadedObject], 
     if not isinstance(items, list):
         problems.append(Problem(path, doc, "items", f"expected a list, got {type_name(items)}"))
         return
+    exported = _snapshot_time(path, doc, value, problems)
     # A typed list (PodList) may omit kind/apiVersion on its items, as the API server's responses do.
     item_kind = kind[: -len("List")]
     for i, item in enumerate(items):
@@ -279,4 +286,23 @@ def _add_document(path: str, doc: int, value: Any, objects: list[LoadedObject], 
             item["kind"] = item_kind
             if "apiVersion" not in item and "apiVersion" in value:
                 item["apiVersion"] = value["apiVersion"]
-        objects.append(LoadedObject(item, path, doc, i))
+        objects.append(LoadedObject(item, path, doc, i, exported))
+
+
+def _snapshot_time(path: str, doc: int, lst: dict[str, Any], problems: list[Problem]) -> datetime | None:
+    """The export moment a List records: the objects' timestamps only bound it from below, and a
+    kubelet's clock may run ahead of the API server's."""
+    meta = lst.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    value = annotations.get(SNAPSHOT_TIME) if isinstance(annotations, dict) else None
+    if value is None:
+        return None
+    try:
+        when = parse_time(value) if isinstance(value, str) else None
+    except ValueError:
+        when = None
+    if when is None or when.tzinfo is None:
+        problems.append(Problem(path, doc, f"metadata.annotations.{SNAPSHOT_TIME}",
+                                f"Invalid value: {json.dumps(value)}: must be an RFC 3339 time, e.g. 2026-01-01T00:00:00Z"))
+        return None
+    return when

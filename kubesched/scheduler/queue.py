@@ -76,6 +76,14 @@ class SchedulingQueue:
     def __len__(self) -> int:
         return len(self.pods)
 
+    def pending(self) -> dict[str, int]:
+        """How many pods wait where (the scheduler_pending_pods gauge's `queue` label; popped
+        pods, in a scheduling or binding cycle, are in none)."""
+        where = [q.where for q in self.pods.values() if q.gated is None]
+        return {"active": where.count(ACTIVE), "backoff": where.count(BACKOFF) + where.count(ERROR_BACKOFF),
+                "unschedulable": where.count(UNSCHEDULABLE),
+                "gated": sum(1 for q in self.pods.values() if q.gated is not None)}
+
     def _put(self, q: QueuedPodInfo, where: str) -> None:
         q.where = where
         q.token += 1

@@ -246,7 +246,7 @@ class Scheduler:
         profile = self.profiles[pod.scheduler_name]
         if pod.terminating:
             self.api.record_event(pod.obj, "Warning", "FailedScheduling",
-                                  f"skip schedule deleting pod: {pod.namespace}/{pod.name}")
+                                  f"skip schedule deleting pod: {pod.namespace}/{pod.name}", source=pod.scheduler_name)
             self.queue.delete(pod.uid)
             return
         state = CycleState()
@@ -366,7 +366,7 @@ class Scheduler:
         message = failure.message
         if len(message) > NOTE_LENGTH_LIMIT:
             message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
-        self.api.record_event(current, "Warning", "FailedScheduling", message)
+        self.api.record_event(current, "Warning", "FailedScheduling", message, source=pod.scheduler_name)
         reason = "Unschedulable" if failure.code != Code.ERROR else "SchedulerError"
         condition = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
                      "lastTransitionTime": self.api.timestamp(), "reason": reason, "message": failure.message}
@@ -494,7 +494,8 @@ class Scheduler:
             rec.result, rec.chosen = "Scheduled", node_name
         self.queue.done_success(q)
         self.api.record_event(pod.obj, "Normal", "Scheduled",
-                              f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}")
+                              f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}",
+                              source=pod.scheduler_name)
         for pl in profile.at("postBind"):
             pl.post_bind(state, pod, node_name)
 

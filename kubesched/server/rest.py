@@ -17,7 +17,7 @@ import yaml
 
 from kubesched.api.fieldschema import decode
 from kubesched.api.objects import deep_copy, parse_time
-from kubesched.apiserver.errors import APIError, BadRequest, Invalid, NotFoundError
+from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.server import events as events_view
 from kubesched.server import managedfields
@@ -253,9 +253,10 @@ class Rest:
         req.name = meta.get("name")
         self._check_namespace(req)
         obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp())
-        if req.dry_run:
-            return 201, self._view(req, self.api.create(obj, dry_run=True))
-        return 201, self._view(req, self.api.create(obj))
+        try:
+            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run))
+        except AlreadyExists:
+            raise AlreadyExists(st.already_exists(req.resource, req.name or "")["message"]) from None
 
     def update(self, req: Request) -> Answer:
         res = req.resource

@@ -4,8 +4,9 @@ Objects are created kind by kind in dependency order — namespaces and classes 
 that refer to them, limit ranges and quotas before what they govern, nodes before pods — so a
 `kubectl get ... -o yaml` snapshot (which lists pods before priority classes) is admitted as the
 live cluster admitted it; file order is kept within a kind. Virtual time 0 is the moment of the export: `--now`, else the Scenario's
-`startTime`, else the newest timestamp anywhere in the input; so pod ages, taints' `timeAdded` and
-the like count from the real past, and an object stamped later than that is created at that offset.
+`startTime`, else the time `kubesched snapshot` recorded on its List, else the newest timestamp
+anywhere in the input; so pod ages, taints' `timeAdded` and the like count from the real past, and an
+object stamped later than that is created at that offset.
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ def build(loaded: list[LoadedObject], now: datetime | None = None) -> Scenario:
     if now is not None:
         sc.epoch = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
     elif not any(lo.obj.get("kind") == "Scenario" and (lo.obj.get("spec") or {}).get("startTime") for lo in loaded):
-        sc.epoch = max((t for o in cluster_objs for t in _timestamps(o)), default=DEFAULT_EPOCH)
+        recorded = [lo.snapshot_time for lo in loaded if lo.snapshot_time is not None]
+        sc.epoch = max(recorded) if recorded else \
+            max((t for o in cluster_objs for t in _timestamps(o)), default=DEFAULT_EPOCH)
     for obj in sorted(cluster_objs, key=lambda o: _order(o["kind"])):
         stamp = (obj.get("metadata") or {}).get("creationTimestamp")
         at = max((parse_time(stamp) - sc.epoch).total_seconds(), 0.0) if stamp else 0.0
