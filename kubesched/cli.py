@@ -141,11 +141,12 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
 def _server_commands() -> None:
     """`serve` and `advance` live with the server, `snapshot` and `scheduler` with live mode;
     their heavy imports wait until they run."""
+    from kubesched.live.descheduler import descheduler
     from kubesched.live.scheduler import scheduler
     from kubesched.live.snapshot import snapshot
     from kubesched.server.command import advance, serve
 
-    for command in (serve, advance, snapshot, scheduler):
+    for command in (serve, advance, snapshot, scheduler, descheduler):
         main.add_command(command)
 
 
