@@ -159,3 +159,34 @@ def test_only_the_leader_schedules(served: Served, schedulers: list[Scheduler]) 
     scheduled = json.loads(served.kubectl("get", "events", "--field-selector", "reason=Scheduled", "-o", "json"))
     counts = Counter(e["involvedObject"]["name"] for e in scheduled["items"])
     assert len(counts) == 8 and max(counts.values()) == 1, counts
+
+
+def test_metrics_and_health(served: Served, schedulers: list[Scheduler]) -> None:
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    _apply(served, *NODES, *CLASSES)
+    schedulers.append(Scheduler(served, "--host", "127.0.0.1", "--port", str(port)))
+    _apply(served, _pod("fits", "1", "low"), _pod("too-big", "64", "low"))
+    _running(served, {"fits"})
+
+    def scrape() -> str:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+                return answer.read().decode()
+        except OSError:
+            return ""
+
+    def counted() -> str | None:
+        text = scrape()
+        ok = 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 1.0' in text and \
+            'scheduler_schedule_attempts_total{profile="kubesched",result="unschedulable"}' in text and \
+            'scheduler_pending_pods{queue="unschedulable"} 1.0' in text
+        return text if ok else None
+
+    wait_for(counted, what="the attempts counted")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as answer:
+        assert answer.read() == b"ok"
