@@ -58,9 +58,6 @@ class RemoteAPI:
         self.instance = f"{component}-{socket.gethostname()}"
         self.evictions: list[Obj] = []  # every eviction request and its answer, as APIServer keeps them
         self._event_seq = 0
-        # Told (reason, message, reporting component) of every event a component records: what
-        # the live commands' metrics count.
-        self.on_event: Callable[[str, str, str], None] | None = None
 
     # ---- time, as APIServer tells it ----------------------------------------------------------
 
@@ -171,8 +168,6 @@ class RemoteAPI:
     def record_event(self, involved: Obj, etype: str, reason: str, message: str,
                      source: str = "default-scheduler") -> Obj:
         """An events.k8s.io/v1 Event, as kube-scheduler's event recorder writes it."""
-        if self.on_event is not None:
-            self.on_event(reason, message, source)
         self._event_seq += 1
         meta = involved["metadata"]
         ns = meta.get("namespace") or "default"

@@ -104,29 +104,24 @@ class LiveScheduler:
         engine.sync()
         self.schedulers = [Scheduler(engine.api, engine.clock, cfg, random.getrandbits(32)) for cfg in self.configs]
         for s in self.schedulers:
+            s.metrics = self.metrics
             s.start()
-        engine.api.on_event = self._observe
         engine.watch(asyncio.get_running_loop())
         engine.driver.start()
         asyncio.get_running_loop().create_task(self._gauges())
         log.info("scheduling pods of %s", ", ".join(sorted({n for s in self.schedulers for n in s.profiles})))
 
-    def _observe(self, reason: str, message: str, profile: str) -> None:
-        """The attempts and preemptions the schedulers report, as their events tell them."""
-        if reason == "Scheduled":
-            self.metrics.attempt("scheduled", profile, 0.0)
-        elif reason == "FailedScheduling":
-            self.metrics.attempt("error" if "error" in message.lower() and "nodes are available" not in message
-                                 else "unschedulable", profile, 0.0)
-        elif reason == "Preempted":
-            self.metrics.preemption(1)
-
     async def _gauges(self) -> None:
+        """The queue gauges, and the preemptions the schedulers made since the last look."""
+        seen = [0] * len(self.schedulers)
         while not self.stop.is_set():
             totals: dict[str, int] = {}
-            for s in self.schedulers:
+            for i, s in enumerate(self.schedulers):
                 for where, n in s.queue.pending().items():
                     totals[where] = totals.get(where, 0) + n
+                for p in s.handle.preemptions[seen[i]:]:
+                    self.metrics.preemption(len(p["victims"]))
+                seen[i] = len(s.handle.preemptions)
             self.metrics.pending(**totals)
             await asyncio.sleep(1)
 
@@ -134,18 +129,23 @@ class LiveScheduler:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.stop.set)
-        site = None
-        if port:
-            from kubesched.live.metrics import serve_health_and_metrics
-            site = await serve_health_and_metrics(host, port, self.metrics.registry, lambda: True)
-        stop_election = threading.Event()
-        if election is None:
-            self._start_scheduling()
-        else:
+        elector = None
+        if election is not None:
             from kubesched.live.leaderelection import LeaderElector
 
             elector = LeaderElector(self.conn.client, identity=self.identity, **election)
+        site = None
+        if port:
+            from kubesched.live.metrics import serve_health_and_metrics
 
+            # Unhealthy once leadership has lapsed without being given up (upstream's check).
+            site = await serve_health_and_metrics(host, port, self.metrics.registry,
+                                                  elector.healthy if elector is not None else lambda: True)
+        stop_election = threading.Event()
+        lost = False
+        if elector is None or election is None:
+            self._start_scheduling()
+        else:
             self.metrics.leader(False, name=election["name"])
 
             def started() -> None:
@@ -154,9 +154,11 @@ class LiveScheduler:
 
             def stopped() -> None:
                 # Leadership lost: another replica may be scheduling now; upstream exits here.
+                nonlocal lost
                 self.metrics.leader(False, name=election["name"])
                 if not stop_election.is_set():
                     log.error("leader election lost")
+                    lost = True
                     loop.call_soon_threadsafe(self.stop.set)
 
             thread = threading.Thread(target=elector.run, args=(started, stopped, stop_election), daemon=True)
@@ -171,3 +173,5 @@ class LiveScheduler:
         if site is not None:
             await site.cleanup()
         self.conn.close()
+        if lost:
+            sys.exit(1)

@@ -33,6 +33,10 @@ class QueuedPodInfo:
     gated: Status | None = None
     where: str = ""
     token: int = 0  # bumped on every (re)insertion so stale heap entries are recognised
+    # Wall-clock seconds (time.perf_counter) when the pod was first queued and when its current
+    # attempt began: what a scheduler's metrics time (a live scheduler's /metrics); 0 unobserved.
+    first_queued: float = 0.0
+    attempt_started: float = 0.0
 
     @property
     def uid(self) -> str:

@@ -11,6 +11,7 @@ objects are watched for the cluster events the volume plugins' pods wait on.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,6 +122,8 @@ class Scheduler:
         self.explain = explain
         self.records: dict[str, list[DecisionRecord]] = {}
         self._cycle_timer: Timer | None = None
+        # Told of every attempt's end in wall-clock seconds (SchedulerMetrics in live mode).
+        self.metrics: Any = None
         self._flush_timers: dict[bool, Timer | None] = {False: None, True: None}  # by daemon
 
     # ---- wiring ---------------------------------------------------------------------------------
@@ -250,6 +253,9 @@ class Scheduler:
             self.queue.delete(pod.uid)
             return
         state = CycleState()
+        if self.metrics is not None:
+            q.attempt_started = time.perf_counter()
+            q.first_queued = q.first_queued or q.attempt_started
         nodes, _ = self.cache.ordered()
         rec = self._record(pod, profile, q.attempts, len(nodes))
         result = self._schedule_pod(profile, state, pod, rec)
@@ -357,6 +363,9 @@ class Scheduler:
         if rec is not None:
             rec.result = "Unschedulable" if failure.code != Code.ERROR else "Error"
             rec.message = failure.message
+        if self.metrics is not None:
+            self.metrics.attempt("unschedulable" if failure.code != Code.ERROR else "error", pod.scheduler_name,
+                                 time.perf_counter() - q.attempt_started)
         current = self.api.store.get("Pod", pod.namespace, pod.name)
         if current is None or current["metadata"].get("uid") != pod.uid or current["spec"].get("nodeName"):
             self.queue.delete(pod.uid)
@@ -492,6 +501,10 @@ class Scheduler:
             return
         if rec is not None:
             rec.result, rec.chosen = "Scheduled", node_name
+        if self.metrics is not None:
+            now = time.perf_counter()
+            self.metrics.attempt("scheduled", pod.scheduler_name, now - q.attempt_started)
+            self.metrics.pod_scheduled(q.attempts, now - q.first_queued)
         self.queue.done_success(q)
         self.api.record_event(pod.obj, "Normal", "Scheduled",
                               f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}",
