@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import urllib3
-from kubernetes import client, config
 
 from kubesched.apiserver import errors
 
@@ -58,6 +57,9 @@ def api_error(code: int, body: bytes) -> errors.APIError:
 
 class Connection:
     def __init__(self, kubeconfig: str | None = None, context: str | None = None) -> None:
+        from kubernetes import client, config  # a large import: only the live commands need it
+
+        self._api_exception = client.ApiException
         if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
             configuration = client.Configuration()
             config.load_incluster_config(configuration)
@@ -79,7 +81,7 @@ class Connection:
         answer = self.client.call_api(method, url, header_params=headers, body=body,
                                       _request_timeout=None if stream else timeout)
         if not 200 <= answer.status < 300:
-            raise client.ApiException(status=answer.status, reason=answer.reason, body=answer.read())
+            raise self._api_exception(status=answer.status, reason=answer.reason, body=answer.read())
         return answer
 
     def request(self, method: str, path: str, body: Any = None, query: dict[str, Any] | None = None,
@@ -90,7 +92,7 @@ class Connection:
             try:
                 data = self._call(method, path, query, body, content_type).read()
                 return json.loads(data) if data else {}
-            except client.ApiException as e:
+            except self._api_exception as e:
                 if not retry or e.status not in TRANSIENT or attempt == RETRIES:
                     raise api_error(e.status, e.body or b"") from None
             except (urllib3.exceptions.HTTPError, OSError) as e:
@@ -105,7 +107,7 @@ class Connection:
         connection lost midway raises Unreachable: the caller resumes from its last version."""
         try:
             answer = self._call("GET", path, {**query, "watch": "true"}, None, "application/json", stream=True)
-        except client.ApiException as e:
+        except self._api_exception as e:
             raise api_error(e.status, e.body or b"") from None
         except (urllib3.exceptions.HTTPError, OSError) as e:
             raise Unreachable(f"watch {path}: {e}") from None
