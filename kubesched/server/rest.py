@@ -48,7 +48,6 @@ SERVER_SET_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGra
 APPLY = "application/apply-patch+yaml"
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", APPLY)
-NAMESPACE_FREE = frozenset({"Namespace"})
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -178,7 +177,7 @@ class Rest:
     def _check_namespace(self, req: Request) -> None:
         """NamespaceLifecycle: objects are created only in namespaces that exist and are not
         being deleted."""
-        if not req.resource.namespaced or req.resource.kind in NAMESPACE_FREE:
+        if not req.resource.namespaced:
             return
         ns = self.store.get("Namespace", "", req.namespace or "")
         if ns is None:
@@ -295,7 +294,7 @@ class Rest:
         if req.subresource == "status":
             new = {**current, "status": new.get("status") or {}, "metadata": {**cur_meta}}
         elif "status" in current or "status" in new:
-            new["status"] = current.get("status", {}) if req.resource.subresources.count("status") else \
+            new["status"] = current.get("status", {}) if "status" in req.resource.subresources else \
                 new.get("status", current.get("status"))
         new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "")
         if req.dry_run:
@@ -313,12 +312,12 @@ class Rest:
         body = self._decode_body(req, patch=True)
         if req.subresource == "scale":
             scale = self._scale_of(req, self._get(req))
-            return self._update_scale(req, self._apply_patch(ctype, scale, body, req, scale=True))
+            return self._update_scale(req, self._apply_patch(ctype, scale, body))
         res = req.resource
         if ctype == APPLY:
             return self._apply(req, body)
         current = self._view(req, self._get(req))
-        new = self._apply_patch(ctype, current, body, req)
+        new = self._apply_patch(ctype, current, body)
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
             raise BadRequest("the patched object is not an object")
         if (new["metadata"].get("name") != req.name) or (res.namespaced and new["metadata"].get("namespace")
@@ -333,12 +332,13 @@ class Rest:
         self._check_fields(req, new)
         return 200, self._view(req, self._write(req, stored, new))
 
-    def _apply_patch(self, ctype: str, current: Obj, body: Any, req: Request, scale: bool = False) -> Obj:
+    @staticmethod
+    def _apply_patch(ctype: str, current: Obj, body: Any) -> Obj:
         if ctype == "application/json-patch+json":
             return patches.json_patch(deep_copy(current), body)
         if not isinstance(body, dict):
             raise BadRequest("the body of the request is not a JSON object")
-        if ctype == "application/merge-patch+json" or scale:
+        if ctype == "application/merge-patch+json":
             return patches.merge_patch(current, body)
         return patches.strategic_merge_patch(current, body)
 
