@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.descheduler import run_pass
+from bench.loading import load_times
 from bench.serve_load import serve_and_load
 from bench.workloads import WORKLOADS, Workload
 from kubesched.runtime.cluster import Cluster
@@ -36,7 +37,8 @@ def run(w: Workload) -> tuple[int, float, int, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
-    parser.add_argument("names", nargs="*", help="workloads to run (default: all; Descheduler for the pass, Serve for the API server load)")
+    parser.add_argument("names", nargs="*", help="workloads to run (default: all; Descheduler for the pass, Serve for the API server load, "
+                        "Loading for reading a large input)")
     args = parser.parse_args()
     console = Console()
     table = Table(title="scheduler_perf workloads")
@@ -60,6 +62,13 @@ def main() -> None:
         passes.add_row(str(r.nodes), str(r.pods), str(r.evicted), str(r.refused), f"{r.pass_seconds:.2f}",
                        f"{r.replacements_seconds:.2f} s")
         console.print(passes)
+    if not args.names or "Loading" in args.names:
+        times = load_times()
+        loading = Table(title="Loading SchedulingBasic's objects (parse and validate)")
+        for col in ("objects", "YAML seconds", "JSON seconds"):
+            loading.add_column(col, justify="right")
+        loading.add_row(str(times.objects), f"{times.yaml_seconds:.2f}", f"{times.json_seconds:.2f}")
+        console.print(loading)
     if not args.names or "Serve" in args.names:
         load = serve_and_load()
         served = Table(title="kubesched serve: 50 clients on loopback (SQLite, WAL)")

@@ -67,6 +67,17 @@ def priority_class(name: str, value: int) -> Obj:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
 
 
+def preemption_basic(name: str, nodes: int) -> Workload:
+    """`nodes` nodes filled by four low-priority pods each, then one preemptor per node."""
+    return Workload(
+        name,
+        lambda: [priority_class("high", 10)] + [node(i) for i in range(nodes)],
+        lambda: [pod(f"init-{i}", cpu="900m") for i in range(4 * nodes)],
+        lambda: [pod(f"pod-{i}", cpu="3000m", priorityClassName="high") for i in range(nodes)],
+        None,
+    )
+
+
 def namespaces(*names: str) -> list[Obj]:
     return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in names]
 
@@ -124,11 +135,8 @@ WORKLOADS = [
     # misc/performance-config.yaml PreemptionBasic: 4 low-priority 900m pods fill each node's 4 cpu
     # (pod-low-priority.yaml), then every high-priority 3000m pod (pod-high-priority.yaml, priority
     # 10) must preempt three of them; the run lasts until the victims' 30 s grace periods end.
-    Workload(
-        "PreemptionBasic",
-        lambda: [priority_class("high", 10)] + [node(i) for i in range(1000)],
-        lambda: [pod(f"init-{i}", cpu="900m") for i in range(4000)],
-        lambda: [pod(f"pod-{i}", cpu="3000m", priorityClassName="high") for i in range(1000)],
-        None,
-    ),
+    preemption_basic("PreemptionBasic", 1000),
+    # The same at half and twice the size: preemption's cost should grow linearly with it.
+    preemption_basic("PreemptionBasic-0.5x", 500),
+    preemption_basic("PreemptionBasic-2x", 2000),
 ]

@@ -115,7 +115,9 @@ def _mutant(old: Any, choose: Choose) -> Any:
         return [old, [old], list(old.values())][choose(3)]
     if how == 4 and isinstance(old, list) and old:
         return [old * 3, old[0], {str(i): v for i, v in enumerate(old)}][choose(3)]
-    return STRANGE_VALUES[choose(len(STRANGE_VALUES))]
+    # A copy: later mutations of the same case edit values in place, and the shared list must stay
+    # as it is for the next example (hypothesis replays a case and expects the same draws).
+    return copy.deepcopy(STRANGE_VALUES[choose(len(STRANGE_VALUES))])
 
 
 def mutate(docs: list[Any], choose: Choose, count: int) -> list[Any]:

@@ -133,10 +133,14 @@ class _Decoder:
             if form == "map" and self.patch:
                 zero = False
             quantity = arg == _STRING and form == "map"  # resource maps' values may be numbers
+            of_model = arg[0] == "model"
             for key, item in list(enumerate(value) if form == "list" else value.items()):
                 if item is None and zero:
                     value[key] = item = _ZERO.get(arg[1], [] if arg[0] == "list" else {})
-                self.value(arg, item, (path, key), quantity)
+                if of_model:  # lists of models (containers, tolerations...) without the dispatch
+                    self.model(arg[1], item, (path, key))
+                else:
+                    self.value(arg, item, (path, key), quantity)
 
     def model(self, model: str, value: Any, path: _Path) -> None:
         if not isinstance(value, dict):
@@ -152,6 +156,8 @@ class _Decoder:
                 self.found.append(((path, key), None))
             elif type(item) is str and typ == _STRING or item is None and typ[0] == "scalar":
                 continue  # the most common cases, without a call
+            elif typ[0] == "model":
+                self.model(typ[1], item, (path, key))
             else:
                 self.value(typ, item, (path, key))
 

@@ -49,8 +49,18 @@ def ref(obj: Obj) -> str:
 
 
 def format_time(epoch: datetime, seconds: float) -> str:
-    """RFC 3339 with second precision, as metav1.Time serialises."""
-    return (epoch + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """RFC 3339 with second precision, as metav1.Time serialises. Every write at one virtual
+    instant stamps the same time, so the last answer is kept."""
+    global _last_time
+    epoch_last, seconds_last, text = _last_time
+    if seconds == seconds_last and epoch is epoch_last:
+        return text
+    text = (epoch + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last_time = epoch, seconds, text
+    return text
+
+
+_last_time: tuple[datetime | None, float, str] = (None, 0.0, "")
 
 
 def parse_time(value: str) -> datetime:
@@ -76,10 +86,11 @@ def set_condition(status: Obj, condition: Obj) -> bool:
     conditions = status.setdefault("conditions", [])
     for i, c in enumerate(conditions):
         if c.get("type") == condition["type"]:
-            if c.get("status") == condition.get("status"):
+            same_status = c.get("status") == condition.get("status")
+            if same_status:
                 condition = {**condition, "lastTransitionTime": c.get("lastTransitionTime")}
-            if all(c.get(k) == condition.get(k) for k in ("status", "reason", "message")):
-                return False
+                if c.get("reason") == condition.get("reason") and c.get("message") == condition.get("message"):
+                    return False
             conditions[i] = condition
             return True
     conditions.append(condition)

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from kubesched.api.cron import Schedule, ScheduleError
@@ -220,7 +221,12 @@ class Checker:
 
     def get(self, obj: dict[str, Any], key: str, path: str, typ: type, int_bits: int = 64) -> Any:
         """obj[key] checked to be of `typ`; None when absent, null or of the wrong type."""
-        return self.typed(obj.get(key), subpath(path, key), typ, int_bits)
+        value = obj.get(key)
+        if value is None:
+            return None
+        if type(value) is typ and typ is not int:  # the usual case, without building the path
+            return value
+        return self.typed(value, subpath(path, key), typ, int_bits)
 
     def need(self, obj: dict[str, Any], key: str, path: str, typ: type, int_bits: int = 64) -> Any:
         """Like get(), but a missing (or null) field is a problem too."""
@@ -350,6 +356,8 @@ def _quantity(c: Checker, value: Any, path: str, resource: str = "") -> Fraction
     """A non-negative quantity of `resource`, small enough for the int64 the scheduler and the
     kubelet keep it in (`Quantity.Value()`, or `MilliValue()` for cpu): upstream accepts any size
     there and then computes with a wrapped-around number."""
+    if type(value) is str and (amount := _fitting_amount(resource, value)) is not None:
+        return amount
     try:
         amount = parse_quantity(value)
     except QuantityError as e:
@@ -363,6 +371,17 @@ def _quantity(c: Checker, value: Any, path: str, resource: str = "") -> Fraction
         c.invalid(path, str(value), f"must be less than or equal to {_MAX_INT64}{unit}")
         return None
     return amount
+
+
+@lru_cache(maxsize=4096)
+def _fitting_amount(resource: str, text: str) -> Fraction | None:
+    """The amount of `text` when _quantity accepts it, else None. Inputs repeat the same few
+    quantities thousands of times; parsing each once matters when loading large clusters."""
+    try:
+        amount = parse_quantity(text)
+    except QuantityError:
+        return None
+    return amount if amount >= 0 and resource_amount(resource, text) <= _MAX_INT64 else None
 
 
 def check_resource_list(c: Checker, value: Any, path: str, container: bool = False) -> dict[str, tuple[Any, Fraction]]:

@@ -29,8 +29,9 @@ class EphemeralVolumeController:
 
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
-        if ev.type != DELETED and not is_terminating(pod) and any(
-                v.get("ephemeral") is not None for v in (pod.get("spec") or {}).get("volumes") or ()):
+        volumes = (pod.get("spec") or {}).get("volumes")
+        if volumes and ev.type != DELETED and not is_terminating(pod) and any(
+                v.get("ephemeral") is not None for v in volumes):
             self.queue.add((pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]))
 
     def _sync(self, key: tuple[str, str]) -> None:

@@ -50,8 +50,11 @@ class PodOwnerController:
             self.queue.add(object_key(ev.obj))
 
     def _on_pod(self, ev: WatchEvent) -> None:
+        owners = owners_to_sync(ev, self.kind, self.api.store)
+        if not owners:
+            return
         acts = changes_what_controllers_do(ev)
-        for owner in owners_to_sync(ev, self.kind, self.api.store):
+        for owner in owners:
             (self.queue if acts else self.settled).add(object_key(owner))
             min_ready = (owner.get("spec") or {}).get("minReadySeconds") or 0
             if min_ready > 0 and became_ready(ev):

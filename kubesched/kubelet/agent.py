@@ -178,8 +178,11 @@ class Kubelets:
         if phase == "Running":
             if uid not in self._admitted.get(node, {}) and not pod["metadata"].get("deletionTimestamp"):
                 self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
-            self._admitted.setdefault(node, {}).setdefault(uid, pod_requests(pod.get("spec", {})))
-            self._track(ev, node, self._admitted[node][uid])
+            admitted = self._admitted.setdefault(node, {})
+            requests = admitted.get(uid)
+            if requests is None:
+                requests = admitted[uid] = pod_requests(pod.get("spec", {}))
+            self._track(ev, node, requests)
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
             if uid not in self._terminate:
@@ -223,7 +226,9 @@ class Kubelets:
                 self._set(pu, parsed, container)
             self._usage_changed(pu)
             return
-        now, before = _usage_annotations(pod), _usage_annotations(ev.old or pod)
+        if ev.old is None or ev.old["metadata"].get("annotations") is pod["metadata"].get("annotations"):
+            return  # a status write keeps the annotations it had: no usage changed
+        now, before = _usage_annotations(pod), _usage_annotations(ev.old)
         changed = {}
         for key, raw in now.items():
             if before.get(key) != raw:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from kubesched.scheduler.nominator import Nominator
+from kubesched.scheduler.nominator import AllNominated, Nominator
 from kubesched.scheduler.types import PODS, SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 if TYPE_CHECKING:
@@ -491,6 +491,29 @@ class Profile:
                         view.req[slot, col] += amount
         return view
 
+    def _with_all_nominated(self, table: NodeTable, excluded: PodInfo | None) -> tuple[Any, np.ndarray]:
+        """`_with_nominated_requests` for every nominated pod but `excluded`, from the sums the
+        nominator keeps; also which slots have any of those pods."""
+        nominator, nodes = self.handle.nominator, self.handle.cache.nodes
+        pods_col = table.columns[PODS]
+        nominator.delta.refresh(nominator, table, nodes, pods_col)
+        delta, count = nominator.delta.req, nominator.delta.count
+        assert delta is not None and count is not None
+        view = copy.copy(table)
+        view.req = table.req + delta
+        own = nominator.node_of(excluded.uid) if excluded is not None else None
+        if excluded is None or own is None or own not in nodes:
+            return view, count > 0
+        slot = nodes[own].slot
+        view.req[slot, pods_col] -= 1
+        for res, amount in nominator.nominated_pod(excluded.uid).requests.items():
+            col = table.columns.get(res)
+            if col is not None:
+                view.req[slot, col] -= amount
+        has = count > 0
+        has[slot] = count[slot] > 1
+        return view, has
+
     def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                       table: NodeTable, start: int, want: int,
                       nominated: dict[str, list[PodInfo]] | None = None) -> FilterOutcome:
@@ -507,10 +530,14 @@ class Profile:
         out = FilterOutcome()
         n = len(nodes)
         filters = [pl for pl in self.at("filter") if pl.name not in state.skip_filter]
-        nominated = {k: v for k, v in (nominated or {}).items() if k in self.handle.cache.nodes}
-        nom_slots = np.fromiter((self.handle.cache.nodes[k].slot for k in nominated), dtype=np.int64)
         vectorised = all(pl.pods_via_requests for pl in filters)
-        adjusted = self._with_nominated_requests(table, nominated) if nominated and vectorised else None
+        has_nominated: np.ndarray | None = None  # per slot, when the sums kept by the nominator apply
+        if vectorised and isinstance(nominated, AllNominated) and nominated.owner is self.handle.nominator:
+            adjusted, has_nominated = self._with_all_nominated(table, nominated.excluded)
+        else:
+            nominated = {k: v for k, v in (nominated or {}).items() if k in self.handle.cache.nodes}
+            nom_slots = np.fromiter((self.handle.cache.nodes[k].slot for k in nominated), dtype=np.int64)
+            adjusted = self._with_nominated_requests(table, nominated) if nominated and vectorised else None
         found: list[np.ndarray] = []
         num_found = 0
         pos = 0
@@ -522,8 +549,8 @@ class Profile:
             alive = np.ones(size, dtype=bool)  # passed every filter so far
             check = np.ones(size, dtype=bool)  # still to run through the plain filters
             fail: dict[int, Status] = {}  # chunk offset -> status
-            if nominated:
-                special = np.isin(slots[chunk], nom_slots)
+            if has_nominated is not None or nominated:
+                special = has_nominated[slots[chunk]] if has_nominated is not None else np.isin(slots[chunk], nom_slots)
                 if adjusted is not None:
                     mask = special.copy()
                     fail.update(self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, adjusted))

@@ -3,19 +3,89 @@
 A nominated pod is not bound yet, but its node is being freed for it: other pods of equal or
 lower priority must be scheduled as if it were already running there. Pods are kept per node in
 the order they were nominated, as upstream lists them.
+
+Scheduling cycles mostly need every nominated pod's requests summed per node; those sums are kept
+as nominations come and go (`RequestsDelta`), so a cycle costs nothing per nominated pod.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from kubesched.scheduler.types import PodInfo
+
+
+class AllNominated(dict[str, list[PodInfo]]):
+    """`Nominator.relevant`'s answer when it holds every nominated pod except, possibly, the asking
+    pod itself (`excluded`): its requests can then be read from the running sums."""
+
+    def __init__(self, owner: Nominator, excluded: PodInfo | None = None) -> None:
+        super().__init__()
+        self.owner, self.excluded = owner, excluded
+
+
+class RequestsDelta:
+    """Per node slot of a NodeTable: the nominated pods' summed requests (the table's columns, a
+    pod counting 1 in its pods column) and how many there are, refreshed only where nominations
+    changed since the last use."""
+
+    def __init__(self) -> None:
+        self.req: np.ndarray | None = None
+        self.count: np.ndarray | None = None
+        self.columns: dict[str, int] = {}
+        self.written: dict[str, int] = {}  # node -> slot its row was written to
+        self.absent: set[str] = set()  # nodes with nominated pods but not in the cache
+
+    def refresh(self, nominator: Nominator, table: Any, nodes: dict[str, Any], pods_col: int) -> None:
+        """Bring the rows up to date with `nominator`, for `table` and the cache's `nodes`."""
+        if self.req is None or self.req.shape != table.req.shape or self.columns != table.columns:
+            self.req = np.zeros_like(table.req)
+            self.count = np.zeros(table.req.shape[0], dtype=np.int64)
+            self.columns, self.written, self.absent = dict(table.columns), {}, set()
+            changed = set(nominator._pods)
+            nominator._changed.clear()
+        else:
+            changed, nominator._changed = nominator._changed, set()
+            # A node removed, or added again elsewhere, moves or drops its row; one added late gets it.
+            for name, slot in self.written.items():
+                ni = nodes.get(name)
+                if ni is None or ni.slot != slot:
+                    changed.add(name)
+            changed.update(name for name in self.absent if name in nodes)
+        assert self.req is not None and self.count is not None
+        for name in changed:  # clear every moved row before writing any: slots are reused
+            old = self.written.pop(name, None)
+            if old is not None:
+                self.req[old] = 0
+                self.count[old] = 0
+        for name in changed:
+            pods, ni = nominator._pods.get(name), nodes.get(name)
+            self.absent.discard(name)
+            if pods and ni is None:
+                self.absent.add(name)
+            if not pods or ni is None:
+                continue
+            row = self.req[ni.slot]
+            for other in pods.values():
+                row[pods_col] += 1
+                for res, amount in other.requests.items():
+                    col = table.columns.get(res)
+                    if col is not None:
+                        row[col] += amount
+            self.count[ni.slot] = len(pods)
+            self.written[name] = ni.slot
 
 
 class Nominator:
     def __init__(self) -> None:
         self._node_of: dict[str, str] = {}  # uid -> node
         self._pods: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod, in nomination order
-        self._lists: dict[str, list[PodInfo]] = {}  # node -> its pods as a list, kept in step
+        self._lists = AllNominated(self)  # node -> its pods as a list, kept in step
         self._priorities: dict[int, int] = {}  # priority -> number of nominated pods having it
+        self._changed: set[str] = set()  # nodes whose nominations changed since `delta` last read them
+        self.delta = RequestsDelta()
 
     def __len__(self) -> int:
         return len(self._node_of)
@@ -33,6 +103,7 @@ class Nominator:
         pods[pod.uid] = pod
         self._lists[node] = list(pods.values())
         self._priorities[pod.priority] = self._priorities.get(pod.priority, 0) + 1
+        self._changed.add(node)
 
     def delete(self, uid: str) -> None:
         node = self._node_of.pop(uid, None)
@@ -46,6 +117,11 @@ class Nominator:
                 self._lists[node] = list(pods.values())
             else:
                 del self._pods[node], self._lists[node]
+            self._changed.add(node)
+
+    def nominated_pod(self, uid: str) -> PodInfo:
+        """The pod as nominated (the version whose requests the sums hold); it must be nominated."""
+        return self._pods[self._node_of[uid]][uid]
 
     def pods_for_node(self, node: str) -> list[PodInfo]:
         """In nomination order; shared, must not be changed."""
@@ -58,8 +134,18 @@ class Nominator:
     def relevant(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
         """Per node, the nominated pods `pod` must make room for: priority >= its own, not itself.
         The result is shared and must not be changed."""
-        if pod.uid not in self._node_of and min(self._priorities, default=pod.priority) >= pod.priority:
-            return self._lists  # every nominated pod counts
+        if min(self._priorities, default=pod.priority) >= pod.priority:  # every other nominated pod counts
+            own = self._node_of.get(pod.uid)
+            if own is None:
+                return self._lists
+            out = AllNominated(self, pod)
+            out.update(self._lists)
+            rest = [p for p in self._lists[own] if p.uid != pod.uid]
+            if rest:
+                out[own] = rest
+            else:
+                del out[own]
+            return out
         out: dict[str, list[PodInfo]] = {}
         for node in self._lists:
             chosen = self.relevant_on(pod, node)

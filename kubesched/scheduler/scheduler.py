@@ -556,9 +556,16 @@ def same_scheduling_view(a: Obj, b: Obj) -> bool:
     if ma.get("labels") != mb.get("labels") or ma.get("deletionTimestamp") != mb.get("deletionTimestamp"):
         return False
     sa, sb = a.get("spec", {}), b.get("spec", {})
-    if len(sa.keys() - {"nodeName"}) != len(sb.keys() - {"nodeName"}):
+    if sa is sb:
+        return True
+    if len(sa) - ("nodeName" in sa) != len(sb) - ("nodeName" in sb):
         return False
-    return all(sb.get(k) == v for k, v in sa.items() if k != "nodeName")
+    for k, v in sa.items():  # a binding copies the spec's values, so most are the same objects
+        if k != "nodeName":
+            w = sb.get(k)
+            if w is not v and w != v:
+                return False
+    return True
 
 
 def node_update_actions(old: Obj, new: Obj) -> list[str]:

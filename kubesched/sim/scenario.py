@@ -11,7 +11,6 @@ object stamped later than that is created at that offset.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -60,20 +59,23 @@ TIME_FIELDS = frozenset({"creationTimestamp", "startTime", "lastTransitionTime",
                          "lastTimestamp", "eventTime", "lastPhaseTransitionTime"})
 
 
-def _timestamps(value: Any) -> Iterator[datetime]:
-    """Every time an exported object records, anywhere in it: the newest is when it was exported."""
+def _timestamps(value: Any, found: list[datetime]) -> list[datetime]:
+    """Every time an exported object records, anywhere in it, in document order, added to `found`:
+    the newest is when it was exported."""
     if isinstance(value, dict):
         for key, item in value.items():
             if key in TIME_FIELDS and isinstance(item, str):
                 try:
-                    yield parse_time(item)
+                    found.append(parse_time(item))
                 except ValueError:
                     continue
             elif isinstance(item, (dict, list)):
-                yield from _timestamps(item)
+                _timestamps(item, found)
     elif isinstance(value, list):
         for item in value:
-            yield from _timestamps(item)
+            if isinstance(item, (dict, list)):
+                _timestamps(item, found)
+    return found
 
 
 def _order(kind: str) -> int:
@@ -112,7 +114,7 @@ def build(loaded: list[LoadedObject], now: datetime | None = None) -> Scenario:
     elif not any(lo.obj.get("kind") == "Scenario" and (lo.obj.get("spec") or {}).get("startTime") for lo in loaded):
         recorded = [lo.snapshot_time for lo in loaded if lo.snapshot_time is not None]
         sc.epoch = max(recorded) if recorded else \
-            max((t for o in cluster_objs for t in _timestamps(o)), default=DEFAULT_EPOCH)
+            max(_timestamps(cluster_objs, []), default=DEFAULT_EPOCH)
     for obj in sorted(cluster_objs, key=lambda o: _order(o["kind"])):
         stamp = (obj.get("metadata") or {}).get("creationTimestamp")
         at = max((parse_time(stamp) - sc.epoch).total_seconds(), 0.0) if stamp else 0.0

@@ -85,19 +85,27 @@ class Store(ABC):
 
     def __init__(self) -> None:
         self._watchers: list[tuple[frozenset[str] | None, Watcher]] = []
+        # Each kind's watchers in registration order, built on first use: a write then calls only
+        # the watchers of its kind instead of testing every watcher of every component.
+        self._by_kind: dict[str, tuple[Watcher, ...]] = {}
 
     def watch(self, fn: Watcher, kinds: Iterable[str] | None = None) -> None:
         """Call `fn` for every later change to objects of `kinds` (all kinds if None)."""
         self._watchers.append((frozenset(kinds) if kinds else None, fn))
+        self._by_kind = {}
 
     def unwatch(self, fn: Watcher) -> None:
         """Stop calling `fn` (an HTTP watch whose client went away); safe from inside a watcher."""
         self._watchers = [w for w in self._watchers if w[1] is not fn]
+        self._by_kind = {}
 
     def _notify(self, event: WatchEvent) -> None:
-        for kinds, fn in self._watchers:
-            if kinds is None or event.kind in kinds:
-                fn(event)
+        fns = self._by_kind.get(event.kind)
+        if fns is None:
+            fns = self._by_kind[event.kind] = tuple(
+                fn for kinds, fn in self._watchers if kinds is None or event.kind in kinds)
+        for fn in fns:
+            fn(event)
 
     def events_since(self, rv: int, kinds: Iterable[str] | None = None) -> list[WatchEvent]:
         """The events after version `rv`, in write order (of `kinds` only, if given): what a watch
