@@ -146,7 +146,7 @@ def test_only_the_leader_schedules(served: Served, schedulers: list[Scheduler]) 
     _running(served, {f"p-{i}" for i in range(4)})
     lease = json.loads(served.kubectl("get", "lease", "kubesched", "-n", "kube-system", "-o", "json"))
     holder = lease["spec"]["holderIdentity"]
-    leader = first if str(first.proc.pid) in holder else second
+    leader = first if f"_{first.proc.pid}_" in holder else second
     follower = second if leader is first else first
     assert "scheduling pods of kubesched" in leader.output()
     assert "scheduling pods of" not in follower.output()
