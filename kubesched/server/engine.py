@@ -65,7 +65,6 @@ class ServeOptions:
     paths: tuple[str, ...] = ()
     data: str = "kubesched.db"
     speed: float = 1.0
-    now: datetime | None = None
 
 
 class Engine:
@@ -80,8 +79,9 @@ class Engine:
         self.meta = meta
         fresh = meta.meta_get("epoch") is None
         if fresh:
-            epoch = options.now or (scenario.epoch if scenario and scenario.epoch != DEFAULT_EPOCH else
-                                    datetime.now(UTC).replace(microsecond=0))
+            # The input's export moment, else now: a new cluster in a box starts at the wall clock.
+            epoch = scenario.epoch if scenario and scenario.epoch != DEFAULT_EPOCH else \
+                datetime.now(UTC).replace(microsecond=0)
             meta.meta_set("epoch", format_time(epoch, 0))
             meta.meta_set("virtual-time", "0")
         epoch = parse_time(meta.meta_get("epoch"))

@@ -46,6 +46,7 @@ CREATE_ON_UPDATE = frozenset({"Lease", "Endpoints", "Event"})
 SERVER_SET_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                    "selfLink")
 APPLY = "application/apply-patch+yaml"
+POD = for_kind("v1", "Pod")
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", APPLY)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -487,8 +488,7 @@ class Rest:
             raise Invalid(f'Binding "{pod}" is invalid: target.name: Required value')
         if (body.get("metadata") or {}).get("name") not in (None, pod):
             raise BadRequest("name in URL does not match name in Binding object")
-        self._get(Request("get", req.resource, req.namespace, pod) if req.resource.kind == "Pod" else
-                  Request("get", for_kind("v1", "Pod"), req.namespace, pod))  # type: ignore[arg-type]
+        self._get(Request("get", POD, req.namespace, pod))  # 404 for a pod that is not there
         self.api.bind(req.namespace or "", pod, target["name"])
         return 201, st.status(201, "", "")
 
