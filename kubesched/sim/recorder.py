@@ -59,6 +59,13 @@ class PodHistory:
     deleted: bool = False
     deleted_at: float | None = None
     reason: str | None = None
+    # Its life on the virtual clock, for timelines and pending-time statistics: when the API
+    # created it, when it was bound (to `node`), and when it stopped holding the node's resources
+    # (terminal, or deleted).
+    created_at: float = 0.0
+    bound_at: float | None = None
+    node: str | None = None
+    ended_at: float | None = None
 
 
 @dataclass
@@ -177,16 +184,22 @@ class Recorder:
     def _track_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
         uid = pod["metadata"].get("uid", "")
+        now = self.clock.now()
         if ev.type == ADDED or uid not in self.pods:
-            self.pods[uid] = PodHistory(pod)
+            self.pods[uid] = PodHistory(pod, created_at=now)
             owner = controller_of(pod)
             if ev.type == ADDED and owner is not None:
                 self._note_replacement(pod, owner.get("uid"))
         history = self.pods[uid]
         history.obj = pod
+        if history.bound_at is None and (node := pod["spec"].get("nodeName")):
+            history.bound_at, history.node = now, node
+        if history.ended_at is None and (ev.type == DELETED or (pod.get("status") or {}).get("phase")
+                                         in ("Succeeded", "Failed")):
+            history.ended_at = now
         if ev.type == DELETED:
             history.deleted = True
-            history.deleted_at = self.clock.now()
+            history.deleted_at = now
             history.reason = self._removal_cause(pod)
         self._track_disruption(ev)
 
