@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test bench lint setup clean
 
 $(STAMP): pyproject.toml
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

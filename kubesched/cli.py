@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 import yaml
 from rich.console import Console
 
-from kubesched.api.errors import InputError, Problem
+from kubesched.commandline import bad_input_exits, option, warn
 
 if TYPE_CHECKING:
     from kubesched.sim.scenario import Scenario
@@ -23,32 +22,18 @@ def main() -> None:
     """kubesched: the Kubernetes scheduling system, simulated."""
 
 
-def _load(paths: list[str], err: Console, strict: bool = False, now: str | None = None,
+def _load(paths: list[str], strict: bool = False, now: str | None = None,
           until: str | None = None) -> Scenario:
     """Load and validate PATHS, printing warnings; bad input (or, with `strict`, a warning) exits 2."""
     from kubesched.api.duration import parse_duration
     from kubesched.api.objects import parse_time
     from kubesched.sim.runner import load
 
-    try:
-        scenario = load(paths, strict=strict, now=_option(now, "--now", parse_time),
-                        until=_option(until, "--until", parse_duration))
-    except InputError as e:
-        for p in e.problems:
-            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
-        sys.exit(2)
-    for w in scenario.warnings:
-        err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    with bad_input_exits():
+        scenario = load(paths, strict=strict, now=option(now, "--now", parse_time),
+                        until=option(until, "--until", parse_duration))
+    warn(scenario.warnings)
     return scenario
-
-
-def _option(raw: str | None, name: str, parse: Callable[[str], Any]) -> Any:
-    if raw is None:
-        return None
-    try:
-        return parse(raw)
-    except ValueError as e:
-        raise InputError([Problem("command line", None, name, f"{raw!r}: {e}")]) from None
 
 
 @main.command()
@@ -62,8 +47,10 @@ def _option(raw: str | None, name: str, parse: Callable[[str], Any]) -> Any:
 @click.option("--now", "now", metavar="TIME",
               help="The moment of the export (RFC 3339); default: the newest timestamp in the input.")
 @click.option("--strict", is_flag=True, help="Treat warnings (unknown fields, ignored settings) as errors.")
+@click.option("--report", "report", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Also write a self-contained HTML report (timelines, utilisation, pending reasons) to FILE.")
 def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], until: str | None, now: str | None,
-             strict: bool) -> None:
+             strict: bool, report: str | None) -> None:
     """Run the cluster in PATHS (files or directories of Kubernetes objects) in virtual time.
 
     Exit codes: 0 ran and every expectation held, 1 an expectation failed, 2 bad input.
@@ -73,14 +60,17 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
     from kubesched.sim.runner import simulate as run
 
     err = Console(stderr=True)
-    scenario = _load(list(paths), err, strict, now, until)
+    scenario = _load(list(paths), strict, now, until)
     keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
     result = run(scenario, explain=keys or None, progress=err if err.is_terminal else None)
+    if report:
+        from kubesched.sim.report import write_report
+
+        write_report(report, [(scenario.name, result)], f"kubesched simulate: {scenario.name}")
     disruptions = result.recorder.disruptions
-    for w in result.recorder.warnings:
-        err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
+    warn(result.recorder.warnings)
     if output == "table":
-        console = Console()
+        console = Console(width=None if sys.stdout.isatty() else 1 << 20)  # piped: a row per line, names whole
         render_table(result, console)
         records, preempted = decision_records(result.cluster), preemptions(result.cluster)
         for key in sorted(records) if "*" in keys else sorted(keys):
@@ -118,13 +108,9 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
     from kubesched.sim.runner import load
 
     err = Console(stderr=True)
-    try:
-        scenario = _load(list(paths), err)
+    with bad_input_exits():
+        scenario = _load(list(paths))
         chosen = load([policy]).descheduler_policy
-    except InputError as e:
-        for p in e.problems:
-            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
-        sys.exit(2)
     if chosen is None:
         err.print(f"{policy}: no DeschedulerPolicy (apiVersion descheduler/v1alpha2) in it", markup=False)
         sys.exit(2)
@@ -145,8 +131,11 @@ def _server_commands() -> None:
     from kubesched.live.scheduler import scheduler
     from kubesched.live.snapshot import snapshot
     from kubesched.server.command import advance, serve
+    from kubesched.sim.capacity_command import capacity
+    from kubesched.sim.compare import command as compare
+    from kubesched.trace.command import trace
 
-    for command in (serve, advance, snapshot, scheduler, descheduler):
+    for command in (serve, advance, snapshot, scheduler, descheduler, trace, compare, capacity):
         main.add_command(command)
 
 

@@ -305,8 +305,9 @@ def check_contract(data: dict[str, Any]) -> None:
     assert {"time", "pods", "nodes", "events", "rejected"} <= set(data)
     assert isinstance(data["time"], float)
     for p in data["pods"]:
+        pending = p["nodeName"] is None and not p["deleted"]  # pending pods also say why they wait
         assert set(p) == {"namespace", "name", "uid", "priority", "nodeName", "nominatedNodeName", "phase",
-                          "deleted", "reason"}
+                          "deleted", "reason"} | ({"message", "conditions"} if pending else set())
         assert isinstance(p["uid"], str) and isinstance(p["priority"], int) and isinstance(p["deleted"], bool)
     for n in data["nodes"]:
         assert set(n) == {"name", "allocatable", "requested", "taints", "unschedulable"}

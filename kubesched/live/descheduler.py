@@ -14,14 +14,13 @@ import asyncio
 import contextlib
 import logging
 import signal
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
 
-from kubesched.api.errors import InputError
+from kubesched.commandline import bad_input_exits
 
 log = logging.getLogger("kubesched.live")
 # What the descheduler's strategies, its evictor and its placement what-ifs read.
@@ -50,12 +49,8 @@ def descheduler(kubeconfig: str | None, policy_path: str, dry_run: bool, output:
     from kubesched.live.connection import Connection
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
+    with bad_input_exits():
         policy_obj = _policy(policy_path)
-    except InputError as e:
-        for p in e.problems:
-            click.echo(str(p), err=True)
-        sys.exit(2)
     conn = Connection(kubeconfig)
     try:
         if dry_run:

@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from kubesched.api.errors import InputError
+from kubesched.commandline import bad_input_exits
 
 log = logging.getLogger("kubesched.live")
 
@@ -66,12 +66,8 @@ def scheduler(kubeconfig: str | None, config_path: str | None, leader_elect: boo
     from kubesched.live.connection import Connection
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
+    with bad_input_exits():
         configs = _configs(config_path)
-    except InputError as e:
-        for p in e.problems:
-            click.echo(str(p), err=True)
-        sys.exit(2)
     conn = Connection(kubeconfig)
     identity = f"{socket.gethostname()}_{os.getpid()}_{random.getrandbits(32):08x}"
     runner = LiveScheduler(conn, configs, identity)

@@ -16,7 +16,7 @@ import click
 import yaml
 from rich.console import Console
 
-from kubesched.api.errors import InputError
+from kubesched.commandline import bad_input_exits
 
 DEFAULT_PORT = 8080
 
@@ -68,11 +68,8 @@ def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float,
         err.print("--speed must not be negative")
         sys.exit(2)
     try:
-        engine = Engine(ServeOptions(paths, data, speed))
-    except InputError as e:
-        for p in e.problems:
-            err.print(str(p), markup=False, highlight=False, soft_wrap=True)
-        sys.exit(2)
+        with bad_input_exits():
+            engine = Engine(ServeOptions(paths, data, speed))
     except StoreFileError as e:
         err.print(str(e), markup=False, highlight=False)
         sys.exit(2)

@@ -24,7 +24,7 @@ def render_preemption(rec: DecisionRecord, console: Console) -> None:
                   f"offset {pf['offset']}, looking for {pf['numCandidates']} candidate(s)")
     table = Table(title="Preemption candidates", title_justify="left")
     for col in ("node", "victims", "PDB violations", ""):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for c in pf["candidates"]:
         mark = f"← chosen ({pf['decidedBy']})" if c["node"] == pf.get("nominatedNode") else ""
         violated = ", ".join(f"{k} ({'/'.join(v)})" for k, v in c["violatedBudgets"].items())
@@ -65,7 +65,7 @@ def render(key: str, records: list[DecisionRecord], console: Console) -> None:
             console.print(f"  Skipped for this pod: {', '.join(rec.skipped)}")
         filt = Table(title="Filter", title_justify="left")
         for col in ("node", "verdict", "plugin", "reason"):
-            filt.add_column(col)
+            filt.add_column(col, overflow="fold")
         for name in rec.feasible:
             filt.add_row(name, "[green]feasible[/green]", "", "")
         for name, (plugin, code, reasons) in rec.verdicts.items():
@@ -78,7 +78,7 @@ def render(key: str, records: list[DecisionRecord], console: Console) -> None:
         render_preemption(rec, console)
         if rec.scores and rec.totals is not None:
             score = Table(title="Score (normalised × weight)", title_justify="left")
-            score.add_column("node")
+            score.add_column("node", overflow="fold")
             for d in rec.scores:
                 score.add_column(f"{d.plugin} ×{d.weight}", justify="right")
             score.add_column("total", justify="right")

@@ -1,4 +1,10 @@
-"""Results: the stable JSON contract, and the human table."""
+"""Results: the stable JSON contract, and the human table.
+
+The table has to stay readable at 150,000 pods: it summarises first (counts, utilisation, pending
+time and preemptions per priority class, pending pods grouped by reason) and then lists, each
+listing cut at LISTED rows with a note of how many more the JSON has. Names are never cut: columns
+fold rather than end in an ellipsis, and piped output is as wide as its widest row.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +22,49 @@ from kubesched.descheduler.descheduler import PassRecord
 from kubesched.descheduler.framework import EvictionAttempt
 from kubesched.runtime.cluster import Cluster
 from kubesched.scheduler.record import DecisionRecord
+from kubesched.sim import summary as run_summary
+from kubesched.sim.recorder import Recorder
 from kubesched.sim.runner import SimResult
 
 SHOWN_RESOURCES = ("cpu", "memory", "pods")
+LISTED = 100  # rows per listing in the table; the JSON has them all
+_GI, _MI = 1 << 30, 1 << 20
 
 
 def _resources(amounts: dict[str, int], names: list[str]) -> dict[str, str]:
     return {n: format_amount(n, amounts.get(n, 0)) for n in names}
+
+
+def memory(amount: int) -> str:
+    """Bytes in binary units as `kubectl top` reads: Gi to two decimals from 1Gi, else whole Mi (Ki)."""
+    if amount >= _GI:
+        return f"{amount / _GI:.2f}".rstrip("0").rstrip(".") + "Gi"
+    if amount >= _MI:
+        return f"{round(amount / _MI)}Mi"
+    return f"{round(amount / 1024)}Ki" if amount >= 1024 else str(amount)
+
+
+def shown_amount(name: str, amount: int) -> str:
+    return memory(amount) if name == "memory" else format_amount(name, amount)
+
+
+def percent(ratio: float) -> str:
+    return f"{ratio * 100:.1f}%"
+
+
+def fold_table(title: str, *columns: str) -> Table:
+    """A titled table whose cells fold (never end in an ellipsis) when the console is narrow."""
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    for col in columns:
+        table.add_column(col, overflow="fold")
+    return table
+
+
+def bounded(table: Table, total: int, what: str, limit: int = LISTED) -> int:
+    """How many rows of `total` to list; a caption says how many more the JSON has."""
+    if total > limit:
+        table.caption = f"... and {total - limit:,} more {what} (use -o json)"
+    return min(total, limit)
 
 
 def preemptions(cluster: Cluster) -> list[dict[str, Any]]:
@@ -38,15 +80,21 @@ def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:
 
 def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any]:
     cluster, recorder = result.cluster, result.recorder
+    failed = {e.object: e.message for e in recorder.events if e.reason == "FailedScheduling"}  # the last one
     pods = []
     for h in recorder.pods.values():
         meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
-        pods.append({
+        pod = {
             "namespace": meta.get("namespace"), "name": meta["name"], "uid": meta.get("uid"),
             "priority": spec.get("priority", 0), "nodeName": spec.get("nodeName"),
             "nominatedNodeName": status.get("nominatedNodeName"), "phase": status.get("phase"),
             "deleted": h.deleted, "reason": h.reason or status.get("reason"),
-        })
+        }
+        if run_summary.is_pending(h):
+            # Why it waits: the scheduler's last word on it, and its conditions as the API has them.
+            pod["message"] = failed.get(f"Pod/{meta.get('namespace')}/{meta['name']}")
+            pod["conditions"] = status.get("conditions") or []
+        pods.append(pod)
     nodes = []
     for node in cluster.store.list("Node"):
         ni = cluster.scheduler.node_info(node["metadata"]["name"])
@@ -65,6 +113,9 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
                    for e in recorder.events],
         "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in recorder.rejected],
     }
+    budgets = [_budget_json(pdb) for pdb in cluster.store.list("PodDisruptionBudget")]
+    if budgets:
+        out["podDisruptionBudgets"] = budgets
     stored = Counter(obj["kind"] for _, obj in result.scenario.objects if obj["kind"] not in SIMULATED)
     if stored:
         out["storedOnly"] = dict(sorted(stored.items()))
@@ -86,6 +137,17 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
         out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
     if explain:
         out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in decision_records(cluster).items()}
+    out["summary"] = run_summary.summarize(result)
+    return out
+
+
+def _budget_json(pdb: dict[str, Any]) -> dict[str, Any]:
+    """A PodDisruptionBudget as its status stands at the end of the run."""
+    meta, spec, status = pdb["metadata"], pdb.get("spec") or {}, pdb.get("status") or {}
+    out = {"namespace": meta.get("namespace"), "name": meta["name"]}
+    out.update({k: spec[k] for k in ("minAvailable", "maxUnavailable") if spec.get(k) is not None})
+    out.update({k: status.get(k, 0) for k in ("currentHealthy", "desiredHealthy", "disruptionsAllowed",
+                                               "expectedPods")})
     return out
 
 
@@ -126,23 +188,120 @@ def attempt_detail(a: EvictionAttempt) -> str:
     return f"{a.code} {a.message}" if a.code else a.message
 
 
-def render_descheduler(passes: list[PassRecord], console: Console) -> None:
+def render_descheduler(passes: list[PassRecord], console: Console, limit: int = LISTED) -> None:
     """One row per eviction the descheduler attempted; passes that did nothing are only counted."""
     evicted = sum(p.evicted for p in passes)
-    table = Table(title=f"Descheduler: {len(passes)} pass(es), {evicted} eviction(s)", title_justify="left")
-    for col in ("pass", "time", "pod", "node", "strategy", "result", "detail"):
-        table.add_column(col)
+    table = fold_table(f"Descheduler: {len(passes)} pass(es), {evicted} eviction(s)",
+                       "pass", "time", "pod", "node", "strategy", "result", "detail")
+    rows: list[tuple[list[str], str | None]] = []
     for p in passes:
-        for err in p.errors:
-            table.add_row(str(p.number), format_duration(p.time), "-", "-", "-", "Error", err, style="red")
-        for a in p.attempts:
-            style = None if a.result == "Evicted" else "yellow"
-            table.add_row(str(p.number), format_duration(a.time), a.pod, a.node or "-", a.strategy, a.result,
-                          attempt_detail(a), style=style)
+        rows.extend(([str(p.number), format_duration(p.time), "-", "-", "-", "Error", err], "red") for err in p.errors)
+        rows.extend(([str(p.number), format_duration(a.time), a.pod, a.node or "-", a.strategy, a.result,
+                      attempt_detail(a)], None if a.result == "Evicted" else "yellow") for a in p.attempts)
+    for cells, style in rows[:bounded(table, len(rows), "attempts", limit)]:
+        table.add_row(*cells, style=style)
     console.print(table)
 
 
-def render_table(result: SimResult, console: Console) -> None:
+def _summary_section(summary: dict[str, Any], console: Console, limit: int) -> None:
+    """Counts, utilisation, pending time and preemptions per class, pending pods by reason."""
+    def say(text: str) -> None:
+        console.print(text, markup=False, highlight=False)
+
+    pods, span = summary["pods"], summary["span"]
+    phases = ", ".join(f"{n:,} {p}" for p, n in pods.items() if p not in ("total", "deleted") and n)
+    gone = ", ".join(f"{n:,} {r}" for r, n in pods["deleted"].items())
+    say(f"Summary over {format_duration(span['start'])}-{format_duration(span['end'])} of virtual time")
+    say(f"  Pods: {pods['total']:,}: {phases or 'none left'}" + (f"; deleted: {gone}" if gone else "")
+        + f". Nodes: {summary['nodes']:,}")
+    if summary["utilization"]:
+        used = ", ".join(f"{r} {percent(u['average'])} (peak {percent(u['peak'])} at {format_duration(u['peakAt'])})"
+                         for r, u in summary["utilization"].items())
+        say(f"  Requested/allocatable, time-weighted average: {used}")
+    if summary["events"]:
+        say("  Events: " + ", ".join(f"{n:,} {r}" for r, n in sorted(summary["events"].items(), key=lambda kv: -kv[1])))
+    pre = summary["preemptions"]
+    if pre["total"]:
+        say(f"  Preempted: {pre['victims']:,} pod(s) in {pre['total']:,} preemption(s)")
+    if summary["pendingTime"]:
+        table = fold_table("Time from creation to a node, by priority class", "class", "priority", "bound",
+                           "p50", "p90", "p99", "max", "never bound")
+        for r in summary["pendingTime"]:
+            table.add_row(r["class"], str(r["priority"]), f"{r['bound']:,}",
+                          *(_seconds(r[f"p{q}"]) for q in run_summary.PERCENTILES), _seconds(r["max"]),
+                          f"{r['unbound']:,}")
+        console.print(table)
+    if pre["byClass"]:
+        table = fold_table("Preemption by priority class", "class", "priority", "preempted others", "their victims",
+                           "was preempted", "by")
+        for r in pre["byClass"]:
+            table.add_row(r["class"], str(r["priority"]), f"{r['preemptions']:,}", f"{r['victimsCaused']:,}",
+                          f"{r['preempted']:,}", ", ".join(f"{n:,} by {c}" for c, n in r["preemptedBy"].items()) or "-")
+        console.print(table)
+    reasons = summary["pendingReasons"]
+    if reasons:
+        table = fold_table(f"Pending pods by reason: {sum(g['pods'] for g in reasons):,}", "pods", "reason",
+                           "for example")
+        for g in reasons[:bounded(table, len(reasons), "reasons", limit)]:
+            table.add_row(f"{g['pods']:,}", g["reason"], ", ".join(g["examples"]))
+        console.print(table)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else format_duration(round(value, 3))
+
+
+def _nodes_section(cluster: Cluster, console: Console, limit: int) -> None:
+    nodes = list(cluster.store.list("Node"))
+    infos = [cluster.scheduler.node_info(node["metadata"]["name"]) for node in nodes]
+    extended = sorted({r for ni in infos if ni is not None for r, v in ni.allocatable.items() if "/" in r and v})
+    table = fold_table(f"Nodes: {len(nodes):,}", "node", "cpu (req/alloc)", "memory (req/alloc)", "pods",
+                       *(["extended (req/alloc)"] if extended else []), "taints")
+    for ni in infos[:bounded(table, len(infos), "nodes", limit)]:
+        assert ni is not None
+        flags = [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}" for t in ni.taints]
+        if ni.unschedulable:
+            flags.insert(0, "(cordoned)")
+        cells = [ni.name] + [f"{shown_amount(r, ni.requested.get(r, 0))}/{shown_amount(r, ni.allocatable.get(r, 0))}"
+                             for r in ("cpu", "memory")]
+        cells.append(f"{len(ni.pods)}/{ni.allocatable.get('pods', 0)}")
+        if extended:
+            cells.append(", ".join(f"{r} {ni.requested.get(r, 0)}/{ni.allocatable[r]}" for r in extended
+                                   if ni.allocatable.get(r)))
+        table.add_row(*cells, ", ".join(flags))
+    console.print(table)
+
+
+def _pods_section(recorder: Recorder, console: Console, limit: int) -> None:
+    histories = list(recorder.pods.values())
+    table = fold_table(f"Pods: {len(histories):,}", "pod", "priority", "node", "phase", "note")
+    for h in histories[:bounded(table, len(histories), "pods", limit)]:
+        meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
+        note = ""
+        if h.deleted:
+            note = f"removed at {format_duration(h.deleted_at or 0)}: {h.reason}"
+        elif not spec.get("nodeName"):
+            cond = get_condition(h.obj, "PodScheduled")
+            note = cond.get("message", "") if cond else run_summary.NOT_ATTEMPTED
+        elif status.get("nominatedNodeName"):
+            note = f"nominated to {status['nominatedNodeName']}"
+        table.add_row(f"{meta.get('namespace')}/{meta['name']}", str(spec.get("priority", 0)),
+                      spec.get("nodeName") or "-", "Deleted" if h.deleted else status.get("phase", ""), note)
+    console.print(table)
+
+
+def _budgets_section(budgets: list[dict[str, Any]], console: Console, limit: int) -> None:
+    table = fold_table("Disruption budgets", "budget", "min available / max unavailable", "allowed disruptions",
+                       "healthy (current/desired)", "expected pods")
+    for b in budgets[:bounded(table, len(budgets), "budgets", limit)]:
+        wanted = " / ".join(str(b.get(k, "-")) for k in ("minAvailable", "maxUnavailable"))
+        table.add_row(f"{b['namespace']}/{b['name']}", wanted, str(b["disruptionsAllowed"]),
+                      f"{b['currentHealthy']}/{b['desiredHealthy']}", str(b["expectedPods"]))
+    console.print(table)
+
+
+def render_table(result: SimResult, console: Console, limit: int = LISTED) -> None:
+    """The run for people: the summary, then each listing cut at `limit` rows."""
     cluster, recorder = result.cluster, result.recorder
     console.print(f"[bold]Scenario[/bold] {result.scenario.name}: ran to {format_duration(cluster.now())} "
                   f"of virtual time; {len(recorder.pods)} pods, {sum(1 for _ in cluster.store.list('Node'))} nodes")
@@ -150,57 +309,23 @@ def render_table(result: SimResult, console: Console) -> None:
     if others:
         console.print(f"Also loaded, kept as they are (nothing in kubesched acts on them): {others}",
                       markup=False, highlight=False)
-
-    nodes = Table(title="Nodes", title_justify="left")
-    for col in ("node", "cpu (req/alloc)", "memory (req/alloc)", "pods", "taints"):
-        nodes.add_column(col)
-    for node in cluster.store.list("Node"):
-        ni = cluster.scheduler.node_info(node["metadata"]["name"])
-        assert ni is not None
-        flags = [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}" for t in ni.taints]
-        if ni.unschedulable:
-            flags.insert(0, "(cordoned)")
-        nodes.add_row(
-            ni.name,
-            f"{format_amount('cpu', ni.requested.get('cpu', 0))}/{format_amount('cpu', ni.allocatable.get('cpu', 0))}",
-            f"{format_amount('memory', ni.requested.get('memory', 0))}/"
-            f"{format_amount('memory', ni.allocatable.get('memory', 0))}",
-            f"{len(ni.pods)}/{ni.allocatable.get('pods', 0)}",
-            ", ".join(flags),
-        )
-    console.print(nodes)
-
-    placed = Table(title="Pods", title_justify="left")
-    for col in ("pod", "priority", "node", "phase", "note"):
-        placed.add_column(col)
-    for h in recorder.pods.values():
-        meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
-        note = ""
-        if h.deleted:
-            note = f"removed at {format_duration(h.deleted_at or 0)}: {h.reason}"
-        elif not spec.get("nodeName"):
-            cond = get_condition(h.obj, "PodScheduled")
-            note = cond.get("message", "") if cond else "not attempted yet"
-        elif status.get("nominatedNodeName"):
-            note = f"nominated to {status['nominatedNodeName']}"
-        placed.add_row(f"{meta.get('namespace')}/{meta['name']}", str(spec.get("priority", 0)),
-                       spec.get("nodeName") or "-", "Deleted" if h.deleted else status.get("phase", ""), note)
-    console.print(placed)
+    _summary_section(run_summary.summarize(result), console, limit)
+    _nodes_section(cluster, console, limit)
+    _pods_section(recorder, console, limit)
+    budgets = [_budget_json(pdb) for pdb in cluster.store.list("PodDisruptionBudget")]
+    if budgets:
+        _budgets_section(budgets, console, limit)
 
     if recorder.rejected:
-        rej = Table(title="Rejected by the API", title_justify="left")
-        for col in ("time", "object", "message"):
-            rej.add_column(col)
-        for r in recorder.rejected:
+        rej = fold_table("Rejected by the API", "time", "object", "message")
+        for r in recorder.rejected[:bounded(rej, len(recorder.rejected), "rejections", limit)]:
             rej.add_row(format_duration(r.time), r.object, r.message)
         console.print(rej)
 
     preempted = preemptions(cluster)
     if preempted:
-        pre = Table(title="Preemptions", title_justify="left")
-        for col in ("time", "preemptor", "node", "victims", "chosen by"):
-            pre.add_column(col)
-        for p in preempted:
+        pre = fold_table("Preemptions", "time", "preemptor", "node", "victims", "chosen by")
+        for p in preempted[:bounded(pre, len(preempted), "preemptions", limit)]:
             victims = ", ".join(
                 f"{v['pod']} ({v['priority']}{', violates ' + '/'.join(v['violates']) if v['violates'] else ''}"
                 f"{', already terminating' if v['alreadyTerminating'] else ''})" for v in p["victims"])
@@ -209,45 +334,38 @@ def render_table(result: SimResult, console: Console) -> None:
         console.print(pre)
 
     if recorder.disruptions:
-        dis = Table(title="Disruptions", title_justify="left")
-        for col in ("time", "pod", "node", "cause", "detail", "replaced by"):
-            dis.add_column(col)
-        for d in recorder.disruptions:
+        dis = fold_table("Disruptions", "time", "pod", "node", "cause", "detail", "replaced by")
+        for d in recorder.disruptions[:bounded(dis, len(recorder.disruptions), "disruptions", limit)]:
             dis.add_row(format_duration(d.time), d.pod, d.node or "-", d.cause, d.detail,
                         d.replacement or (f"- ({d.unowned})" if d.unowned else "-"))
         console.print(dis)
 
     if cluster.api.evictions:
-        ev = Table(title="Eviction requests", title_justify="left")
-        for col in ("time", "pod", "by", "answer"):
-            ev.add_column(col)
-        for first, last, count, e in _collapse_retries(cluster.api.evictions):
+        ev = fold_table("Eviction requests", "time", "pod", "by", "answer")
+        collapsed = _collapse_retries(cluster.api.evictions)
+        for first, last, count, e in collapsed[:bounded(ev, len(collapsed), "eviction requests", limit)]:
             when = format_duration(first) + (f"-{format_duration(last)} ({count} times)" if count > 1 else "")
             ev.add_row(when, e["pod"], e["requester"], _answer(e), style=None if e["code"] == 200 else "yellow")
         console.print(ev)
 
     if cluster.descheduler is not None:
-        render_descheduler(cluster.descheduler.passes, console)
+        render_descheduler(cluster.descheduler.passes, console, limit)
 
     for d in cluster.drainer.drains:
-        drain = Table(title=f"Drain of {d.node}: {d.status}", title_justify="left")
-        for col in ("time", "kubectl drain"):
-            drain.add_column(col)
+        drain = fold_table(f"Drain of {d.node}: {d.status}", "time", "kubectl drain")
         rows: dict[str, list[Any]] = {}  # kubectl repeats a refusal every 5 s: one row per line
         for t, line in d.log:
             rows.setdefault(line, [t, t, 0])
             rows[line][1:] = [t, rows[line][2] + 1]
-        for line, (first, last, count) in rows.items():
+        for line, (first, last, count) in list(rows.items())[:bounded(drain, len(rows), "lines", limit)]:
             when = format_duration(first) + (f"-{format_duration(last)} ({count} times)" if count > 1 else "")
             drain.add_row(when, line)
         console.print(drain)
 
-    timeline = Table(title="Timeline", title_justify="left")
-    for col in ("time", "object", "reason", "message"):
-        timeline.add_column(col)
-    for e in recorder.events:
-        style = "yellow" if e.type == "Warning" else None
-        timeline.add_row(format_duration(e.time), e.object, e.reason, e.message, style=style)
+    timeline = fold_table("Timeline", "time", "object", "reason", "message")
+    for e in recorder.events[:bounded(timeline, len(recorder.events), "events", limit)]:
+        timeline.add_row(format_duration(e.time), e.object, e.reason, e.message,
+                         style="yellow" if e.type == "Warning" else None)
     console.print(timeline)
 
     if result.expects:

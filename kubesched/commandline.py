@@ -1,0 +1,44 @@
+"""What every `kubesched` command does with bad input and warnings, so that they all answer alike:
+each problem on a line of its own on stderr and exit code 2 (never a traceback), each warning
+prefixed `warning:`."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NoReturn
+
+import click
+
+from kubesched.api.errors import InputError, Problem
+
+
+@contextlib.contextmanager
+def bad_input_exits() -> Iterator[None]:
+    """Inside it, an InputError is told, a problem a line, and the command exits 2."""
+    try:
+        yield
+    except InputError as e:
+        fail(e.problems)
+
+
+def fail(problems: Iterable[Problem]) -> NoReturn:
+    for p in problems:
+        click.echo(str(p), err=True)
+    sys.exit(2)
+
+
+def warn(warnings: Iterable[object], prefix: str = "") -> None:
+    for w in warnings:
+        click.echo(f"warning: {prefix}{w}", err=True)
+
+
+def option(raw: str | None, name: str, parse: Callable[[str], Any]) -> Any:
+    """A command-line value parsed by `parse`; a bad one is a problem named after its option."""
+    if raw is None:
+        return None
+    try:
+        return parse(raw)
+    except ValueError as e:
+        raise InputError([Problem("command line", None, name, f"{raw!r}: {e}")]) from None
