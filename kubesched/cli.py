@@ -10,7 +10,7 @@ import click
 import yaml
 from rich.console import Console
 
-from kubesched.commandline import bad_input_exits, option, warn
+from kubesched.commandline import bad_input_exits, option, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.sim.scenario import Scenario
@@ -63,6 +63,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
     scenario = _load(list(paths), strict, now, until)
     keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
     result = run(scenario, explain=keys or None, progress=err if err.is_terminal else None)
+    results_only()
     if report:
         from kubesched.sim.report import write_report
 

@@ -158,6 +158,11 @@ class _Requirements:
     def __bool__(self) -> bool:
         return bool(self._in or self._not_in or self._exists or self._absent or self._gt or self._lt)
 
+    def keys(self) -> set[str]:
+        """The label keys whose values (or absence) decide a match."""
+        pairs = (*self._in, *self._not_in, *self._gt, *self._lt)
+        return {key for key, _ in pairs} | set(self._exists) | set(self._absent)
+
     def matches(self, labels: Mapping[str, str]) -> bool:
         get = labels.get
         for key, values in self._in:
@@ -324,6 +329,11 @@ class _Term:
         return True
 
 
+    def label_keys(self) -> set[str] | None:
+        """The label keys that decide a match, or None when the node's name does too."""
+        return None if self._name_in or self._name_not_in else self._reqs.keys()
+
+
 def _is_empty_term(term: Mapping[str, Any] | None) -> bool:
     return not term or (not term.get("matchExpressions") and not term.get("matchFields"))
 
@@ -361,6 +371,17 @@ class NodeSelector:
             if term.matches(labels, node_name):
                 return True
         return False
+
+    def label_keys(self) -> set[str] | None:
+        """The label keys that decide a match, or None when the node's name does too: nodes
+        alike in those labels match alike."""
+        keys: set[str] = set()
+        for term in self._terms:
+            term_keys = term.label_keys()
+            if term_keys is None:
+                return None
+            keys |= term_keys
+        return keys
 
 
 class PreferredSchedulingTerms:
@@ -423,3 +444,10 @@ class RequiredNodeAffinity:
             if get(key) != val:
                 return False
         return self._affinity is None or self._affinity.matches(labels, node_name)
+
+    def label_keys(self) -> set[str] | None:
+        """As NodeSelector.label_keys, for both parts."""
+        keys = None if self._affinity is None else self._affinity.label_keys()
+        if keys is None and self._affinity is not None:
+            return None
+        return (keys or set()) | {key for key, _ in self._node_selector}

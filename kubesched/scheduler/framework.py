@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -343,9 +344,11 @@ def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Statu
         msg += f" {prefilter_msg}."
     else:
         counts: dict[str, int] = {}
-        for status in statuses.values():
+        # Nodes failing alike share one Status object: count the objects, then their reasons.
+        shared = Counter(map(id, statuses.values()))
+        for status in {id(st): st for st in statuses.values()}.values():
             for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
+                counts[reason] = counts.get(reason, 0) + shared[id(status)]
         if absent is not None and len(statuses) < num_nodes:
             for reason in absent.reasons:
                 counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
@@ -355,6 +358,18 @@ def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Statu
     if postfilter_msg:
         msg += " " + postfilter_msg
     return msg
+
+
+def _pick(nodes: list[NodeInfo], positions: np.ndarray, start: int) -> list[NodeInfo]:
+    """`nodes` at `positions` (walk order from `start`). Usually they are one unbroken stretch of
+    the walk (every node fits), which two slices copy far faster than indexing each."""
+    count = len(positions)
+    if count:
+        n = len(nodes)
+        first = int(positions[0])
+        if (int(positions[-1]) - start) % n - (first - start) % n == count - 1:
+            return nodes[first:first + count] + nodes[:max(first + count - n, 0)]
+    return [nodes[i] for i in positions.tolist()]
 
 
 @dataclass
@@ -457,23 +472,33 @@ class Profile:
                       chunk: np.ndarray, mask: np.ndarray, slots: np.ndarray, table: Any) -> dict[int, Status]:
         """Run the filters over `chunk[mask]`; failing offsets are cleared in `mask` and returned."""
         fail: dict[int, Status] = {}
+        live = np.flatnonzero(mask)
+        positions = chunk[live]
+        node_slots = slots[positions]
         for pl in filters:
-            live = np.flatnonzero(mask)
             if not len(live):
                 break
-            positions = chunk[live]
-            codes = pl.filter_many(state, pod, nodes, positions, slots[positions], table)
+            codes = pl.filter_many(state, pod, nodes, positions, node_slots, table)
             if codes is None:
-                for j, i in zip(live.tolist(), positions.tolist(), strict=True):
+                codes = np.zeros(len(live), dtype=bool)
+                for k, (j, i) in enumerate(zip(live.tolist(), positions.tolist(), strict=True)):
                     st = pl.filter(state, pod, nodes[i])
                     if not st.ok:
                         fail[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
-                        mask[j] = False
+                        codes[k] = True
             else:
-                for k in np.flatnonzero(codes).tolist():
-                    j = int(live[k])
-                    fail[j] = pl.decode(state, int(codes[k]))
-                    mask[j] = False
+                # A node that never fits fails on most nodes: each distinct code is decoded once.
+                bad = np.flatnonzero(codes)
+                decoded: dict[int, Status] = {}
+                for j, code in zip(live[bad].tolist(), codes[bad].tolist(), strict=True):
+                    st = decoded.get(code)
+                    if st is None:
+                        st = decoded[code] = pl.decode(state, code)
+                    fail[j] = st
+            kept = codes == 0
+            if not kept.all():  # the next filters see only the nodes that passed this one
+                mask[live[~kept]] = False
+                live, positions, node_slots = live[kept], positions[kept], node_slots[kept]
         return fail
 
     def _with_nominated_requests(self, table: NodeTable, nominated: dict[str, list[PodInfo]]) -> Any:
@@ -576,12 +601,14 @@ class Profile:
                 cancelled = True
             found.append(chunk[ok])
             num_found += len(ok)
-            for j, st in fail.items():
-                if j < cut:
-                    out.statuses[nodes[int(chunk[j])].name] = st
+            if fail:
+                walked = chunk.tolist()
+                for j, st in fail.items():
+                    if j < cut:
+                        out.statuses[nodes[walked[j]].name] = st
             pos += cut
         out.positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-        out.feasible = [nodes[i] for i in out.positions.tolist()]
+        out.feasible = _pick(nodes, out.positions, start)
         out.processed = pos
         return out
 

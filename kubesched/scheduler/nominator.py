@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.scheduler.types import PodInfo
+from kubesched.scheduler.types import PODS, PodInfo
 
 
 class AllNominated(dict[str, list[PodInfo]]):
@@ -37,6 +37,15 @@ class RequestsDelta:
         self.columns: dict[str, int] = {}
         self.written: dict[str, int] = {}  # node -> slot its row was written to
         self.absent: set[str] = set()  # nodes with nominated pods but not in the cache
+        # Nodes the cache reported changed since the last refresh, once `follow` is called: only
+        # those can have been removed or moved. None: every written node is checked.
+        self.touched: set[str] | None = None
+
+    def follow(self, cache: Any) -> None:
+        """Be told by `cache` which nodes change, so a refresh need not check every other one."""
+        if self.touched is None:
+            self.touched = set(self.written)  # changes before now went unreported
+            cache.listeners.append(self.touched.add)
 
     def refresh(self, nominator: Nominator, table: Any, nodes: dict[str, Any], pods_col: int) -> None:
         """Bring the rows up to date with `nominator`, for `table` and the cache's `nodes`."""
@@ -49,11 +58,14 @@ class RequestsDelta:
         else:
             changed, nominator._changed = nominator._changed, set()
             # A node removed, or added again elsewhere, moves or drops its row; one added late gets it.
-            for name, slot in self.written.items():
+            suspects = self.written if self.touched is None else [n for n in self.touched if n in self.written]
+            for name in suspects:
                 ni = nodes.get(name)
-                if ni is None or ni.slot != slot:
+                if ni is None or ni.slot != self.written[name]:
                     changed.add(name)
             changed.update(name for name in self.absent if name in nodes)
+        if self.touched is not None:
+            self.touched.clear()
         assert self.req is not None and self.count is not None
         for name in changed:  # clear every moved row before writing any: slots are reused
             old = self.written.pop(name, None)
@@ -127,6 +139,27 @@ class Nominator:
         """In nomination order; shared, must not be changed."""
         return self._lists.get(node, [])
 
+    def relevant_requests(self, pod: PodInfo, table: Any, nodes: dict[str, Any]) -> np.ndarray:
+        """Per slot of `table` (a NodeTable of the cache's `nodes`), the summed requests of the pods
+        `relevant(pod)` holds there, the pods column counting them; a new array."""
+        pods_col = table.columns[PODS]
+        if min(self._priorities, default=pod.priority) >= pod.priority:  # every other nominated pod counts
+            self.delta.refresh(self, table, nodes, pods_col)
+            assert self.delta.req is not None
+            out = self.delta.req.copy()
+            own = self._node_of.get(pod.uid)
+            if own is not None and own in nodes:
+                _add_requests(out[nodes[own].slot], table, pods_col, self.nominated_pod(pod.uid), -1)
+            return out
+        out = np.zeros_like(table.req)
+        for node, pods in self._lists.items():
+            ni = nodes.get(node)
+            if ni is not None:
+                for other in pods:
+                    if other.priority >= pod.priority and other.uid != pod.uid:
+                        _add_requests(out[ni.slot], table, pods_col, other, 1)
+        return out
+
     def relevant_on(self, pod: PodInfo, node: str) -> list[PodInfo]:
         """The pods nominated to `node` that `pod` must make room for: priority >= its own, not itself."""
         return [p for p in self._lists.get(node, ()) if p.priority >= pod.priority and p.uid != pod.uid]
@@ -152,3 +185,11 @@ class Nominator:
             if chosen:
                 out[node] = chosen
         return out
+
+
+def _add_requests(row: np.ndarray, table: Any, pods_col: int, pod: PodInfo, sign: int) -> None:
+    row[pods_col] += sign
+    for res, amount in pod.requests.items():
+        col = table.columns.get(res)
+        if col is not None:
+            row[col] += sign * amount

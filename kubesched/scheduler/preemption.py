@@ -8,6 +8,7 @@ victims on one node is the plugin's `select_victims_on_node`. Everything here wo
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import numpy as np
 from kubesched.api.objects import Obj, parse_time, set_condition
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.scheduler.framework import CycleState, PostFilterResult, Profile, fit_error_message
-from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.types import PODS, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 if TYPE_CHECKING:
     from kubesched.scheduler.framework import Handle
@@ -28,10 +29,18 @@ RECORD_KEY = "DefaultPreemption/record"  # CycleState key of a dict to fill in w
 INT32_MAX = 2**31 - 1
 
 
+START_KEY = "preemption/startTime"  # PodInfo.extra: status.startTime as Unix seconds, None if unset
+ROW_KEY = "preemption/requestsRow"  # PodInfo.extra: (table columns, requests as a table row)
+_UNSET = object()
+
+
 def start_time(pod: PodInfo, now: float) -> float:
     """GetPodStartTime as Unix seconds: status.startTime, or `now` for pods not started yet."""
-    raw = (pod.obj.get("status") or {}).get("startTime")
-    return _unix(raw) if raw else now
+    started = pod.extra.get(START_KEY, _UNSET)
+    if started is _UNSET:
+        raw = (pod.obj.get("status") or {}).get("startTime")
+        started = pod.extra[START_KEY] = _unix(raw) if raw else None
+    return now if started is None else started
 
 
 @functools.lru_cache(maxsize=4096)
@@ -130,6 +139,20 @@ class TotalsWhatIf(WhatIf):
         return not self._with_nominated({}, 0).ok
 
 
+def _requests_row(pod: PodInfo, columns: dict[str, int]) -> np.ndarray:
+    """The pod's requests as a row of the cache table (`columns`), the pods column counting it 1;
+    kept with the pod while the table's columns stay the same. Every resource must have a column."""
+    cached = pod.extra.get(ROW_KEY)
+    if cached is not None and cached[0] == columns:
+        return cached[1]
+    row = np.zeros(len(columns), dtype=np.int64)
+    row[columns[PODS]] = 1
+    for res, amount in pod.requests.items():
+        row[columns[res]] = amount
+    pod.extra[ROW_KEY] = (dict(columns), row)
+    return row
+
+
 def totals_filters(profile: Profile, state: CycleState) -> list[Any] | None:
     """The active filters if what-ifs can run on totals (TotalsWhatIf), else None."""
     filters = [pl for pl in profile.at("filter") if pl.name not in state.skip_filter]
@@ -222,6 +245,155 @@ def pick_one_node(candidates: Sequence[Candidate], now: float) -> tuple[Candidat
     return remaining[0], "first of the candidates left"
 
 
+EXACT_LIMIT = 2**62  # sums at or past this may not fit the cache table's int64 columns: judged one by one
+
+
+class _BelowRows:
+    """For one priority: per cache table slot, the summed requests of the node's pods below it
+    (the table's columns; the pods column counts them)."""
+
+    def __init__(self, priority: int, table: Any) -> None:
+        self.priority = priority
+        self.sums = np.zeros_like(table.req)
+        self.columns = dict(table.columns)
+        self.inexact = np.zeros(table.req.shape[0], dtype=bool)  # sums too large for the int64 columns
+        self.written: dict[str, int] = {}  # node -> slot its row was written to
+        self.dirty: set[str] = set()
+
+    def matches(self, table: Any) -> bool:
+        return self.sums.shape == table.req.shape and self.columns == table.columns
+
+    def refresh(self, nodes: dict[str, NodeInfo]) -> None:
+        dirty, self.dirty = self.dirty, set()
+        for name in dirty:  # clear every moved row before writing any: slots are reused
+            slot = self.written.pop(name, None)
+            if slot is not None:
+                self.sums[slot] = 0
+                self.inexact[slot] = False
+        pods_col = self.columns[PODS]
+        for name in dirty:
+            ni = nodes.get(name)
+            if ni is None:
+                continue
+            self.written[name] = ni.slot
+            totals: dict[str, int] = {}
+            count = 0
+            for p in ni.pods.values():
+                if p.priority < self.priority:
+                    count += 1
+                    for res, amount in p.requests.items():
+                        totals[res] = totals.get(res, 0) + amount
+            row = self.sums[ni.slot]
+            row[pods_col] = count
+            big = any(amount >= EXACT_LIMIT for amount in ni.requested.values())
+            for res, amount in totals.items():
+                col = self.columns.get(res)
+                if col is None or amount >= EXACT_LIMIT:
+                    big = True
+                else:
+                    row[col] = amount
+            self.inexact[ni.slot] = big
+
+
+class LowerPriorityIndex:
+    """What preemption could free on each node: per cache slot, the requests of the pods below a
+    priority, for the few preemptor priorities asked about lately. Rows are redone only for the
+    nodes the cache reports changed, so an attempt costs nothing per unchanged node."""
+
+    KEEP = 8  # priorities remembered
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+        self._rows: dict[int, _BelowRows] = {}  # least recently used first
+        # node -> priority -> the reprieve order of its pods below it, kept by the Evaluator
+        # until the node changes: (order, budgets violated, re-sort keys, columns, request rows).
+        self.orders: dict[str, dict[int, tuple[Any, ...]]] = {}
+        cache.listeners.append(self._touched)
+
+    def _touched(self, name: str) -> None:
+        for rows in self._rows.values():
+            rows.dirty.add(name)
+        self.orders.pop(name, None)
+
+    def below(self, priority: int) -> _BelowRows:
+        table = self.cache.table
+        rows = self._rows.pop(priority, None)
+        if rows is None or not rows.matches(table):
+            rows = _BelowRows(priority, table)
+            rows.dirty = set(self.cache.nodes)
+        self._rows[priority] = rows
+        while len(self._rows) > self.KEEP:
+            del self._rows[next(iter(self._rows))]
+        rows.refresh(self.cache.nodes)
+        return rows
+
+
+class FixedVerdicts:
+    """The pod-independent filters run once over all potential nodes, vectorised: per node (by
+    position), the first filter that rejects it and that filter's status, decoded when asked for."""
+
+    def __init__(self, state: CycleState, pod: PodInfo, filters: list[Any], nodes: list[NodeInfo],
+                 slots: np.ndarray, table: Any) -> None:
+        n, none = len(nodes), len(filters)
+        self.state, self.filters = state, filters
+        self.at = np.full(n, none, dtype=np.int64)  # position in `filters`; len(filters): none rejects
+        self.codes = np.zeros(n, dtype=np.int64)  # the rejecting filter's code, when it has filter_many
+        self.statuses: dict[int, Status] = {}  # node position -> status, for filters without filter_many
+        self.index = np.full(table.req.shape[0], -1, dtype=np.int64)  # slot -> node position
+        self.index[slots] = np.arange(n)
+        for i, pl in enumerate(filters):
+            live = np.flatnonzero(self.at == none)
+            if pl.uses_requests or not len(live):
+                continue
+            codes = pl.filter_many(state, pod, nodes, live, slots[live], table)
+            if codes is None:
+                for j in live.tolist():
+                    st = pl.filter(state, pod, nodes[j])
+                    if not st.ok:
+                        self.at[j] = i
+                        self.statuses[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
+                continue
+            for code in np.unique(codes[codes != 0]).tolist():
+                if not pl.decode(state, code).ok:
+                    hit = live[codes == code]
+                    self.at[hit] = i
+                    self.codes[hit] = code
+
+    def of(self, j: int) -> tuple[int, Status] | None:
+        """Node j's first rejecting filter (position, status), None if none rejects it."""
+        i = int(self.at[j])
+        if i == len(self.filters):
+            return None
+        st = self.statuses.get(j)
+        if st is None:
+            pl = self.filters[i]
+            st = pl.decode(self.state, int(self.codes[j]))
+            st = st if st.plugin else Status(st.code, st.reasons, pl.name)
+        return i, st
+
+    def of_node(self, node: NodeInfo) -> tuple[int, Status] | None:
+        j = int(self.index[node.slot]) if node.slot < len(self.index) else -1
+        return None if j < 0 else self.of(j)
+
+
+@dataclass
+class Verdicts:
+    """Per potential node (by position), what the dry run can know from request totals alone,
+    for all nodes at once: whether it has lower-priority pods, whether the pod fits once they are
+    all gone, whether it would not fit even with every pod gone (`hopeless`), and whether its sums
+    are too large to judge that way (`inexact`: judged one by one). `statuses(js)`: nodes js's
+    verdicts with their lower-priority pods gone, made only when asked for."""
+
+    has_lower: np.ndarray
+    fits: np.ndarray
+    hopeless: np.ndarray
+    inexact: np.ndarray
+    statuses: Callable[[np.ndarray], list[Status]]
+    slots: np.ndarray
+    after: np.ndarray  # requested totals with the lower-priority pods gone
+    nominated: np.ndarray  # the nominated pods' requests the pod must respect
+
+
 class Evaluator:
     """Runs one preemption attempt for a plugin that supplies eligibility and victim selection."""
 
@@ -234,40 +406,194 @@ class Evaluator:
         self.totals: list[Any] | None = None  # per attempt: see totals_filters
         self.dynamic_at: list[tuple[int, Any]] = []  # of those, the ones reading requests, with positions
         self.dynamic: list[Any] = []
-        self.fixed: dict[str, tuple[int, Status]] = {}  # node -> first rejecting pod-independent filter
+        self.fixed: FixedVerdicts | None = None  # per attempt, on the totals path
+        self._below: LowerPriorityIndex | None = None
+        self._names: tuple[list[NodeInfo] | None, list[str]] = (None, [])  # the node order's names
 
     def what_if(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo) -> WhatIf:
         """A what-if of `node` for `pod`, with the pods nominated there that it must respect."""
         nominated = self.handle.nominator.relevant_on(pod, node.name)
         if self.totals is None:
             return WhatIf(profile, state, pod, node, nominated)
-        fixed = self.fixed.get(node.name)
+        fixed = self.fixed.of_node(node) if self.fixed is not None else None
         if fixed is None:
             return TotalsWhatIf(profile, state, pod, node, nominated, self.dynamic, None)
         return TotalsWhatIf(profile, state, pod, node, nominated,
                             [pl for i, pl in self.dynamic_at if i < fixed[0]], fixed[1])
 
-    def _fixed_verdicts(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> None:
-        """Run the pod-independent filters once over all `nodes`, vectorised: per node, the first
-        one that rejects it (position in the filter order, status)."""
+    def _fixed_verdicts(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray) -> None:
         assert self.totals is not None
         self.dynamic_at = [(i, pl) for i, pl in enumerate(self.totals) if pl.uses_requests]
         self.dynamic = [pl for _, pl in self.dynamic_at]
-        self.fixed = {}
+        self.fixed = FixedVerdicts(state, pod, self.totals, nodes, slots, self.handle.cache.table)
+
+    def _verdicts(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray
+                  ) -> Verdicts | None:
+        """The totals path's Verdicts; None when a filter reading requests has no vectorised form."""
+        fixed = self.fixed
+        assert fixed is not None
+        cache = self.handle.cache
+        table = cache.table
+        if self._below is None or self._below.cache is not cache:
+            self._below = LowerPriorityIndex(cache)
+            self.handle.nominator.delta.follow(cache)
+        below = self._below.below(pod.priority)
+        pods_col = table.columns[PODS]
+        nominated = self.handle.nominator.relevant_requests(pod, table, cache.nodes)[slots]
+        after = table.req[slots] - below.sums[slots]
+        has_nom = nominated[:, pods_col] > 0
+        positions = np.arange(len(nodes))
+
+        def codes(rows: np.ndarray) -> list[np.ndarray] | None:
+            return self._dynamic_codes(state, pod, nodes, positions, slots, rows)
+
+        sets = [codes(after + nominated), codes(after), codes(nominated), codes(np.zeros_like(after))]
+        if any(s is None for s in sets):
+            return None
+        with_nominated, alone, empty_with, empty_alone = sets
+
+        def rejected(code_set: list[np.ndarray]) -> np.ndarray:
+            bad = np.zeros(len(nodes), dtype=bool)
+            for (i, _), c in zip(self.dynamic_at, code_set, strict=True):
+                bad |= (c != 0) & (i < fixed.at)
+            return bad
+
+        passes_fixed = fixed.at == len(fixed.filters)
+        fits = passes_fixed & ~(has_nom & rejected(with_nominated)) & ~rejected(alone)
+        hopeless = ~passes_fixed | (has_nom & rejected(empty_with)) | rejected(empty_alone)
+
+        has_lower = below.sums[slots, pods_col] > 0
+        no_victims = self.plugin.no_victims()
+
+        def statuses(js: np.ndarray) -> list[Status]:
+            """Nodes js's verdicts with their lower-priority pods gone, as select_victims_on_node
+            gives them: none to remove, else the first filter rejecting the node with the
+            nominated pods, then without them, then the pod-independent one. Alike nodes share
+            one Status object."""
+            limit, nominated_there = fixed.at[js], has_nom[js]
+            # What decides, lowest precedence first: -1 nothing, 0 no victims, 1 a one-by-one
+            # fixed verdict, 10+i fixed filter i's code, 10+F+2d (+1 alone) dynamic filter d's code.
+            source = np.where(limit < len(fixed.filters), 10 + limit, -1)
+            code = fixed.codes[js].copy()
+            source[np.isin(js, np.fromiter(fixed.statuses, dtype=np.int64, count=len(fixed.statuses)))] = 1
+            base = 10 + len(fixed.filters)
+            for code_sets, extra, mask in ((alone, 1, None), (with_nominated, 0, nominated_there)):
+                for d in reversed(range(len(self.dynamic_at))):
+                    c = code_sets[d][js]
+                    hit = (c != 0) & (self.dynamic_at[d][0] < limit)
+                    if mask is not None:
+                        hit &= mask
+                    source[hit] = base + 2 * d + extra
+                    code[hit] = c[hit]
+            source[~has_lower[js]] = 0
+            # Distinct (source, code) pairs, by way of 1-D uniques (cheaper than rows).
+            sources, source_at = np.unique(source, return_inverse=True)
+            codes_seen, code_at = np.unique(code, return_inverse=True)
+            kinds, which = np.unique(source_at.reshape(-1) * len(codes_seen) + code_at.reshape(-1),
+                                     return_inverse=True)
+            made = [self._status_of(state, int(sources[k // len(codes_seen)]), int(codes_seen[k % len(codes_seen)]),
+                                    fixed, base, no_victims) for k in kinds.tolist()]
+            out = [made[k] for k in which.reshape(-1).tolist()]
+            for k in np.flatnonzero(source == 1).tolist():
+                verdict = fixed.of(int(js[k]))
+                assert verdict is not None
+                out[k] = verdict[1]
+            return out
+
+        return Verdicts(has_lower, fits, hopeless, below.inexact[slots], statuses, slots, after, nominated)
+
+    def _status_of(self, state: CycleState, source: int, code: int, fixed: FixedVerdicts, base: int,
+                   no_victims: Status) -> Status:
+        """The Status a `Verdicts.statuses` source and code stand for."""
+        if source == 0:
+            return no_victims
+        if source < 10:
+            return SUCCESS  # none, or (1) filled in per node
+        pl = fixed.filters[source - 10] if source < base else self.dynamic_at[(source - base) // 2][1]
+        st = pl.decode(state, code)
+        return st if st.plugin else Status(st.code, st.reasons, pl.name)
+
+    def _dynamic_codes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], positions: np.ndarray,
+                       slots: np.ndarray, rows: np.ndarray) -> list[np.ndarray] | None:
+        """Per filter reading requests, its codes for `nodes[positions]` (at `slots`) if their
+        requested totals were `rows`; None if one has no vectorised form."""
         table = self.handle.cache.table
-        slots = np.fromiter((ni.slot for ni in nodes), dtype=np.int64, count=len(nodes))
-        alive = np.ones(len(nodes), dtype=bool)
-        for i, pl in enumerate(self.totals):
-            live = np.flatnonzero(alive)
-            if pl.uses_requests or not len(live):
-                continue
-            codes = pl.filter_many(state, pod, nodes, live, slots[live], table)
-            failed = ([(int(j), pl.filter(state, pod, nodes[int(j)])) for j in live] if codes is None
-                      else [(int(live[k]), pl.decode(state, int(codes[k]))) for k in np.flatnonzero(codes)])
-            for j, st in failed:
-                if not st.ok:
-                    self.fixed[nodes[j].name] = (i, st if st.plugin else Status(st.code, st.reasons, pl.name))
-                    alive[j] = False
+        view = copy.copy(table)
+        view.req = table.req.copy()
+        view.req[slots] = rows
+        out = []
+        for _, pl in self.dynamic_at:
+            c = pl.filter_many(state, pod, nodes, positions, slots, view)
+            if c is None:
+                return None
+            out.append(np.asarray(c))
+        return out
+
+    def _select_victims_batch(self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], v: Verdicts,
+                              js: list[int], budgets: list[Budget]
+                              ) -> list[tuple[list[PodInfo], dict[str, list[str]]]]:
+        """The plugin's victim selection on nodes `potential[js]` (each fitting the pod once its
+        lower-priority pods are gone, none inexact), run side by side: step k offers every node's
+        k-th pod back, and each node keeps it if the pod still fits there."""
+        plugin, table = self.plugin, self.handle.cache.table
+        columns, pods_col = table.columns, table.columns[PODS]
+        assert self._below is not None
+        kept_orders = self._below.orders
+        orders = []
+        for j in js:
+            name = potential[j].name
+            entry = kept_orders.get(name, {}).get(pod.priority) if not budgets else None
+            if entry is None or entry[3] != columns:
+                order, violations, keys = plugin.reprieve_order(plugin.lower_priority(pod, potential[j]), budgets)
+                entry = (order, violations, keys, dict(columns),
+                         np.stack([_requests_row(p, columns) for p in order]))
+                # Without budgets, and with every start time known, the order is the node's alone.
+                if not budgets and all(p.extra.get(START_KEY) is not None for p in order):
+                    kept_orders.setdefault(name, {})[pod.priority] = entry
+            orders.append(entry)
+        steps = max(len(entry[0]) for entry in orders)
+        offered = np.zeros((steps, len(js), table.req.shape[1]), dtype=np.int64)
+        for i, entry in enumerate(orders):
+            offered[: len(entry[0]), i] = entry[4]
+        at = np.array(js, dtype=np.int64)
+        rows, nominated, slots = v.after[at], v.nominated[at], v.slots[at]
+        has_nom = nominated[:, pods_col] > 0
+        nodes = [potential[j] for j in js]
+        positions = np.arange(len(js))
+        kept = np.zeros((steps, len(js)), dtype=bool)
+        for k in range(steps):
+            trial = rows + offered[k]
+            with_nominated = self._dynamic_codes(state, pod, nodes, positions, slots, trial + nominated)
+            alone = self._dynamic_codes(state, pod, nodes, positions, slots, trial)
+            assert with_nominated is not None and alone is not None  # as for the Verdicts
+            fits = np.ones(len(js), dtype=bool)
+            for c in with_nominated:
+                fits &= ~has_nom | (c == 0)
+            for c in alone:
+                fits &= c == 0
+            keep = fits & (offered[k, :, pods_col] > 0)
+            rows[keep] = trial[keep]
+            kept[k] = keep
+        out = []
+        for i, (order, violations, keys, _, _) in enumerate(orders):
+            victims = [p for k, p in enumerate(order) if not kept[k, i]]
+            if keys is not None:
+                plugin.sort_victims(victims, keys)
+            out.append((victims, violations))
+        return out
+
+    def _potential(self, nodes: list[NodeInfo], slots: np.ndarray, statuses: dict[str, Status]
+                   ) -> tuple[list[NodeInfo], np.ndarray]:
+        """nodesWherePreemptionMightHelp: the nodes the filters rejected as resolvable, in order,
+        and their slots. Nodes failing alike share a Status, so each distinct one is read once."""
+        if self._names[0] is not nodes:
+            self._names = (nodes, [ni.name for ni in nodes])
+        found = list(map(statuses.get, self._names[1]))
+        distinct = dict(zip(map(id, statuses.values()), statuses.values(), strict=True))
+        hopeless = [i for i, st in distinct.items() if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+        ids = np.fromiter(map(id, found), dtype=np.uint64, count=len(found))
+        keep = np.flatnonzero(~np.isin(ids, np.array([*hopeless, id(None)], dtype=np.uint64)))
+        return [nodes[i] for i in keep.tolist()], slots[keep]
 
     def num_candidates(self, num_nodes: int) -> int:
         """calculateNumCandidates: a percentage of the nodes, at least the absolute minimum."""
@@ -279,27 +605,34 @@ class Evaluator:
         cache = self.handle.cache
         self.now = wall_now(self.handle.api)
         self.totals = totals_filters(profile, state)
+        self.fixed = None
         nominated = pod.obj.get("status", {}).get("nominatedNodeName") or ""
         ok, why = self.plugin.eligible(pod, statuses.get(nominated))
         if not ok:
             if record is not None:
                 record["eligible"] = False
             return None, Status(Code.UNSCHEDULABLE, (why,))
-        all_nodes, _ = cache.ordered()
-        potential = [ni for ni in all_nodes if ni.name in statuses
-                     and statuses[ni.name].code != Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+        all_nodes, all_slots = cache.ordered()
+        potential, potential_slots = self._potential(all_nodes, all_slots, statuses)
         node_statuses: dict[str, Status] = {}
         candidates: list[Candidate] = []
         if potential:  # else the empty result below clears any nomination
             budgets = [Budget.of(p) for p in self.handle.list_objects("PodDisruptionBudget")]
+            verdicts = None
             if self.totals is not None:
-                self._fixed_verdicts(state, pod, potential)
+                self._fixed_verdicts(state, pod, potential, potential_slots)
+                if getattr(self.plugin, "victims_below_priority", False):
+                    verdicts = self._verdicts(state, pod, potential, potential_slots)
             offset = self.handle.rng.randrange(len(potential))
             want = self.num_candidates(len(potential))
             if record is not None:
                 record.update(potentialNodes=len(potential), offset=offset, numCandidates=want)
-            candidates, node_statuses = self.dry_run(profile, state, pod, potential, offset, want, budgets,
-                                                     record is not None)
+            if verdicts is not None:
+                candidates, node_statuses = self.dry_run_vectorised(profile, state, pod, potential, verdicts,
+                                                                    offset, want, budgets, record is not None)
+            else:
+                candidates, node_statuses = self.dry_run(profile, state, pod, potential, offset, want, budgets,
+                                                         record is not None)
             if record is not None:
                 record["candidates"] = [_candidate_json(c) for c in candidates]
                 record["rejected"] = {n: st.message() for n, st in node_statuses.items()}
@@ -344,6 +677,67 @@ class Evaluator:
         if hopeless and (explain or not (clean or violating)):
             for ni in hopeless:
                 statuses[ni.name] = self.plugin.select_victims_on_node(profile, state, pod, ni, budgets)[2]
+        return clean + violating, statuses
+
+    def dry_run_vectorised(self, profile: Profile, state: CycleState, pod: PodInfo, potential: list[NodeInfo],
+                           v: Verdicts, offset: int, want: int, budgets: list[Budget], explain: bool
+                           ) -> tuple[list[Candidate], dict[str, Status]]:
+        """`dry_run` with `Verdicts`: only nodes that can be candidates (and inexact ones) are
+        looked at one by one; the other nodes' statuses are made only when they are reported."""
+        clean: list[Candidate] = []
+        violating: list[Candidate] = []
+        failed: dict[int, Status] = {}  # node position -> status, of nodes looked at
+        n = len(potential)
+        order = (offset + np.arange(n)) % n
+        hopeless = v.hopeless.copy()  # inexact nodes' entries are found out one by one
+        visit = (v.has_lower & v.fits & ~hopeless) | v.inexact
+        last = n - 1  # scan index of the last node the walk reached
+        walk = order[visit[order]].tolist()
+        pos, done = 0, False
+        while pos < len(walk) and not done:
+            # Enough nodes side by side for the candidates still wanted (or a budget-clean one).
+            chunk = walk[pos:pos + max(want - len(clean) - len(violating), 16)]
+            pos += len(chunk)
+            side = [j for j in chunk if not v.inexact[j]]
+            selected = dict(zip(side, self._select_victims_batch(state, pod, potential, v, side, budgets),
+                                strict=True)) if side else {}
+            for j in chunk:
+                ni = potential[j]
+                if j in selected:
+                    victims, violations = selected[j]
+                    status = SUCCESS
+                else:
+                    node_now = self.what_if(profile, state, pod, ni)
+                    hopeless[j] = node_now.hopeless()
+                    if hopeless[j]:
+                        continue
+                    victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni,
+                                                                                     budgets, node_now)
+                if status.ok and victims:
+                    c = Candidate(ni.name, victims, sum(1 for x in victims if x.uid in violations),
+                                  {x.uid: violations[x.uid] for x in victims if x.uid in violations})
+                    (violating if c.num_pdb_violations else clean).append(c)
+                    if clean and len(clean) + len(violating) >= want:
+                        last, done = (j - offset) % n, True
+                        break
+                    continue
+                if status.ok:
+                    status = Status(Code.ERROR, (f'expected at least one victim pod on node "{ni.name}"',))
+                failed[j] = status
+        statuses: dict[str, Status] = {}
+        if not explain and (clean or violating):
+            return clean + violating, statuses
+        reached = order[: last + 1]
+        looked = np.zeros(n, dtype=bool)
+        looked[list(failed)] = True
+        first = reached[(~hopeless[reached] & ~visit[reached]) | looked[reached]]
+        for j, status in zip(first.tolist(), v.statuses(first), strict=True):
+            statuses[potential[j].name] = failed.get(j, status)
+        last_ones = reached[hopeless[reached]]
+        for j, status in zip(last_ones.tolist(), v.statuses(last_ones), strict=True):
+            ni = potential[j]
+            statuses[ni.name] = (self.plugin.select_victims_on_node(profile, state, pod, ni, budgets)[2]
+                                 if v.inexact[j] else status)
         return clean + violating, statuses
 
     def prepare_candidate(self, c: Candidate, pod: PodInfo, scheduler_name: str, criterion: str) -> None:

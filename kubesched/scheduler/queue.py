@@ -33,6 +33,8 @@ class QueuedPodInfo:
     gated: Status | None = None
     where: str = ""
     token: int = 0  # bumped on every (re)insertion so stale heap entries are recognised
+    unschedulable_seq: int = 0  # when it last entered the unschedulable pool: the pool's order
+    cares: tuple[str, ...] = ()  # the pool's event index entries it is under (see SchedulingQueue._cares)
     # Wall-clock seconds (time.perf_counter) when the pod was first queued and when its current
     # attempt began: what a scheduler's metrics time (a live scheduler's /metrics); 0 unobserved.
     first_queued: float = 0.0
@@ -74,6 +76,12 @@ class SchedulingQueue:
                 self._hints.setdefault((ev.resource, ev.action), []).append((pl.name, ev))
         self._registers_events = {pl.name for pl in plugins if pl.events_to_register()}
         self._events = 0  # cluster events delivered so far
+        # The pool's non-gated pods by the plugins whose hints may move them ("" for pods every
+        # event moves), so an event only looks at the pods it could concern; and a heap of their
+        # (timestamp, pool seq), stale entries skipped, for the oldest one.
+        self._cares: dict[str, dict[str, QueuedPodInfo]] = {}
+        self._oldest: list[tuple[float, int, int, QueuedPodInfo]] = []
+        self._pool_seq = itertools.count(1)
 
     # ---- bookkeeping ------------------------------------------------------------------------
 
@@ -91,8 +99,19 @@ class SchedulingQueue:
     def _put(self, q: QueuedPodInfo, where: str) -> None:
         q.where = where
         q.token += 1
+        self._uncare(q)
         if where == UNSCHEDULABLE:
+            if q.uid not in self._unschedulable:
+                q.unschedulable_seq = next(self._pool_seq)
             self._unschedulable[q.uid] = q
+            if q.gated is None:
+                q.cares = self._care_keys(q)
+                for key in q.cares:
+                    self._cares.setdefault(key, {})[q.uid] = q
+                heapq.heappush(self._oldest, (q.timestamp, q.unschedulable_seq, q.token, q))
+                if len(self._oldest) > 2 * len(self._unschedulable) + 64:  # mostly stale: compact
+                    self._oldest = [e for e in self._oldest if self._in_pool(e[-1], e[1])]
+                    heapq.heapify(self._oldest)
         else:
             self._unschedulable.pop(q.uid, None)
         seq = next(self._seq)
@@ -102,6 +121,22 @@ class SchedulingQueue:
             heapq.heappush(self._backoff, (self.backoff_expiry(q), self._key(q), seq, q.token, q))
         elif where == ERROR_BACKOFF:
             heapq.heappush(self._error_backoff, (self.backoff_expiry(q), seq, q.token, q))
+
+    def _care_keys(self, q: QueuedPodInfo) -> tuple[str, ...]:
+        """Which events may move the pod (`_worth_requeuing`): all ("") when a plugin that
+        rejected it registers no events, or none did; else those its rejectors' hints cover."""
+        if not q.rejectors or any(name not in self._registers_events for name in q.rejectors):
+            return ("",)
+        return tuple(q.rejectors)
+
+    def _uncare(self, q: QueuedPodInfo) -> None:
+        for key in q.cares:
+            del self._cares[key][q.uid]
+        q.cares = ()
+
+    def _in_pool(self, q: QueuedPodInfo, seq: int) -> bool:
+        """Whether `q` is still the non-gated pod that entered the pool as `seq`."""
+        return q.where == UNSCHEDULABLE and q.unschedulable_seq == seq and q.gated is None
 
     @staticmethod
     def _live(entry: tuple, where: str) -> bool:
@@ -166,6 +201,7 @@ class SchedulingQueue:
         q = self.pods.pop(uid, None)
         if q is not None:
             q.where = ""
+            self._uncare(q)
             self._unschedulable.pop(uid, None)
             self._in_flight_events.pop(uid, None)
 
@@ -250,7 +286,16 @@ class SchedulingQueue:
             events.append(ev)
         moved = False
         matching = self._matching(ev)
-        for q in [q for q in self._unschedulable.values() if q.gated is None and (only is None or only(q))]:
+        # Pods whose rejectors all register events and none of them this one cannot move; pod
+        # events other than the pod's own update move none of those either.
+        keys = {""} if ev.resource == "Pod" else {""} | {name for name, _ in matching}
+        groups = [self._cares[key] for key in keys if self._cares.get(key)]
+        if not groups:
+            return False
+        concerned = list(groups[0].values()) if len(groups) == 1 else list({
+            uid: q for group in groups for uid, q in group.items()}.values())
+        concerned.sort(key=lambda q: q.unschedulable_seq)  # the pool's order
+        for q in [q for q in concerned if only is None or only(q)]:
             if self._worth_requeuing(q, ev, matching=matching) is not None:
                 self._requeue(q)
                 moved = True
@@ -275,9 +320,11 @@ class SchedulingQueue:
             q = entry[-1]
             if self._live(entry, ERROR_BACKOFF):
                 (idle if q.events_seen == self._events else live).append(max(entry[0] + 1, now))
-        oldest = min((q.timestamp for q in self._unschedulable.values() if q.gated is None), default=None)
-        if oldest is not None:
-            due = oldest + UNSCHEDULABLE_TIMEOUT
+        heap = self._oldest
+        while heap and not self._in_pool(heap[0][-1], heap[0][1]):
+            heapq.heappop(heap)
+        if heap:
+            due = heap[0][0] + UNSCHEDULABLE_TIMEOUT
             tick = (math.floor(due / FLUSH_UNSCHEDULABLE_PERIOD) + 1) * FLUSH_UNSCHEDULABLE_PERIOD
             idle.append(max(tick, self._now()))
         return min(live, default=None), min(idle, default=None)

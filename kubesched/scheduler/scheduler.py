@@ -52,27 +52,21 @@ def num_feasible_nodes_to_find(percentage: int | None, num_nodes: int) -> int:
 def select_host(totals: np.ndarray) -> int:
     """Index of the winner as Go's container/heap leaves it after heap.Init (no extenders: no randomizer).
 
-    Among equal top scores this is not always the first one, so the heap is replayed exactly.
+    Among equal top scores this is not always the first one. Heapify only moves values within
+    subtrees, and a node keeps its own value when it equals its subtree's maximum, else takes its
+    left subtree's winner unless only the right one holds the maximum: so the root ends with the top
+    score met first in a preorder walk of the heap's tree, which is found without replaying it.
     """
     best = int(totals.argmax())
-    if (totals == totals[best]).sum() == 1:
+    top = np.flatnonzero(totals == totals[best])
+    if len(top) == 1:
         return best  # a unique maximum is always the heap's root
-    h = list(range(len(totals)))
-    t = totals.tolist()
-    n = len(h)
-    for i in range(n // 2 - 1, -1, -1):
-        while True:
-            left = 2 * i + 1
-            if left >= n:
-                break
-            j = left
-            if left + 1 < n and t[h[left + 1]] > t[h[left]]:
-                j = left + 1
-            if not t[h[j]] > t[h[i]]:
-                break
-            h[i], h[j] = h[j], h[i]
-            i = j
-    return h[0]
+    # 1-based heap numbers: the bits after the leading 1 spell the path from the root (0 left).
+    # Left-aligned to one width they order by preorder, an ancestor (shorter) before its leftmost line.
+    number = top + 1
+    depth = np.frexp(number.astype(np.float64))[1].astype(np.int64)
+    key = (number << (depth.max() - depth)) * 64 + depth
+    return int(top[key.argmin()])
 
 
 def format_go_duration(seconds: float) -> str:
@@ -310,7 +304,7 @@ class Scheduler:
             rec.not_checked = len(nodes) - outcome.processed
             rec.skipped = sorted(state.skip_filter)
         if not outcome.feasible:
-            for st in outcome.statuses.values():
+            for st in {id(st): st for st in outcome.statuses.values()}.values():  # nodes failing alike share one
                 if st.rejected and st.plugin:
                     rejectors.add(st.plugin)
             return self._fit_failure(profile, state, pod, rec, num_all, outcome.statuses, absent, None, rejectors)

@@ -10,7 +10,7 @@ import yaml
 from rich.console import Console
 
 from kubesched.api.errors import InputError, Problem
-from kubesched.commandline import fail, warn
+from kubesched.commandline import fail, results_only, warn
 
 
 @click.command()
@@ -69,6 +69,7 @@ def capacity(paths: tuple[str, ...], pods: tuple[str, ...], preempt: bool, max_c
         problems.extend(e.problems)
     if problems:
         fail(problems)
+    results_only()
     warn([*warned, *result.warnings])
     if output == "table":
         render_table(result, Console(width=None if sys.stdout.isatty() else 1 << 20))  # piped: names whole

@@ -36,7 +36,7 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import controller_of, get_condition
 from kubesched.api.quantity import format_amount, resource_amount
 from kubesched.api.resources import pod_requests
-from kubesched.commandline import bad_input_exits, option, warn
+from kubesched.commandline import bad_input_exits, option, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.api.loader import LoadedObject
@@ -392,6 +392,7 @@ def command(paths: tuple[str, ...], configs: tuple[str, ...], output: str, repor
         scenario, loaded = load_all(list(paths), list(configs), strict, option(until, "--until", parse_duration))
     warn(scenario.warnings)
     runs = run_all(scenario, list(configs), loaded, progress=err if err.is_terminal else None)
+    results_only()
     for run in runs:
         warn(run.result.recorder.warnings, f"{run.label}: ")
     data = compare(runs)

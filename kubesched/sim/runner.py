@@ -168,7 +168,8 @@ def _simulate(scenario: Scenario, explain: set[str] | None, progress: Callable[[
     scored = {e["pod"] for e in scenario.expects if "score" in e}
     if scored:
         explain = (explain or set()) | scored  # score expectations need the decision records
-    cluster = build_cluster(scenario, explain)
+    with _long_lived_heap():  # restoring the input's objects builds as many long-lived containers
+        cluster = build_cluster(scenario, explain)
     result = SimResult(scenario, cluster)
     clock = cluster.clock
     final = []

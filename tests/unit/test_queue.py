@@ -195,6 +195,35 @@ def test_a_pod_deleted_event_does_not_move_an_affinity_rejected_pod(queue: Sched
     assert where(queue, "aff") == ACTIVE
 
 
+def test_an_event_moves_the_pods_it_concerns_in_the_order_they_became_unschedulable(
+        queue: SchedulingQueue, now: Now) -> None:
+    """Pods are looked up by the plugins that rejected them, yet moved in the pool's order, which
+    decides the order of equal pods in activeQ."""
+    for name in ("a", "b", "c", "d"):
+        queue.add(pod(name, node_selector={"disk": "ssd"} if name in "bd" else None))
+    for name in ("a", "b", "c", "d"):
+        fail(queue, name, {AFFINITY} if name in "bd" else {FIT})
+    now.t = 30.0
+    queue.move_all(Event("AssignedPod", "Delete", pod("victim", node_name="n1"), None))
+    assert [where(queue, n) for n in "abcd"] == [ACTIVE, UNSCHEDULABLE, ACTIVE, UNSCHEDULABLE]
+    for name in pop_names(queue):
+        fail_again = queue.pods[f"uid-{name}"]
+        queue.add_unschedulable(fail_again, {FIT})
+    for q in queue.pods.values():
+        q.timestamp = 30.0  # equal pods: activeQ keeps the order they were moved in
+    now.t = 100.0  # backoffs over: moved pods go to activeQ
+    # The pool is now b, d, a, c (a and c came back last); each group alone would give b d or a c.
+    queue.move_all(Event("Node", "Add", None, node("n2", {"disk": "ssd"})))
+    assert pop_names(queue) == ["b", "d", "a", "c"]
+    for name in ("b", "a", "d", "c"):
+        queue.add_unschedulable(queue.pods[f"uid-{name}"], {AFFINITY} if name in "bd" else {FIT})
+    for q in queue.pods.values():
+        q.timestamp = 100.0
+    now.t = 200.0
+    queue.move_all(Event("Node", "Add", None, node("n3", {"disk": "ssd"})))
+    assert pop_names(queue) == ["b", "a", "d", "c"]  # interleaved groups, pool order kept
+
+
 def test_an_event_during_the_attempt_sends_the_pod_back_at_once(queue: SchedulingQueue, now: Now) -> None:
     queue.add(pod("a"))
     q = queue.pop()

@@ -43,6 +43,9 @@ def _validate_args(pct: Any, absolute: Any) -> None:
 
 class DefaultPreemption(PostFilterPlugin):
     name = NAME
+    # The Evaluator may judge nodes on totals: a node's potential victims are exactly its pods of
+    # lower priority, and a node without any gets `no_victims()`.
+    victims_below_priority = True
 
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)
@@ -76,15 +79,18 @@ class DefaultPreemption(PostFilterPlugin):
                 return False, "not eligible due to a terminating pod on the nominated node."
         return True, ""
 
+    def no_victims(self) -> Status:
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,), self.name)
+
     def select_victims_on_node(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo,
                                budgets: Sequence[Budget], node_now: WhatIf | None = None
                                ) -> tuple[list[PodInfo], dict[str, list[str]], Status]:
         """Remove every lower-priority pod; if the pod then fits, put them back one at a time, most
         important first and budget-protected ones before the rest, keeping each that still lets the
         pod fit. Those that cannot come back are the victims."""
-        potential = [p for p in node.pods.values() if p.priority < pod.priority]
+        potential = self.lower_priority(pod, node)
         if not potential:
-            return [], {}, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_VICTIMS,), self.name)
+            return [], {}, self.no_victims()
         if node_now is None:
             node_now = self.evaluator.what_if(profile, state, pod, node)
         for p in potential:
@@ -92,18 +98,34 @@ class DefaultPreemption(PostFilterPlugin):
         status = node_now.check()
         if not status.ok:
             return [], {}, status
-        keys = {p.uid: importance_key(p, self.evaluator.now) for p in potential}
-        _most_important_first(potential, keys)
-        violating, others, violations = split_by_pdb_violation(potential, budgets)
+        order, violations, keys = self.reprieve_order(potential, budgets)
         victims: list[PodInfo] = []
-        for p in violating + others:
+        for p in order:
             node_now.add(p)
             if not node_now.check().ok:
                 node_now.remove(p)
                 victims.append(p)
-        if violating and others:
-            _most_important_first(victims, keys)
+        if keys is not None:
+            self.sort_victims(victims, keys)
         return victims, violations, SUCCESS
+
+    def lower_priority(self, pod: PodInfo, node: NodeInfo) -> list[PodInfo]:
+        """The node's potential victims, in the node's pod order."""
+        return [p for p in node.pods.values() if p.priority < pod.priority]
+
+    def reprieve_order(self, potential: list[PodInfo], budgets: Sequence[Budget]
+                       ) -> tuple[list[PodInfo], dict[str, list[str]], dict[str, tuple[int, float]] | None]:
+        """The order in which a node's potential victims are offered back (most important first,
+        budget-protected ones before the rest), the budgets each would violate, and the keys to
+        re-sort the victims by when that split reordered them (None: they stay in order)."""
+        keys = {p.uid: importance_key(p, self.evaluator.now) for p in potential}
+        _most_important_first(potential, keys)
+        violating, others, violations = split_by_pdb_violation(potential, budgets)
+        return violating + others, violations, keys if violating and others else None
+
+    def sort_victims(self, victims: list[PodInfo], keys: dict[str, tuple[int, float]]) -> None:
+        """Most important first again, after `reprieve_order`'s budget split reordered them."""
+        _most_important_first(victims, keys)
 
 
 def _most_important_first(pods: list[PodInfo], keys: dict[str, tuple[int, float]]) -> None:

@@ -244,6 +244,9 @@ class AffinityIndex:
     def sync(self) -> None:
         while self._dirty:
             self._resync(self._dirty.pop())
+        # A set keeps the table its largest size needed (every node, at the start), and each pop
+        # scans it for the next entry: cleared, the one or two nodes a binding dirties cost nothing.
+        self._dirty.clear()
 
     def by_key(self, group: _PodGroup, key: str) -> dict[str, int]:
         """Pods of `group` per value of topology key `key` (nodes without the key are left out)."""

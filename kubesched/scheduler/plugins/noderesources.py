@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -157,14 +158,19 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
         s: _FitState = state[FIT_STATE]
         pods_col = table.columns[PODS]
-        alloc, req = table.alloc[slots], table.req[slots]
-        codes = (req[:, pods_col] + 1 > alloc[:, pods_col]).astype(np.int64)
+        # take() gathers rows several times faster than fancy indexing does.
+        alloc = table.alloc.take(slots, axis=0)
+        free = alloc - table.req.take(slots, axis=0)
+        codes = (free[:, pods_col] < 1).astype(np.int64)
         for i, (name, amount) in enumerate(zip(s.names, s.amounts, strict=True)):
             col = table.columns.get(name)
             a = alloc[:, col] if col is not None else np.zeros(len(slots), dtype=np.int64)
-            r = req[:, col] if col is not None else a
-            codes |= np.where(amount > a - r, 2 << i, 0)
-            codes |= np.where(amount > a, UNRESOLVABLE_BIT, 0)
+            short = (free[:, col] if col is not None else a) < amount
+            if short.any():  # most nodes have room: skip building the bits
+                codes |= short * (2 << i)
+            beyond = a < amount
+            if beyond.any():
+                codes |= beyond * UNRESOLVABLE_BIT
         return codes
 
     def decode(self, state: CycleState, code: int) -> Status:
@@ -197,7 +203,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return None
         n = len(slots)
         total = np.zeros(n, dtype=np.int64)
-        weights = np.zeros(n, dtype=np.int64)
+        weights: Any = 0  # a number while every node has every resource scored, else per node
+        allocs = table.alloc.take(slots, axis=0)  # take() gathers rows faster than fancy indexing
+        nonzero = table.nonzero.take(slots, axis=0)
         for name, weight in self.resources:
             pod_req = self._pod_request(pod, name)
             if pod_req == 0 and _is_scalar(name):
@@ -205,21 +213,26 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             col = table.columns.get(name)
             if col is None:
                 continue
-            alloc = table.alloc[slots, col]
+            alloc = allocs[:, col]
             if name == CPU:
-                req = table.nonzero[slots, 0] + pod_req
+                req = nonzero[:, 0] + pod_req
             elif name == MEMORY:
-                req = table.nonzero[slots, 1] + pod_req
+                req = nonzero[:, 1] + pod_req
             else:
-                req = table.req[slots, col] + pod_req
+                req = table.req[:, col].take(slots) + pod_req
             valid = alloc > 0
-            safe = np.where(valid, alloc, 1)
+            everywhere = bool(valid.all())
+            safe = alloc if everywhere else np.where(valid, alloc, 1)
             if self.strategy == "MostAllocated":
                 score = np.minimum(req, safe) * MAX_NODE_SCORE // safe
             else:
                 score = np.where(req > alloc, 0, (safe - req) * MAX_NODE_SCORE // safe)
-            total += np.where(valid, score * weight, 0)
-            weights += np.where(valid, weight, 0)
+            if everywhere:
+                total += score * weight
+                weights = weights + weight
+            else:
+                total += np.where(valid, score * weight, 0)
+                weights = weights + np.where(valid, weight, 0)
         return np.where(weights > 0, total // np.where(weights > 0, weights, 1), 0)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
@@ -326,10 +339,10 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         if len(self.resources) != 2 or any(_is_scalar(n) for n in self.resources):
             return None
         cols = [table.columns[n] for n in self.resources]
-        alloc = table.alloc[slots][:, cols]
+        alloc = table.alloc.take(slots, axis=0)[:, cols]  # take() gathers rows faster than fancy indexing
         if not (alloc > 0).all():
             return None
-        req = table.req[slots][:, cols] + np.array([pod.requests.get(n, 0) for n in self.resources])
+        req = table.req.take(slots, axis=0)[:, cols] + np.array([pod.requests.get(n, 0) for n in self.resources])
         frac = np.minimum(req.astype(np.float64) / alloc.astype(np.float64), 1.0)
         std = np.abs((frac[:, 0] - frac[:, 1]) / 2)
         return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
