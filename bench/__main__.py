@@ -10,8 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.descheduler import run_pass
+from bench.endtoend import end_to_end_table, scale_table
 from bench.loading import load_times
 from bench.serve_load import serve_and_load
+from bench.timeline import timeline_table
 from bench.workloads import WORKLOADS, Workload
 from kubesched.runtime.cluster import Cluster
 
@@ -38,9 +40,11 @@ def run(w: Workload) -> tuple[int, float, int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("names", nargs="*", help="workloads to run (default: all; Descheduler for the pass, Serve for the API server load, "
-                        "Loading for reading a large input)")
+                        "Loading for reading a large input, EndToEnd, Timeline and Scale for runs of the CLI)")
     args = parser.parse_args()
     console = Console()
+    if not console.is_terminal:  # a log file: room for every column rather than rich's 80
+        console.width = 160
     table = Table(title="scheduler_perf workloads")
     table.add_column("workload", no_wrap=True)
     for col in ("measured pods", "scheduled", "preemptions", "seconds", "pods/s", "k8s CI threshold",
@@ -53,7 +57,15 @@ def main() -> None:
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
         table.add_row(w.name, str(total), str(scheduled), str(preemptions), f"{elapsed:.1f}", f"{scheduled / elapsed:.0f}",
                       str(w.threshold or "-"), f"{rss} MiB")
-    console.print(table)
+    if table.row_count:
+        console.print(table)
+
+    def progress(what: str) -> None:
+        console.print(f"[dim]running {what} ...[/dim]")
+
+    for name, make in (("EndToEnd", end_to_end_table), ("Timeline", timeline_table), ("Scale", scale_table)):
+        if not args.names or name in args.names:
+            console.print(make(progress))
     if not args.names or "Descheduler" in args.names:
         r = run_pass()
         passes = Table(title="Descheduler: one pass after a scale-up")
@@ -69,6 +81,17 @@ def main() -> None:
             loading.add_column(col, justify="right")
         loading.add_row(str(times.objects), f"{times.yaml_seconds:.2f}", f"{times.json_seconds:.2f}")
         console.print(loading)
+    if not args.names or "Trace" in args.names:
+        from bench.trace import replay_times
+
+        replays = Table(title="Trace replay: Alibaba GPU trace 2023 (Weng et al., ATC'23), 1523 nodes, 8152 pods")
+        for col in ("variant", "convert s", "replay s (wall)", "replay s (CPU)", "target s", "completed"):
+            replays.add_column(col, justify="right")
+        targets = {"plain": 5, "gpuspec33": 10, "saturated": 60}
+        for r in replay_times():
+            replays.add_row(r.variant, f"{r.convert_seconds:.1f}", f"{r.replay_seconds:.1f}", f"{r.cpu_seconds:.1f}",
+                            str(targets[r.variant]), "yes" if r.ok else "no")
+        console.print(replays)
     if not args.names or "Serve" in args.names:
         load = serve_and_load()
         served = Table(title="kubesched serve: 50 clients on loopback (SQLite, WAL)")

@@ -47,6 +47,27 @@ def job_name(cronjob: Obj, scheduled: datetime) -> str:
     return f"{cronjob['metadata']['name']}-{int(scheduled.timestamp()) // 60}"
 
 
+_REMEMBERED = 1024  # parsed schedules, and activation times per schedule, kept at most
+
+
+class RememberingSchedule(Schedule):
+    """A schedule that remembers its activation times: every sync of a CronJob asks for the
+    same few, and croniter is slow to step."""
+
+    def __init__(self, text: str, time_zone: str | None = None) -> None:
+        super().__init__(text, time_zone)
+        self._next: dict[tuple[datetime, Any], datetime] = {}
+
+    def next(self, after: datetime) -> datetime:
+        key = (after, after.tzinfo)  # equal instants in other zones may give answers in other zones
+        found = self._next.get(key)
+        if found is None:
+            if len(self._next) >= _REMEMBERED:
+                self._next.clear()
+            found = self._next[key] = super().next(after)
+        return found
+
+
 class CronJobController:
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
@@ -54,6 +75,7 @@ class CronJobController:
         self.queue = WorkQueue(clock, self._sync)
         self.backoff = FailureBackoff(clock, self.queue)
         self._wakeups: dict[tuple[str, str], Timer] = {}
+        self._schedules: dict[tuple[str, str | None], RememberingSchedule | ScheduleError] = {}
 
     def start(self) -> None:
         for cj in self.api.store.list("CronJob"):
@@ -81,6 +103,21 @@ class CronJobController:
             cj = self.api.store.get("CronJob", job["metadata"].get("namespace", "default"), ref.get("name", ""))
             if cj is not None and cj["metadata"].get("uid") == ref.get("uid"):
                 self.queue.add(object_key(cj))
+
+    def _schedule(self, text: str, zone: str | None) -> Schedule:
+        """The parsed schedule, parsed once: a CronJob syncs on every change to its Jobs."""
+        known = self._schedules.get((text, zone))
+        if known is None:
+            try:
+                known = RememberingSchedule(text, zone)
+            except ScheduleError as e:
+                known = e
+            if len(self._schedules) >= _REMEMBERED:
+                self._schedules.clear()
+            self._schedules[(text, zone)] = known
+        if isinstance(known, ScheduleError):
+            raise known
+        return known
 
     def _wake_at(self, key: tuple[str, str], when: float) -> None:
         """AddAfter: the earliest wake-up asked for wins; a daemon timer, being periodic."""
@@ -167,7 +204,7 @@ class CronJobController:
         if spec.get("suspend"):
             return None
         try:
-            schedule = Schedule(spec.get("schedule", ""), spec.get("timeZone"))
+            schedule = self._schedule(spec.get("schedule", ""), spec.get("timeZone"))
         except ScheduleError as e:
             self._event(cj, "Warning", "UnparseableSchedule", f'unparseable schedule: "{spec.get("schedule")}" : {e}')
             return None

@@ -25,6 +25,7 @@ controller stops counting it as disrupted.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -34,9 +35,9 @@ from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_sele
 from kubesched.api.selectors import LabelSelector
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import object_key
+from kubesched.controllers.podindex import PodKey, object_key
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 DELETION_TIMEOUT = 120.0  # seconds an approved eviction may take to start deleting the pod
 UNMANAGED_MESSAGE = (
@@ -69,9 +70,17 @@ class DisruptionController:
         self._last_event: dict[tuple[str, str, str], str] = {}  # (ns, pdb, reason) -> last message
         # Selectors compiled once per budget spec: _on_pod asks for every pod event.
         self._selectors: dict[tuple[str, int], LabelSelector | None] = {}  # (uid, generation) -> selector
+        # Kept from the watches, as the informers' indexers are, so neither a pod event nor a
+        # sync scans the namespace: the budgets of each namespace (in the store's order), and
+        # the pods each budget selects, with the creation order the store lists pods in.
+        self._budgets: dict[str, dict[str, Obj]] = {}  # namespace -> name -> budget
+        self._selected: dict[PodKey, tuple[LabelSelector | None, dict[PodKey, None]]] = {}
+        self._created: dict[str, dict[str, int]] = {}  # namespace with budgets -> pod name -> order
+        self._sequence = itertools.count()
 
     def start(self) -> None:
         for pdb in self.api.store.list("PodDisruptionBudget"):
+            self._index_budget(pdb)
             self.queue.add(object_key(pdb))
         self.api.store.watch(self._on_pdb, {"PodDisruptionBudget"})
         self.api.store.watch(self._on_pod, {"Pod"})
@@ -80,15 +89,45 @@ class DisruptionController:
     def _on_pdb(self, ev: WatchEvent) -> None:
         if ev.type == "DELETED":
             self._selectors = {k: v for k, v in self._selectors.items() if k[0] != ev.obj["metadata"].get("uid")}
+            ns, name = object_key(ev.obj)
+            self._budgets.get(ns, {}).pop(name, None)
+            self._selected.pop((ns, name), None)
         else:
+            self._index_budget(ev.obj)
             self.queue.add(object_key(ev.obj))
 
+    def _index_budget(self, pdb: Obj) -> None:
+        """Remember the budget; a new selector (a new budget or spec) picks its pods anew."""
+        key = object_key(pdb)
+        if not self._budgets.get(key[0]):  # the namespace's first: its pods' order from here on
+            self._created[key[0]] = {p["metadata"]["name"]: next(self._sequence)
+                                     for p in self.api.store.list("Pod", key[0])}
+        self._budgets.setdefault(key[0], {})[key[1]] = pdb
+        selector = self._selector(pdb)
+        known = self._selected.get(key)
+        if known is None or known[0] is not selector:
+            self._selected[key] = (selector, {object_key(p): None for p in self.api.store.list("Pod", key[0])
+                                              if pdb_covers(pdb, p, selector)})
+
     def _on_pod(self, ev: WatchEvent) -> None:
+        key = object_key(ev.obj)
+        budgets = self._budgets.get(key[0])
+        if not budgets:
+            return
+        if ev.type == ADDED:
+            self._created[key[0]][key[1]] = next(self._sequence)
+        elif ev.type == DELETED:
+            self._created[key[0]].pop(key[1], None)
+        for name, pdb in budgets.items():
+            selected = self._selected[(key[0], name)][1]
+            if ev.type != DELETED and pdb_covers(pdb, ev.obj, self._selector(pdb)):
+                selected[key] = None
+            else:
+                selected.pop(key, None)
         for pod in (ev.obj, ev.old):
             if pod is None:
                 continue
-            ns = pod["metadata"].get("namespace", "default")
-            for pdb in self.api.store.list("PodDisruptionBudget", ns):
+            for pdb in budgets.values():
                 if pdb_covers(pdb, pod, self._selector(pdb)):
                     self.queue.add(object_key(pdb))
 
@@ -114,8 +153,10 @@ class DisruptionController:
         pdb = self.api.store.get("PodDisruptionBudget", ns, name)
         if pdb is None:
             return
-        selector = self._selector(pdb)
-        pods = [p for p in self.api.store.list("Pod", ns) if pdb_covers(pdb, p, selector)]
+        # The pods it selects, in the order the store lists them.
+        created = self._created[ns]
+        keys = sorted(self._selected[key][1], key=lambda k: created[k[1]])
+        pods = [p for k in keys if (p := self.api.store.get("Pod", *k)) is not None]
         if not pods:
             self._event(pdb, "Normal", "NoPods", "No matching pods found")
         try:

@@ -54,11 +54,17 @@ class Placement:
             for name, profile in profiles.items():
                 self.profiles.setdefault(name, profile)
         self._reserved: list[str] = []
-        self._mask_order: list[NodeInfo] | None = None
         self._last_fit = 0
-        self._mask_nodes: frozenset[str] | set[str] | None = None
-        self._base: tuple[list[NodeInfo], np.ndarray] = ([], np.zeros(0, dtype=np.int64))
-        self._index: dict[str, int] = {}  # node name -> position in the remembered selection
+        self._order: list[NodeInfo] | None = None  # the cache's order the selections were made from
+        # id(node set) -> (the set, kept referenced so its id is not reused; its nodes and slots;
+        # node name -> position among them)
+        self._selections: dict[int, tuple[frozenset[str] | set[str] | None, list[NodeInfo], np.ndarray,
+                                          dict[str, int]]] = {}
+        # ((id(node set), excluded node), the selection without it)
+        self._without: tuple[tuple[int, str], list[NodeInfo], np.ndarray] | None = None
+        # pod uid -> (its resourceVersion, its replacement as the scheduler sees it): every pass
+        # asks about the same pods again, and a replacement depends on nothing but its pod.
+        self._replacements: dict[str, tuple[str, PodInfo]] = {}
 
     def start(self) -> None:
         for node in self.store.list("Node"):
@@ -78,6 +84,8 @@ class Placement:
         pod = ev.obj
         uid = pod["metadata"].get("uid", "")
         node = (pod.get("spec") or {}).get("nodeName")
+        if ev.type == DELETED:
+            self._replacements.pop(uid, None)
         if ev.type == DELETED or is_terminal(pod) or not node:
             self.cache.remove_pod(uid)
         else:
@@ -89,6 +97,8 @@ class Placement:
         for uid in self._reserved:
             self.cache.remove_pod(uid)
         self._reserved.clear()
+        self._selections.clear()  # the next pass asks with node sets of its own
+        self._without = None
 
     def move(self, pod: Obj) -> str | None:
         """Reserve the place the evicted `pod`'s replacement would take; returns that node."""
@@ -125,23 +135,42 @@ class Placement:
         copy["status"] = {"phase": "Pending"}
         return copy
 
+    def _replacement_info(self, pod: Obj) -> PodInfo:
+        meta = pod["metadata"]
+        uid, version = meta.get("uid", ""), meta.get("resourceVersion")
+        known = self._replacements.get(uid)
+        if known is not None and version is not None and known[0] == version:
+            return known[1]
+        info = PodInfo.of(self._replacement(pod))
+        if version is not None:
+            self._replacements[uid] = (version, info)
+        return info
+
     def _candidates(self, nodes: frozenset[str] | set[str] | None, exclude: str | None
                     ) -> tuple[list[NodeInfo], np.ndarray]:
-        """The cache's nodes (in scheduling order) that are in `nodes`, minus `exclude`; the
-        selection is remembered per node set, as a pass asks about the same set many times."""
+        """The cache's nodes (in scheduling order) that are in `nodes`, minus `exclude`; each
+        selection is remembered per node set while the cache's node order stands, as a pass asks
+        about the same few sets (all nodes, the ready ones) many times over."""
         all_nodes, all_slots = self.cache.ordered()
-        # The cache hands out a new order list whenever nodes change; the node set is kept
-        # referenced, so neither id can be reused while the selection is remembered.
-        if self._mask_order is not all_nodes or self._mask_nodes is not nodes:
+        # The cache hands out a new order list whenever nodes change.
+        if self._order is not all_nodes:
+            self._order = all_nodes
+            self._selections.clear()
+            self._without = None
+        selection = self._selections.get(id(nodes))
+        if selection is None:
             keep = [i for i, n in enumerate(all_nodes) if nodes is None or n.name in nodes]
-            self._base = ([all_nodes[i] for i in keep], all_slots[keep])
-            self._index = {all_nodes[i].name: j for j, i in enumerate(keep)}
-            self._mask_order, self._mask_nodes = all_nodes, nodes
-        base, slots = self._base
-        j = self._index.get(exclude) if exclude is not None else None
+            selection = self._selections[id(nodes)] = (
+                nodes, [all_nodes[i] for i in keep], all_slots[keep], {all_nodes[i].name: j for j, i in enumerate(keep)})
+        _, base, slots, index = selection
+        j = index.get(exclude) if exclude is not None else None
         if j is None:
             return base, slots
-        return base[:j] + base[j + 1:], np.delete(slots, j)
+        # Strategies ask about a node's pods one after another: the last exclusion is kept.
+        key = (id(nodes), exclude)
+        if self._without is None or self._without[0] != key:
+            self._without = (key, base[:j] + base[j + 1:], np.delete(slots, j))
+        return self._without[1], self._without[2]
 
     def verdict(self, pod: Obj, nodes: frozenset[str] | set[str] | None = None, exclude: str | None = None,
                 score: bool = True) -> Verdict:
@@ -151,7 +180,7 @@ class Placement:
         profile = self.profiles.get(name)
         if profile is None:
             return Verdict({}, None, f'no scheduler serves schedulerName "{name}"')
-        info = PodInfo.of(self._replacement(pod))
+        info = self._replacement_info(pod)
         candidates, slots = self._candidates(nodes, exclude)
         if not candidates:
             return Verdict({}, None, "no other node")

@@ -14,7 +14,8 @@ synchronized while something is pending (a threshold met or not yet resolved, a 
 reported) or when its usage or pods changed in a way that meets a threshold; the sync then runs at
 the node's next 10 s tick, so the outcome is the same as ticking every node. The tick keeps the
 run alive only while it will change something (set or clear a condition, evict a pod); a node
-that stays under pressure with nothing left to evict ticks as a daemon.
+that stays under pressure with nothing left to evict ticks as a daemon, and once such a tick would
+only repeat the last one (a standstill) it merely notes the time until the node is touched again.
 
 Deliberate differences: node-level reclaim (image and dead-container garbage collection) frees
 nothing here; node conditions are written by the sync that changes them rather than by the next
@@ -85,6 +86,7 @@ class NodeState:
     conditions: set[str] = field(default_factory=set)  # reported, transition period applied
     blocked_until: float = -math.inf  # waiting for an evicted pod to be cleaned up
     timer: Timer | None = None
+    parked: bool = False  # at a standstill: until a touch, each tick repeats the last
 
 
 _IDLE = NodeState()  # how a node without pressure state looks (never modified)
@@ -177,8 +179,12 @@ class EvictionManager:
                 met.append(t)
         return met
 
-    def _schedule(self, node: str) -> None:
+    def _schedule(self, node: str, synced: bool = False) -> None:
+        """Arrange the node's next tick, if one is needed; `synced`: right after a sync, which
+        may find the node at a standstill. Any other call (a touch) ends a standstill."""
         st = self.nodes.get(node)
+        if st is not None and not synced:
+            st.parked = False
         need, busy = self._pending(node, st or _IDLE)
         if not need:
             if st is not None:  # nothing left to remember: conditions not reported have expired
@@ -188,6 +194,8 @@ class EvictionManager:
             return
         if st is None:
             st = self.nodes[node] = NodeState()
+        if synced and not busy and self._at_standstill(node, st):
+            st.parked = True
         last = self._last_sync[node]
         if st.blocked_until > last:
             when = st.blocked_until
@@ -207,6 +215,14 @@ class EvictionManager:
             return
         now = self.clock.now()
         st.timer, self._last_sync[node] = None, now
+        if st.parked:
+            # The same signals as the last tick: it only observes the conditions met once more.
+            # The next tick is as _schedule would set it (one interval on, a daemon), so timers
+            # keep the order they had.
+            st.last_observed.update(dict.fromkeys(st.conditions, now))
+            st.timer = self.clock.call_at(now + MONITORING_INTERVAL, lambda: self._synchronize(node), daemon=True,
+                                          rank=LATE)
+            return
         obs = self.observations(node)
         met = self._met(obs, st)
         st.first_observed = {t: st.first_observed.get(t, now) for t in met}
@@ -217,7 +233,17 @@ class EvictionManager:
         if not self._evict_over_limit(node, st) and st.thresholds_met:
             threshold = by_eviction_priority(st.thresholds_met)[0]
             self._evict_one(node, st, threshold, obs[threshold.signal])
-        self._schedule(node)
+        self._schedule(node, synced=True)
+
+    def _at_standstill(self, node: str, st: NodeState) -> bool:
+        """Whether the next tick, seeing the same signals, would do exactly what this one did,
+        which (the node not being busy) changed nothing: no eviction to wait for, every met
+        threshold past its grace period, and no condition reported only until its transition
+        period runs out. Then only a touch (usage, pods or capacity changed) can change that."""
+        if st.blocked_until > self.clock.now() or not st.thresholds_met:
+            return False
+        met = self._met(self.observations(node), st)
+        return met == st.thresholds_met and st.conditions == conditions_of(met)
 
     def _storage_limit_message(self, node: str, pod: PodUsage) -> str | None:
         """localStorageEviction: why a pod using more ephemeral storage than its limits allow must go
