@@ -12,7 +12,7 @@ import copy
 import functools
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -336,7 +336,15 @@ def default_normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
     return MAX_NODE_SCORE - out if reverse else out
 
 
-def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Status | None,
+def distinct_statuses(statuses: Mapping[str, Status]) -> list[tuple[Status, int]]:
+    """Each distinct Status with how many nodes failed with it (nodes failing alike share one)."""
+    if isinstance(statuses, NodeStatuses):
+        return statuses.counts()
+    shared = Counter(map(id, statuses.values()))
+    return [(st, shared[i]) for i, st in {id(st): st for st in statuses.values()}.items()]
+
+
+def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], absent: Status | None,
                       prefilter_msg: str | None, postfilter_msg: str | None) -> str:
     """FitError.Error(): reasons counted over nodes, "<count> <reason>" sorted as strings."""
     msg = f"0/{num_nodes} nodes are available:"
@@ -344,11 +352,9 @@ def fit_error_message(num_nodes: int, statuses: dict[str, Status], absent: Statu
         msg += f" {prefilter_msg}."
     else:
         counts: dict[str, int] = {}
-        # Nodes failing alike share one Status object: count the objects, then their reasons.
-        shared = Counter(map(id, statuses.values()))
-        for status in {id(st): st for st in statuses.values()}.values():
+        for status, nodes in distinct_statuses(statuses):
             for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + shared[id(status)]
+                counts[reason] = counts.get(reason, 0) + nodes
         if absent is not None and len(statuses) < num_nodes:
             for reason in absent.reasons:
                 counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
@@ -372,13 +378,96 @@ def _pick(nodes: list[NodeInfo], positions: np.ndarray, start: int) -> list[Node
     return [nodes[i] for i in positions.tolist()]
 
 
+class NodeStatuses(Mapping[str, Status]):
+    """Each filtered-out node's first failing Status, in the order they were found.
+
+    A pod that fits nowhere fails on every node, nearly all alike (nodes failing alike share one
+    Status): the verdicts are kept as node positions with indices into the distinct Statuses, so
+    that counting reasons, finding the rejecting plugins and the nodes preemption might help cost
+    per distinct Status, not per node. The name -> Status dict is built only when something asks
+    for single nodes (decision records, a nominated node)."""
+
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self.nodes = nodes  # what the positions index
+        self.distinct: list[Status] = []
+        self._index: dict[int, int] = {}  # id(status) -> its index in `distinct`
+        self._positions: list[np.ndarray] = []
+        self._which: list[np.ndarray] = []
+        self._count = 0
+        self._extra: dict[str, Status] = {}  # added by name, after the rest
+        self._dict: dict[str, Status] | None = None
+
+    def intern(self, status: Status) -> int:
+        i = self._index.get(id(status))
+        if i is None:
+            i = self._index[id(status)] = len(self.distinct)
+            self.distinct.append(status)
+        return i
+
+    def add_many(self, positions: np.ndarray, which: np.ndarray) -> None:
+        """The nodes at `positions` failed with `distinct[which]`."""
+        if len(positions):
+            self._positions.append(positions)
+            self._which.append(which)
+            self._count += len(positions)
+            self._dict = None
+
+    def __setitem__(self, name: str, status: Status) -> None:
+        self.intern(status)
+        self._extra[name] = status
+        self._dict = None
+
+    def counts(self) -> list[tuple[Status, int]]:
+        """Each distinct Status with how many nodes failed with it."""
+        per = np.bincount(np.concatenate(self._which), minlength=len(self.distinct)).tolist() if self._which \
+            else [0] * len(self.distinct)
+        for st in self._extra.values():
+            per[self._index[id(st)]] += 1
+        return [(st, n) for st, n in zip(self.distinct, per, strict=True) if n]
+
+    def which_at(self) -> np.ndarray:
+        """Per position in `nodes`, the index of its Status in `distinct` (-1: not filtered out)."""
+        out = np.full(len(self.nodes), -1, dtype=np.int64)
+        for positions, which in zip(self._positions, self._which, strict=True):
+            out[positions] = which
+        if self._extra:
+            at = {ni.name: i for i, ni in enumerate(self.nodes)}
+            for name, st in self._extra.items():
+                if name in at:
+                    out[at[name]] = self._index[id(st)]
+        return out
+
+    def _as_dict(self) -> dict[str, Status]:
+        if self._dict is None:
+            nodes, distinct = self.nodes, self.distinct
+            self._dict = {nodes[i].name: distinct[k] for positions, which in zip(self._positions, self._which,
+                                                                                    strict=True)
+                          for i, k in zip(positions.tolist(), which.tolist(), strict=True)}
+            self._dict.update(self._extra)
+        return self._dict
+
+    def __getitem__(self, name: str) -> Status:
+        return self._as_dict()[name]
+
+    def get(self, name: Any, default: Any = None) -> Any:
+        if name is None or name in self._extra:
+            return self._extra.get(name, default)
+        return self._as_dict().get(name, default) if self._count else default
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._as_dict())
+
+    def __len__(self) -> int:
+        return self._count + len(self._extra)
+
+
 @dataclass
 class FilterOutcome:
     """Result of the filter phase over the nodes processed in iteration order."""
 
+    statuses: NodeStatuses  # failing node -> first failing status
     feasible: list[NodeInfo] = field(default_factory=list)
     positions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # into the node list
-    statuses: dict[str, Status] = field(default_factory=dict)  # failing node -> first failing status
     processed: int = 0
 
 
@@ -469,9 +558,10 @@ class Profile:
         return self.filter_node(state, pod, node)
 
     def _filter_chain(self, filters: list[Any], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                      chunk: np.ndarray, mask: np.ndarray, slots: np.ndarray, table: Any) -> dict[int, Status]:
-        """Run the filters over `chunk[mask]`; failing offsets are cleared in `mask` and returned."""
-        fail: dict[int, Status] = {}
+                      chunk: np.ndarray, mask: np.ndarray, slots: np.ndarray, table: Any,
+                      statuses: NodeStatuses, failed: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """Run the filters over `chunk[mask]`; failing offsets are cleared in `mask` and appended to
+        `failed` with their Statuses' indices in `statuses`, in the order they failed."""
         live = np.flatnonzero(mask)
         positions = chunk[live]
         node_slots = slots[positions]
@@ -481,25 +571,27 @@ class Profile:
             codes = pl.filter_many(state, pod, nodes, positions, node_slots, table)
             if codes is None:
                 codes = np.zeros(len(live), dtype=bool)
+                offsets, which = [], []
                 for k, (j, i) in enumerate(zip(live.tolist(), positions.tolist(), strict=True)):
                     st = pl.filter(state, pod, nodes[i])
                     if not st.ok:
-                        fail[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
+                        offsets.append(j)
+                        which.append(statuses.intern(st if st.plugin else Status(st.code, st.reasons, pl.name)))
                         codes[k] = True
+                if offsets:
+                    failed.append((np.array(offsets, dtype=np.int64), np.array(which, dtype=np.int64)))
             else:
-                # A node that never fits fails on most nodes: each distinct code is decoded once.
+                # A pod that never fits fails on most nodes: each distinct code is decoded once.
                 bad = np.flatnonzero(codes)
-                decoded: dict[int, Status] = {}
-                for j, code in zip(live[bad].tolist(), codes[bad].tolist(), strict=True):
-                    st = decoded.get(code)
-                    if st is None:
-                        st = decoded[code] = pl.decode(state, code)
-                    fail[j] = st
+                if len(bad):
+                    distinct, inverse = np.unique(codes[bad], return_inverse=True)
+                    lookup = np.array([statuses.intern(pl.decode(state, code)) for code in distinct.tolist()],
+                                      dtype=np.int64)
+                    failed.append((live[bad], lookup[inverse]))
             kept = codes == 0
             if not kept.all():  # the next filters see only the nodes that passed this one
                 mask[live[~kept]] = False
                 live, positions, node_slots = live[kept], positions[kept], node_slots[kept]
-        return fail
 
     def _with_nominated_requests(self, table: NodeTable, nominated: dict[str, list[PodInfo]]) -> Any:
         """A view of `table` in which nominated pods' requests already count on their nodes."""
@@ -552,7 +644,7 @@ class Profile:
         with `nominated` pods are checked with them too, vectorised when every filter sees pods
         only through requests, else one by one.
         """
-        out = FilterOutcome()
+        out = FilterOutcome(NodeStatuses(nodes))
         n = len(nodes)
         filters = [pl for pl in self.at("filter") if pl.name not in state.skip_filter]
         vectorised = all(pl.pods_via_requests for pl in filters)
@@ -573,25 +665,25 @@ class Profile:
             chunk = (start + pos + np.arange(size)) % n  # positions in `nodes`
             alive = np.ones(size, dtype=bool)  # passed every filter so far
             check = np.ones(size, dtype=bool)  # still to run through the plain filters
-            fail: dict[int, Status] = {}  # chunk offset -> status
+            failed: list[tuple[np.ndarray, np.ndarray]] = []  # (chunk offsets, statuses' indices)
             if has_nominated is not None or nominated:
                 special = has_nominated[slots[chunk]] if has_nominated is not None else np.isin(slots[chunk], nom_slots)
                 if adjusted is not None:
                     mask = special.copy()
-                    fail.update(self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, adjusted))
-                    failed = special & ~mask
-                    alive &= ~failed
-                    check &= ~failed
+                    self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, adjusted, out.statuses, failed)
+                    rejected = special & ~mask
+                    alive &= ~rejected
+                    check &= ~rejected
                 else:
                     check &= ~special
                     for j in np.flatnonzero(special).tolist():
                         node = nodes[int(chunk[j])]
                         st = self.filter_with_nominated(state, pod, node, nominated[node.name])
                         if not st.ok:
-                            fail[j] = st
+                            failed.append((np.array([j]), np.array([out.statuses.intern(st)])))
                             alive[j] = False
             mask = check.copy()
-            fail.update(self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, table))
+            self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, table, out.statuses, failed)
             alive &= ~(check & ~mask)
             ok = np.flatnonzero(alive)
             cut = size
@@ -601,11 +693,9 @@ class Profile:
                 cancelled = True
             found.append(chunk[ok])
             num_found += len(ok)
-            if fail:
-                walked = chunk.tolist()
-                for j, st in fail.items():
-                    if j < cut:
-                        out.statuses[nodes[walked[j]].name] = st
+            for offsets, which in failed:
+                within = offsets < cut
+                out.statuses.add_many(chunk[offsets[within]], which[within])
             pos += cut
         out.positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
         out.feasible = _pick(nodes, out.positions, start)

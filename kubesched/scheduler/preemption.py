@@ -18,7 +18,13 @@ import numpy as np
 
 from kubesched.api.objects import Obj, parse_time, set_condition
 from kubesched.api.selectors import LabelSelector, SelectorError
-from kubesched.scheduler.framework import CycleState, PostFilterResult, Profile, fit_error_message
+from kubesched.scheduler.framework import (
+    CycleState,
+    NodeStatuses,
+    PostFilterResult,
+    Profile,
+    fit_error_message,
+)
 from kubesched.scheduler.types import PODS, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 if TYPE_CHECKING:
@@ -586,6 +592,11 @@ class Evaluator:
                    ) -> tuple[list[NodeInfo], np.ndarray]:
         """nodesWherePreemptionMightHelp: the nodes the filters rejected as resolvable, in order,
         and their slots. Nodes failing alike share a Status, so each distinct one is read once."""
+        if isinstance(statuses, NodeStatuses) and statuses.nodes is nodes:
+            which = statuses.which_at()
+            hopeless = [i for i, st in enumerate(statuses.distinct) if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
+            keep = np.flatnonzero((which >= 0) & ~np.isin(which, hopeless))
+            return [nodes[i] for i in keep.tolist()], slots[keep]
         if self._names[0] is not nodes:
             self._names = (nodes, [ni.name for ni in nodes])
         found = list(map(statuses.get, self._names[1]))

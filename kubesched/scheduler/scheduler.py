@@ -304,7 +304,7 @@ class Scheduler:
             rec.not_checked = len(nodes) - outcome.processed
             rec.skipped = sorted(state.skip_filter)
         if not outcome.feasible:
-            for st in {id(st): st for st in outcome.statuses.values()}.values():  # nodes failing alike share one
+            for st, _ in outcome.statuses.counts():
                 if st.rejected and st.plugin:
                     rejectors.add(st.plugin)
             return self._fit_failure(profile, state, pod, rec, num_all, outcome.statuses, absent, None, rejectors)
