@@ -65,6 +65,12 @@ class Placement:
         # pod uid -> (its resourceVersion, its replacement as the scheduler sees it): every pass
         # asks about the same pods again, and a replacement depends on nothing but its pod.
         self._replacements: dict[str, tuple[str, PodInfo]] = {}
+        # pod uid -> (its resourceVersion, what the filters can see of its replacement)
+        self._signatures: dict[str, tuple[str | None, str]] = {}
+        # nodeFit's answers while the cache stands: (what the filters see, id(node set)) -> (the
+        # set, kept referenced so its id is not reused; the feasible node found)
+        self._fits: dict[tuple[str, int], tuple[frozenset[str] | set[str] | None, str]] = {}
+        self._fits_generation = -1
 
     def start(self) -> None:
         for node in self.store.list("Node"):
@@ -86,6 +92,7 @@ class Placement:
         node = (pod.get("spec") or {}).get("nodeName")
         if ev.type == DELETED:
             self._replacements.pop(uid, None)
+            self._signatures.pop(uid, None)
         if ev.type == DELETED or is_terminal(pod) or not node:
             self.cache.remove_pod(uid)
         else:
@@ -198,7 +205,7 @@ class Placement:
         if not score and outcome.feasible:
             self._last_fit = int(outcome.positions[0])
         if not outcome.feasible:
-            first = next(iter(outcome.statuses.values()), None)
+            first = outcome.statuses.first()
             return Verdict({}, None, first.message() if first is not None else "no node fits")
         if not score or not profile.at("score"):
             return Verdict({outcome.feasible[0].name: 0}, outcome.feasible[0].name)
@@ -211,8 +218,37 @@ class Placement:
         return Verdict(scores, best)
 
     def fits_elsewhere(self, pod: Obj, nodes: frozenset[str] | set[str] | None = None) -> bool:
-        """PodFitsAnyOtherNode, judged by the scheduler's filters (and this pass's reservations)."""
-        return self.verdict(pod, nodes, exclude=pod["spec"].get("nodeName"), score=False).best is not None
+        """PodFitsAnyOtherNode, judged by the scheduler's filters (and this pass's reservations).
+
+        A pass asks it for every pod of every node, and the pods of one controller look alike to
+        the filters: while the cache is unchanged, a feasible node found for one of them is
+        feasible for any other that does not run there (the cluster the filters see is the same;
+        only which node is excluded differs), so it is asked once per kind of pod."""
+        if self._fits_generation != self.cache.generation:
+            self._fits.clear()
+            self._fits_generation = self.cache.generation
+        exclude = pod["spec"].get("nodeName")
+        key = (self._signature(pod), id(nodes))
+        known = self._fits.get(key)
+        if known is not None and known[0] is nodes and known[1] != exclude:
+            return True
+        best = self.verdict(pod, nodes, exclude=exclude, score=False).best
+        if best is not None:
+            self._fits[key] = (nodes, best)
+        return best is not None
+
+    def _signature(self, pod: Obj) -> str:
+        """Everything of `pod` the filters can read of its replacement (not its name, uid or node)."""
+        meta = pod["metadata"]
+        uid, version = meta.get("uid", ""), meta.get("resourceVersion")
+        known = self._signatures.get(uid)
+        if known is not None and version is not None and known[0] == version:
+            return known[1]
+        spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
+        signature = repr((meta.get("namespace"), meta.get("labels"), meta.get("annotations"),
+                          meta.get("ownerReferences"), spec))
+        self._signatures[uid] = (version, signature)
+        return signature
 
     def scores_with_current(self, pod: Obj, nodes: frozenset[str] | set[str] | None = None,
                             score: bool = True) -> Verdict:

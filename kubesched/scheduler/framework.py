@@ -425,6 +425,12 @@ class NodeStatuses(Mapping[str, Status]):
             per[self._index[id(st)]] += 1
         return [(st, n) for st, n in zip(self.distinct, per, strict=True) if n]
 
+    def first(self) -> Status | None:
+        """The Status of the first node filtered out."""
+        if self._which:
+            return self.distinct[int(self._which[0][0])]
+        return next(iter(self._extra.values()), None)
+
     def which_at(self) -> np.ndarray:
         """Per position in `nodes`, the index of its Status in `distinct` (-1: not filtered out)."""
         out = np.full(len(self.nodes), -1, dtype=np.int64)
