@@ -40,7 +40,7 @@ from kubesched.scheduler.framework import (
     PreScorePlugin,
     ScorePlugin,
 )
-from kubesched.scheduler.types import PODS, SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 NAME = "PodTopologySpread"
 REASON = "node(s) didn't match pod topology spread constraints"
@@ -94,7 +94,7 @@ class _Counts:
     """Matching pods per slot for one (namespace, selector), right as of cache generation `gen`."""
 
     gen: int
-    pods: np.ndarray  # the cache's per-slot pod counts at `gen`: how later changes are located
+    seen: int  # how far into the index's log of touched nodes it is up to date
     counts: np.ndarray
 
 
@@ -102,11 +102,9 @@ class _SlotIndex:
     """Derived per-slot arrays, refreshed lazily from the cache.
 
     Node arrays are rebuilt when the cache's ordered node list is a new object (the cache makes a
-    new one on every node add, update or removal). A count array is patched in place when the
-    slots whose pod count differs from its snapshot are exactly as many as the cache generations
-    since then: every pod add/remove bumps the generation once and changes one slot's count, so
-    those slots are then all that changed; anything else (a pod re-added with new labels, a node
-    swap) fails that test and recounts everything.
+    new one on every node add, update or removal). A count array is patched in place: the cache
+    tells the index every node whose pods or labels changed, and only those are recounted (all of
+    them when a node was removed, or when the log of touched nodes was emptied meanwhile).
     """
 
     def __init__(self, cache: Cache) -> None:
@@ -117,6 +115,18 @@ class _SlotIndex:
         self.live = np.zeros(0, dtype=bool)
         self._domains: dict[str, _Domains] = {}
         self._counts: OrderedDict[tuple[str, str], _Counts] = OrderedDict()
+        # The slots of the nodes the cache changed, in order (-1: a node removed, whose slot may
+        # be reused: every count recounts), and how many older entries were dropped.
+        self._touched: list[int] = []
+        self._dropped = 0
+        cache.listeners.append(self._touch)
+
+    def _touch(self, name: str) -> None:
+        if len(self._touched) > max(4 * self.size, 4096):  # bounded: a rare full recount instead
+            self._dropped += len(self._touched)
+            self._touched.clear()
+        ni = self.cache.nodes.get(name)
+        self._touched.append(ni.slot if ni is not None else -1)
 
     def sync(self) -> None:
         nodes, slots = self.cache.ordered()
@@ -146,24 +156,24 @@ class _SlotIndex:
         """Per slot: pods in `namespace`, not terminating, matching `c.selector` (countPodsMatchSelector)."""
         if c.selector.is_empty:  # upstream counts nothing for an empty selector
             return np.zeros(self.size, dtype=np.int64)
-        table = self.cache.table
-        pods = table.req[:, table.columns[PODS]]
         gen = self.cache.generation
+        logged = self._dropped + len(self._touched)
         ck = (namespace, c.key)
         entry = self._counts.get(ck)
         if entry is not None and len(entry.counts) == self.size:
             self._counts.move_to_end(ck)
             if entry.gen == gen:
                 return entry.counts
-            changed = np.flatnonzero(pods != entry.pods)
-            if len(changed) == gen - entry.gen:
-                for s in changed.tolist():
-                    entry.counts[s] = _count(self.slot_nodes[s], namespace, c.selector)
-                entry.pods, entry.gen = pods.copy(), gen
-                return entry.counts
+            if entry.seen >= self._dropped:
+                changed = set(self._touched[entry.seen - self._dropped:])
+                if -1 not in changed:
+                    for s in changed:
+                        entry.counts[s] = _count(self.slot_nodes[s], namespace, c.selector)
+                    entry.gen, entry.seen = gen, logged
+                    return entry.counts
         counts = np.fromiter((_count(ni, namespace, c.selector) for ni in self.slot_nodes),
                              dtype=np.int64, count=self.size)
-        self._counts[ck] = _Counts(gen, pods.copy(), counts)
+        self._counts[ck] = _Counts(gen, logged, counts)
         self._counts.move_to_end(ck)
         while len(self._counts) > _MAX_SELECTORS:
             self._counts.popitem(last=False)
