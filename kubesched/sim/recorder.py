@@ -126,6 +126,8 @@ class Recorder:
         # Preemptions whose preemptor is named by the scheduler's Event, recorded just after the
         # victim's deletion began: victim uid -> (removal, its pod's controller).
         self._awaiting: dict[str, tuple[Disruption, Obj | None]] = {}
+        self._first_eviction: dict[str, str] = {}  # pod uid -> requester of its first accepted eviction
+        self._evictions_read = 0
 
     def start(self, api: APIServer, clock: VirtualClock,
               pressure_eviction: Callable[[str], PressureEviction | None]) -> None:
@@ -207,15 +209,22 @@ class Recorder:
         cond = get_condition(pod, "DisruptionTarget")
         cause = REMOVAL_REASONS.get(cond.get("reason", ""), "Deleted") if cond else "Deleted"
         if cause == "EvictionAPI":
-            uid = pod["metadata"].get("uid")
-            # The first accepted eviction started the termination; later ones found it terminating.
-            requester = next((e["requester"] for e in self.api.evictions
-                              if e.get("uid") == uid and e["code"] == 200), "")
+            requester = self._evicted_by(pod["metadata"].get("uid", ""))
             if requester.startswith("drain/"):
                 return "Drained"
             if requester == DESCHEDULER_REQUESTER:
                 return "Descheduled"
         return cause
+
+    def _evicted_by(self, uid: str) -> str:
+        """Who asked for the first accepted eviction of the pod (it started the termination; later
+        ones found it terminating). The API's log of Eviction requests is read once, as it grows."""
+        log = self.api.evictions
+        for e in log[self._evictions_read:]:
+            if e["code"] == 200 and e.get("uid"):
+                self._first_eviction.setdefault(e["uid"], e["requester"])
+        self._evictions_read = len(log)
+        return self._first_eviction.get(uid, "")
 
     def _track_disruption(self, ev: WatchEvent) -> None:
         """Record a pod's removal once, when it begins: graceful termination starting, the pod
