@@ -39,6 +39,9 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         preferred = added.get("preferredDuringSchedulingIgnoredDuringExecution")
         self.added_required = NodeSelector.compile(required) if required else None
         self.added_preferred = PreferredSchedulingTerms.compile(preferred) if preferred else None
+        # label keys -> (the node list it was built for, kept referenced; per position the class
+        # of nodes alike in those labels; a node of each class)
+        self._classes: dict[tuple[str, ...], tuple[Sequence[NodeInfo], np.ndarray, list[NodeInfo]]] = {}
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
@@ -75,8 +78,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray | None:
         """A node's verdict depends only on its values of the labels the selectors name (unless a
-        term names nodes): nodes alike in those are matched once, so a pod that fits nowhere
-        costs a dictionary lookup per node rather than a selector match."""
+        term names nodes): each class of nodes alike in those is matched once, so a pod costs one
+        selector match per class (a GPU model), not per node."""
         keys: set[str] | None = set()
         for selector in (self.added_required, pod.required_affinity):
             if selector is not None and keys is not None:
@@ -84,19 +87,37 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
                 keys = None if more is None else keys | more
         if keys is None:
             return None
-        names = tuple(sorted(keys))
-        verdicts: dict[tuple[str | None, ...], int] = {}
-        codes = []
-        for i in positions.tolist():
-            node = nodes[i]
+        classes, representatives = self._alike(tuple(sorted(keys)), nodes)
+        of = classes[positions]
+        lut = np.zeros(len(representatives), dtype=np.int64)
+        for c in np.unique(of).tolist():
+            status = self.filter(state, pod, representatives[c])
+            lut[c] = 0 if status.ok else 1 if status is self._enforced else 2
+        return lut[of]
+
+    def _alike(self, names: tuple[str, ...], nodes: Sequence[NodeInfo]) -> tuple[np.ndarray, list[NodeInfo]]:
+        """Per position in `nodes`, which class of nodes alike in the labels `names` it is in, and
+        a node of each class. Kept while the node list stands: the cache hands out a new list
+        whenever a node is added, removed or relabelled, and pods asking about the same labels
+        (a GPU model, a zone) share it."""
+        known = self._classes.get(names)
+        if known is not None and known[0] is nodes:
+            return known[1], known[2]
+        ids: dict[tuple[str, ...], int] = {}
+        representatives: list[NodeInfo] = []
+        classes = np.empty(len(nodes), dtype=np.int64)
+        for i, node in enumerate(nodes):
             labels = node.labels
             seen = tuple([labels.get(name, _ABSENT) for name in names])
-            code = verdicts.get(seen)
-            if code is None:
-                status = self.filter(state, pod, node)
-                code = verdicts[seen] = 0 if status.ok else 1 if status is self._enforced else 2
-            codes.append(code)
-        return np.array(codes, dtype=np.int64)
+            c = ids.get(seen)
+            if c is None:
+                c = ids[seen] = len(representatives)
+                representatives.append(node)
+            classes[i] = c
+        if len(self._classes) > 64:
+            self._classes.clear()
+        self._classes[names] = (nodes, classes, representatives)
+        return classes, representatives
 
     def decode(self, state: CycleState, code: int) -> Status:
         return self._enforced if code == 1 else self._status
