@@ -17,8 +17,9 @@ import pytest
 import yaml
 from rich.console import Console
 
+from kubesched.api.quantity import format_memory as memory
 from kubesched.sim.recorder import PodHistory, Recorder
-from kubesched.sim.results import memory, render_table, to_json
+from kubesched.sim.results import render_table, to_json
 from kubesched.sim.runner import SimResult, load, simulate
 from kubesched.sim.summary import pending_reasons, summarize
 

@@ -174,6 +174,16 @@ def format_amount(name: str, amount: int) -> str:
     return str(amount)
 
 
+def format_memory(amount: int) -> str:
+    """Bytes for people, in binary units as `kubectl top` shows them: Gi to two decimals from 1Gi,
+    else whole Mi (or Ki)."""
+    if amount >= 1 << 30:
+        return f"{amount / (1 << 30):.2f}".rstrip("0").rstrip(".") + "Gi"
+    if amount >= 1 << 20:
+        return f"{round(amount / (1 << 20))}Mi"
+    return f"{round(amount / 1024)}Ki" if amount >= 1024 else str(amount)
+
+
 # --- printing as Quantity.String() does -----------------------------------------------------------
 
 _BINARY = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")

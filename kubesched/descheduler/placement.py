@@ -62,11 +62,10 @@ class Placement:
                                           dict[str, int]]] = {}
         # ((id(node set), excluded node), the selection without it)
         self._without: tuple[tuple[int, str], list[NodeInfo], np.ndarray] | None = None
-        # pod uid -> (its resourceVersion, its replacement as the scheduler sees it): every pass
-        # asks about the same pods again, and a replacement depends on nothing but its pod.
-        self._replacements: dict[str, tuple[str, PodInfo]] = {}
-        # pod uid -> (its resourceVersion, what the filters can see of its replacement)
-        self._signatures: dict[str, tuple[str | None, str]] = {}
+        # pod uid -> (its resourceVersion, its replacement as the scheduler sees it, and what the
+        # filters can read of it): every pass asks about the same pods again, and a replacement
+        # depends on nothing but its pod.
+        self._replacements: dict[str, tuple[str, PodInfo, str]] = {}
         # nodeFit's answers while the cache stands: (what the filters see, id(node set)) -> (the
         # set, kept referenced so its id is not reused; the feasible node found)
         self._fits: dict[tuple[str, int], tuple[frozenset[str] | set[str] | None, str]] = {}
@@ -92,7 +91,6 @@ class Placement:
         node = (pod.get("spec") or {}).get("nodeName")
         if ev.type == DELETED:
             self._replacements.pop(uid, None)
-            self._signatures.pop(uid, None)
         if ev.type == DELETED or is_terminal(pod) or not node:
             self.cache.remove_pod(uid)
         else:
@@ -142,16 +140,21 @@ class Placement:
         copy["status"] = {"phase": "Pending"}
         return copy
 
-    def _replacement_info(self, pod: Obj) -> PodInfo:
+    def _replacement_info(self, pod: Obj) -> tuple[PodInfo, str]:
+        """The replacement of `pod` as the scheduler sees it, and its signature: everything of it
+        the filters can read (not its name, uid or node), equal for the pods of one controller."""
         meta = pod["metadata"]
         uid, version = meta.get("uid", ""), meta.get("resourceVersion")
         known = self._replacements.get(uid)
         if known is not None and version is not None and known[0] == version:
-            return known[1]
+            return known[1], known[2]
         info = PodInfo.of(self._replacement(pod))
+        spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
+        signature = repr((meta.get("namespace"), meta.get("labels"), meta.get("annotations"),
+                          meta.get("ownerReferences"), spec))
         if version is not None:
-            self._replacements[uid] = (version, info)
-        return info
+            self._replacements[uid] = (version, info, signature)
+        return info, signature
 
     def _candidates(self, nodes: frozenset[str] | set[str] | None, exclude: str | None
                     ) -> tuple[list[NodeInfo], np.ndarray]:
@@ -187,7 +190,7 @@ class Placement:
         profile = self.profiles.get(name)
         if profile is None:
             return Verdict({}, None, f'no scheduler serves schedulerName "{name}"')
-        info = self._replacement_info(pod)
+        info, _ = self._replacement_info(pod)
         candidates, slots = self._candidates(nodes, exclude)
         if not candidates:
             return Verdict({}, None, "no other node")
@@ -228,7 +231,7 @@ class Placement:
             self._fits.clear()
             self._fits_generation = self.cache.generation
         exclude = pod["spec"].get("nodeName")
-        key = (self._signature(pod), id(nodes))
+        key = (self._replacement_info(pod)[1], id(nodes))
         known = self._fits.get(key)
         if known is not None and known[0] is nodes and known[1] != exclude:
             return True
@@ -236,19 +239,6 @@ class Placement:
         if best is not None:
             self._fits[key] = (nodes, best)
         return best is not None
-
-    def _signature(self, pod: Obj) -> str:
-        """Everything of `pod` the filters can read of its replacement (not its name, uid or node)."""
-        meta = pod["metadata"]
-        uid, version = meta.get("uid", ""), meta.get("resourceVersion")
-        known = self._signatures.get(uid)
-        if known is not None and version is not None and known[0] == version:
-            return known[1]
-        spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
-        signature = repr((meta.get("namespace"), meta.get("labels"), meta.get("annotations"),
-                          meta.get("ownerReferences"), spec))
-        self._signatures[uid] = (version, signature)
-        return signature
 
     def scores_with_current(self, pod: Obj, nodes: frozenset[str] | set[str] | None = None,
                             score: bool = True) -> Verdict:

@@ -34,7 +34,7 @@ from rich.table import Table
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import controller_of, get_condition
-from kubesched.api.quantity import format_amount, resource_amount
+from kubesched.api.quantity import format_amount, format_memory, resource_amount
 from kubesched.api.resources import pod_requests
 from kubesched.commandline import bad_input_exits, option, results_only, warn
 
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 BASE_RESOURCES = ("cpu", "memory")
 # Allocatable entries that are not room for requests worth measuring here.
 _NOT_MEASURED = {"pods", "ephemeral-storage"}
-GIB, MIB = 1 << 30, 1 << 20
 
 
 @dataclass
@@ -301,7 +300,7 @@ def human(name: str, quantity: str) -> str:
     if name == "cpu":
         return f"{round(amount / 1000, 2):g}"
     if name == "memory":
-        return f"{round(amount / GIB, 1):g}Gi" if amount >= GIB else f"{round(amount / MIB):g}Mi"
+        return format_memory(amount)
     return quantity
 
 

@@ -20,6 +20,7 @@ from kubesched.api.objects import Obj, get_condition
 from kubesched.sim import report_plots as plots
 from kubesched.sim import timeline as tl
 from kubesched.sim.results import decision_records, preemptions
+from kubesched.sim.summary import pod_class
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -68,9 +69,8 @@ class RunView:
         view = cls(label, result, end, end if end > 0 else 1.0, nodes, spans, requested, allocatable, resources,
                    windows, tl.pending_over_time(windows), preemptions(cluster))
         for h in recorder.pods.values():
-            spec = h.obj.get("spec") or {}
-            name, value = spec.get("priorityClassName"), spec.get("priority") or 0
-            view.classes[tl.pod_key(h.obj)] = f"{name} ({value})" if name else f"priority {value}"
+            name, value = pod_class(h.obj)
+            view.classes[tl.pod_key(h.obj)] = name if name == f"priority {value}" else f"{name} ({value})"
         return view
 
 

@@ -17,7 +17,7 @@ from rich.table import Table
 from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import get_condition
-from kubesched.api.quantity import format_amount
+from kubesched.api.quantity import format_amount, format_memory
 from kubesched.descheduler.descheduler import PassRecord
 from kubesched.descheduler.framework import EvictionAttempt
 from kubesched.runtime.cluster import Cluster
@@ -28,24 +28,14 @@ from kubesched.sim.runner import SimResult
 
 SHOWN_RESOURCES = ("cpu", "memory", "pods")
 LISTED = 100  # rows per listing in the table; the JSON has them all
-_GI, _MI = 1 << 30, 1 << 20
 
 
 def _resources(amounts: dict[str, int], names: list[str]) -> dict[str, str]:
     return {n: format_amount(n, amounts.get(n, 0)) for n in names}
 
 
-def memory(amount: int) -> str:
-    """Bytes in binary units as `kubectl top` reads: Gi to two decimals from 1Gi, else whole Mi (Ki)."""
-    if amount >= _GI:
-        return f"{amount / _GI:.2f}".rstrip("0").rstrip(".") + "Gi"
-    if amount >= _MI:
-        return f"{round(amount / _MI)}Mi"
-    return f"{round(amount / 1024)}Ki" if amount >= 1024 else str(amount)
-
-
 def shown_amount(name: str, amount: int) -> str:
-    return memory(amount) if name == "memory" else format_amount(name, amount)
+    return format_memory(amount) if name == "memory" else format_amount(name, amount)
 
 
 def percent(ratio: float) -> str:

@@ -118,8 +118,7 @@ def pod_classes(pods: Iterable[PodHistory]) -> dict[str, tuple[str, int]]:
     """namespace/name -> class, for records that name pods by key (the latest pod of a name wins)."""
     out = {}
     for h in pods:
-        meta = h.obj["metadata"]
-        out[f"{meta.get('namespace', 'default')}/{meta['name']}"] = pod_class(h.obj)
+        out[tl.pod_key(h.obj)] = pod_class(h.obj)
     return out
 
 
@@ -145,8 +144,7 @@ def pending_times(recorder: Recorder) -> list[dict[str, Any]]:
         if h.bound_at is None:
             unbound[cls] += 1
             continue
-        meta = h.obj["metadata"]
-        if h.bound_at in scheduled.get(f"Pod/{meta.get('namespace', 'default')}/{meta['name']}", ()):
+        if h.bound_at in scheduled.get(f"Pod/{tl.pod_key(h.obj)}", ()):
             waits[cls].append(h.bound_at - h.created_at)
     rows = []
     for cls in sorted(set(waits) | set(unbound), key=lambda c: (-c[1], c[0])):
@@ -177,8 +175,7 @@ def pending_reasons(recorder: Recorder, examples: int = 3) -> list[dict[str, Any
             group = groups[template] = [0, [], [(c, c) for c in counts]]
         group[0] += 1
         if len(group[1]) < examples:
-            meta = h.obj["metadata"]
-            group[1].append(f"{meta.get('namespace', 'default')}/{meta['name']}")
+            group[1].append(tl.pod_key(h.obj))
         group[2] = [(min(lo, c), max(hi, c)) for (lo, hi), c in zip(group[2], counts, strict=True)]
     out = []
     for template, (pods, keys, ranges) in sorted(groups.items(), key=lambda g: -g[1][0]):
