@@ -94,12 +94,14 @@ class APIServer:
     # ---- writes ----------------------------------------------------------------------------
 
     def create(self, obj: Obj, warn: Callable[[str], None] | None = None, existing: bool = False,
-               dry_run: bool = False) -> Obj:
+               dry_run: bool = False, validated: bool = False) -> Obj:
         """Admit and store a copy of `obj`; raises an APIError subclass when refused. `warn`
         makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running.
         `existing` is for an object the exported cluster holds already: it was admitted when it
         was made, so LimitRanger and ResourceQuota leave it as it is (the quota controller counts it).
-        `dry_run` (dryRun=All) defaults, validates and admits, but neither charges quota nor stores."""
+        `dry_run` (dryRun=All) defaults, validates and admits, but neither charges quota nor stores.
+        `validated`: the input's checks (sim.validation, a superset of this server's) passed it
+        already, so validating it again before admission would only repeat them."""
         obj = deep_copy(obj)
         kind = obj.get("kind")
         if not kind:
@@ -114,11 +116,15 @@ class APIServer:
         if kind == "Job":  # its generated selector names the uid, so the uid comes first
             meta["uid"] = meta.get("uid") or self._new_uid()
             admission.default_job(obj)
+            validated = False  # defaulted since
         if kind in STORAGE_KINDS:
             default_storage(obj, self.store)
+            validated = False
         elif kind == "LimitRange":
             limitranger.default_limit_range(obj)
-        self._validate(obj)
+            validated = False
+        if not validated:
+            self._validate(obj)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
             obj["status"] = {}  # status is its controller's to write (PrepareForCreate)
         if kind == "Pod":

@@ -16,22 +16,27 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 REACT, SCHEDULE, LATE = 0, 1, 2
 
 
-@dataclass(order=True)
 class Timer:
     """A scheduled callback; `cancel()` makes it a no-op without touching the heap."""
 
-    when: float
-    rank: int  # REACT, SCHEDULE or LATE: the order among callbacks due at the same instant
-    seq: int
-    fn: Callable[[], None] = field(compare=False)
-    daemon: bool = field(default=False, compare=False)
-    cancelled: bool = field(default=False, compare=False)
-    owner: VirtualClock | None = field(default=None, compare=False, repr=False)
+    __slots__ = ("when", "rank", "seq", "fn", "daemon", "cancelled", "owner")
+
+    def __init__(self, when: float, rank: int, seq: int, fn: Callable[[], None], daemon: bool = False,
+                 owner: VirtualClock | None = None) -> None:
+        self.when = when
+        self.rank = rank  # REACT, SCHEDULE or LATE: the order among callbacks due at the same instant
+        self.seq = seq
+        self.fn = fn
+        self.daemon = daemon
+        self.cancelled = False
+        self.owner = owner
+
+    def __repr__(self) -> str:
+        return f"Timer(when={self.when}, rank={self.rank}, seq={self.seq}, cancelled={self.cancelled})"
 
     def cancel(self) -> None:
         if not self.cancelled:
@@ -45,7 +50,8 @@ class VirtualClock:
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = start
-        self._heap: list[Timer] = []
+        # (when, rank, seq, timer): tuples, so that the heap compares them in C
+        self._heap: list[tuple[float, int, int, Timer]] = []
         self._seq = itertools.count()
         self._live = 0  # pending non-daemon timers
         self._stopped = False
@@ -57,7 +63,7 @@ class VirtualClock:
         """Schedule `fn`; a daemon timer (periodic housekeeping) alone does not keep a run going;
         `rank` orders it among the callbacks due at the same instant."""
         timer = Timer(max(when, self._now), rank, next(self._seq), fn, daemon, owner=self)
-        heapq.heappush(self._heap, timer)
+        heapq.heappush(self._heap, (timer.when, rank, timer.seq, timer))
         if not daemon:
             self._live += 1
         return timer
@@ -69,9 +75,9 @@ class VirtualClock:
         return self.call_at(self._now, fn, rank=rank)
 
     def next_time(self) -> float | None:
-        while self._heap and self._heap[0].cancelled:
+        while self._heap and self._heap[0][3].cancelled:
             heapq.heappop(self._heap)
-        return self._heap[0].when if self._heap else None
+        return self._heap[0][0] if self._heap else None
 
     def stop(self) -> None:
         """End `run` after the current callback (a run found to be going round in circles)."""
@@ -89,7 +95,7 @@ class VirtualClock:
             count += 1
             if progress is not None and count % 50_000 == 0:
                 progress(self._now)
-            timer = heap[0]
+            timer = heap[0][3]
             if until is not None and timer.when > until and not timer.cancelled:
                 self._now = until
                 return

@@ -86,7 +86,7 @@ def _apply(cluster: Cluster, recorder: Recorder, action: TimedAction) -> None:
     target = f"{kind}/{ns}/{body.get('name')}"
     try:
         if action.action == "create":
-            cluster.create(body)
+            cluster.create(body, validated=True)
         elif action.action == "delete":
             cluster.api.delete(kind, ns, body["name"], propagation_policy=body.get("propagationPolicy"))
         elif action.action == "patch":
@@ -125,9 +125,9 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluste
     clock = cluster.clock
     for at, obj in scenario.objects:
         if at <= 0:
-            cluster.restore(obj)
+            cluster.restore(obj, validated=True)
         else:
-            clock.call_at(at, lambda obj=obj: cluster.create(obj))
+            clock.call_at(at, lambda obj=obj: cluster.create(obj, validated=True))
     recorder.check_snapshot()
     for action in scenario.actions:
         clock.call_at(action.at, lambda a=action: _apply(cluster, recorder, a))
