@@ -1,4 +1,4 @@
-"""Which fields the built-in kinds have, read from the official Kubernetes client's generated models.
+"""Which fields the built-in kinds have, from the official Kubernetes client's generated models.
 
 kube-apiserver knows every field of every kind and warns about the others (`kubectl apply` prints
 `Warning: unknown field "spec.nodeSelecter"`; with strict field validation it refuses them).
@@ -6,16 +6,19 @@ kubesched keeps objects in their JSON form, so without this a misspelt field wou
 silently and the simulation would quietly differ from the cluster. The `kubernetes` package's
 models (`V1Pod.openapi_types` / `attribute_map`) are generated from the same OpenAPI schema.
 
-Importing them costs about 0.3 s (the package and the ~180 model modules the kinds below reach),
-so each model is imported on first use only, and reduced once to a plain {JSON field: type} table.
+Importing those models costs about 0.3 s on every run, a tenth of reading a large input, so their
+fields are kept in `fields.json`, a table of {model: {JSON field: type}} written from the client
+by `python -m kubesched.api.fieldschema` (a test checks that it matches the installed client).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Iterator
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from kubesched.api.kinds import model_name
@@ -55,12 +58,33 @@ TIME_MSG = "must be an RFC 3339 time, e.g. 2026-01-01T00:00:00Z"
 _Path = tuple[Any, str | int] | None
 
 
-def _parse(type_text: str, models: Any) -> _Type:
+TABLE = Path(__file__).with_name("fields.json")
+
+
+@cache
+def _table() -> dict[str, dict[str, str]]:
+    """{model: {JSON field: the client's type text}}, as written by `client_table`."""
+    return json.loads(TABLE.read_text())
+
+
+def client_table() -> dict[str, dict[str, str]]:
+    """The table, read from the installed client's models (slow: it imports all of them)."""
+    from kubernetes.client import models
+
+    table = {}
+    for name in sorted(n for n in dir(models) if n[:1].isupper()):
+        cls = getattr(models, name)
+        if hasattr(cls, "openapi_types"):
+            table[name] = {cls.attribute_map[attr]: text for attr, text in cls.openapi_types.items()}
+    return table
+
+
+def _parse(type_text: str) -> _Type:
     if m := _LIST.fullmatch(type_text):
-        return "list", _parse(m.group(1), models)
+        return "list", _parse(m.group(1))
     if m := _MAP.fullmatch(type_text):
-        return "map", _parse(m.group(1) or m.group(2), models)
-    if type_text[:1].isupper() and hasattr(models, type_text):
+        return "map", _parse(m.group(1) or m.group(2))
+    if type_text[:1].isupper() and type_text in _table():
         return "model", type_text
     return "scalar", type_text if type_text in _SCALARS else "object"
 
@@ -68,10 +92,7 @@ def _parse(type_text: str, models: Any) -> _Type:
 @cache
 def _fields(model: str) -> dict[str, _Type]:
     """{JSON field: type} of one model."""
-    from kubernetes.client import models  # lazily: see the module docstring
-
-    cls = getattr(models, model)
-    return {cls.attribute_map[attr]: _parse(text, models) for attr, text in cls.openapi_types.items()}
+    return {field: _parse(text) for field, text in _table()[model].items()}
 
 
 def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[str, str | None]]:
@@ -95,10 +116,8 @@ def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[st
 @cache
 def _model_of(api_version: str, kind: str) -> str | None:
     """The client's model for a kind kubesched only stores (a Service, a Job...), if it has one."""
-    from kubernetes.client import models  # lazily: see the module docstring
-
     name = model_name(api_version, kind)
-    return name if hasattr(models, name) else None
+    return name if name in _table() else None
 
 
 def decode_model(model: str, value: Any, path: str = "", many: bool = False) -> list[tuple[str, str | None]]:
@@ -227,3 +246,8 @@ def _render(path: _Path) -> str:
     for key in reversed(keys):
         text = f"{text}[{key}]" if isinstance(key, int) else f"{text}.{key}" if text else key
     return text
+
+
+if __name__ == "__main__":
+    TABLE.write_text(json.dumps(client_table(), indent=0, sort_keys=True) + "\n")
+    sys.stdout.write(f"wrote {TABLE}\n")

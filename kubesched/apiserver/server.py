@@ -26,6 +26,7 @@ from kubesched.api.objects import (
     set_condition,
 )
 from kubesched.api.qos import qos_class
+from kubesched.api.restmapping import qualified_resource
 from kubesched.api.validation import object_problems
 from kubesched.apiserver import admission, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
@@ -85,7 +86,7 @@ class APIServer:
     def get(self, kind: str, namespace: str, name: str) -> Obj:
         obj = self.store.get(kind, namespace if namespaced(kind) else "", name)
         if obj is None:
-            raise NotFoundError(f'{kind.lower()}s "{name}" not found')
+            raise NotFoundError(f'{qualified_resource(kind)} "{name}" not found')
         return obj
 
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:

@@ -15,13 +15,13 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from kubesched.api.restmapping import RESOURCES, Resource
 from kubesched.live.connection import Connection
 from kubesched.live.informer import Informer
 from kubesched.live.mirror import MirrorStore
 from kubesched.live.remoteapi import RemoteAPI
 from kubesched.runtime.clock import REACT, Timer, VirtualClock
 from kubesched.runtime.realtime import RealtimeDriver
-from kubesched.server.resources import RESOURCES, Resource
 
 log = logging.getLogger("kubesched.live")
 

@@ -14,9 +14,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from kubesched.api.restmapping import Resource
 from kubesched.apiserver.errors import APIError
 from kubesched.live.connection import Connection, Unreachable
-from kubesched.server.resources import Resource
 
 log = logging.getLogger("kubesched.live")
 WATCH_TIMEOUT = 300  # seconds a watch request lasts before it is renewed (client-go: 5-10 min)

@@ -17,11 +17,11 @@ from typing import Any
 from urllib.parse import quote
 
 from kubesched.api.objects import deep_copy, format_time, namespaced, parse_time
+from kubesched.api.restmapping import Resource, of_stored
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.live.connection import Connection
 from kubesched.live.informer import collection_path
 from kubesched.live.mirror import MirrorStore
-from kubesched.server.resources import RESOURCES, Resource
 from kubesched.store.base import DELETED, MODIFIED
 
 Obj = dict[str, Any]
@@ -32,7 +32,9 @@ ACTIONS = {"Scheduled": "Binding", "FailedScheduling": "Scheduling", "Preempted"
 
 
 def _resource(kind: str) -> Resource:
-    return next(r for r in RESOURCES if r.kind == kind and r.stored and not r.stored_as)
+    resource = of_stored(kind)
+    assert resource is not None, kind
+    return resource
 
 
 def merge_diff(old: Any, new: Any) -> Any:
@@ -72,7 +74,7 @@ class RemoteAPI:
     def get(self, kind: str, namespace: str, name: str) -> Obj:
         obj = self.store.get(kind, namespace if namespaced(kind) else "", name)
         if obj is None:
-            raise NotFoundError(f'{_resource(kind).plural} "{name}" not found')
+            raise NotFoundError(f'{_resource(kind).qualified} "{name}" not found')
         return obj
 
     def list(self, kind: str, namespace: str | None = None) -> list[Obj]:

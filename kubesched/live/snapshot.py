@@ -31,9 +31,9 @@ import yaml
 from kubesched.api.kinds import SIMULATED
 from kubesched.api.loader import SNAPSHOT_TIME
 from kubesched.api.objects import format_time, parse_time
+from kubesched.api.restmapping import RESOURCES
 from kubesched.apiserver.errors import APIError, TooManyRequests
 from kubesched.live.connection import Connection, Unreachable
-from kubesched.server.resources import RESOURCES
 from kubesched.sim.scenario import CREATE_ORDER
 
 PAGE = 500  # items per list request, as kubectl's --chunk-size

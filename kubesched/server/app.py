@@ -18,11 +18,11 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.duration import parse_duration
+from kubesched.api.restmapping import lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
 from kubesched.server.engine import Engine
-from kubesched.server.resources import lookup
 from kubesched.server.rest import Request
 from kubesched.server.watch import Watch
 

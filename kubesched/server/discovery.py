@@ -15,7 +15,7 @@ import platform
 import re
 from typing import Any
 
-from kubesched.server.resources import GROUPS, RESOURCES, Resource, in_group_version
+from kubesched.api.restmapping import GROUPS, RESOURCES, Resource, in_group_version
 from kubesched.server.schema import KUBERNETES_VERSION
 
 # The subresources `serve` has: the kind each one answers with ((group, version, kind), None when it

@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.api.fieldschema import decode
 from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
+from kubesched.api.restmapping import RESOURCES
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubelet.nodestatus import NodeStatusReporter
@@ -25,7 +26,6 @@ from kubesched.runtime.cluster import Cluster
 from kubesched.runtime.realtime import RealtimeDriver
 from kubesched.server import openapi
 from kubesched.server.metrics import Metrics
-from kubesched.server.resources import RESOURCES
 from kubesched.server.rest import INITIAL_NAMESPACES, Rest
 from kubesched.sim.runner import check_config, load
 from kubesched.store.base import Store

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from kubesched.api.restmapping import AGGREGATED_GROUPS, Resource, in_group_version
 from kubesched.server.discovery import GROUPS, SUBRESOURCES, versions
-from kubesched.server.resources import AGGREGATED_GROUPS, Resource, in_group_version
 from kubesched.server.schema import KUBERNETES_VERSION, definition_name, definitions
 
 _REF = "#/components/schemas/"

@@ -17,6 +17,7 @@ import yaml
 
 from kubesched.api.fieldschema import decode
 from kubesched.api.objects import deep_copy, parse_time
+from kubesched.api.restmapping import Resource, for_kind
 from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.server import events as events_view
@@ -24,7 +25,6 @@ from kubesched.server import managedfields
 from kubesched.server import patch as patches
 from kubesched.server import status as st
 from kubesched.server.metrics import Metrics
-from kubesched.server.resources import Resource, for_kind
 from kubesched.server.selection import (
     EVENTS_V1_FIELDS,
     Selection,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.restmapping import Resource
 from kubesched.apiserver.errors import APIError
-from kubesched.server.resources import Resource
 
 
 def status(code: int, reason: str, message: str, *, details: dict[str, Any] | None = None) -> dict[str, Any]:

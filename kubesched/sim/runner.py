@@ -14,6 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
+from kubesched.api.objects import namespaced, ref
 from kubesched.apiserver.errors import APIError
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
@@ -83,7 +84,7 @@ def _apply(cluster: Cluster, recorder: Recorder, action: TimedAction) -> None:
     body = action.body
     kind = body.get("kind", "Pod")
     ns = body.get("namespace", "default")
-    target = f"{kind}/{ns}/{body.get('name')}"
+    target = ref({"kind": kind, "metadata": {"namespace": ns if namespaced(kind) else None, "name": body.get("name")}})
     try:
         if action.action == "create":
             cluster.create(body, validated=True)

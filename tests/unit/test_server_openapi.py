@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from kubesched.api.restmapping import AGGREGATED_GROUPS, GROUPS, RESOURCES, Resource
 from kubesched.server import discovery, openapi
-from kubesched.server.resources import AGGREGATED_GROUPS, GROUPS, RESOURCES, Resource
 
 # metrics.k8s.io is an aggregated API upstream: discovery lists it, kube-apiserver's OpenAPI does not.
 DOCUMENTED = [r for r in RESOURCES if r.group not in AGGREGATED_GROUPS]

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from kubesched.api.restmapping import RESOURCES
 from kubesched.apiserver.errors import BadRequest, UnsupportedMediaType
 from kubesched.server import schema
 from kubesched.server.protobuf import decode_body
 from kubesched.server.protobuf_schema import KINDS, MESSAGES
-from kubesched.server.resources import RESOURCES
 
 # ---- a test-side encoder driven by the table --------------------------------------------------------
 

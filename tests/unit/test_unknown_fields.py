@@ -4,11 +4,13 @@ built-in kinds, what kubesched ignores of a component configuration, and the API
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from kubesched.api import fieldschema
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import load_paths
 from kubesched.cli import main
@@ -345,3 +347,10 @@ def test_strict_makes_warnings_errors() -> None:
     assert strict.exit_code == 2 and strict.stdout == ""
     assert strict.stderr.splitlines() == ['pods.yaml doc 2: unknown field "spec.nodeSelecter"',
                                           'pods.yaml doc 2: unknown field "spec.containers[0].resource"']
+
+
+def test_field_table_is_the_installed_clients() -> None:
+    """The fields kubesched knows are read from a table written from the client's models (importing
+    them costs every run 0.3 s): a client upgrade that adds a field must regenerate it
+    (`python -m kubesched.api.fieldschema`), or the new field would be warned about as unknown."""
+    assert json.loads(fieldschema.TABLE.read_text()) == fieldschema.client_table()

@@ -1,4 +1,5 @@
-"""The REST resources `serve` has: what discovery lists, what URLs route to, what OpenAPI describes.
+"""The REST resources kubesched's API has: what `serve`'s discovery lists, what URLs route to,
+what OpenAPI describes, and how the API names a resource in its messages.
 
 Each entry is what `kubectl api-resources` prints for it on a v1.35 cluster: plural, singular,
 short names, whether it is namespaced, its kind and group/version, and its subresources.
@@ -47,6 +48,11 @@ class Resource:
     @property
     def store_kind(self) -> str:
         return self.stored_as or self.kind
+
+    @property
+    def qualified(self) -> str:
+        """How kube-apiserver names the resource in errors: `pods`, `deployments.apps`."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
 def _r(kind: str, group: str, version: str, plural: str, **kw: object) -> Resource:
@@ -153,3 +159,20 @@ def for_kind(api_version: str, kind: str) -> Resource | None:
 
 def in_group_version(group: str, version: str) -> list[Resource]:
     return [r for r in RESOURCES if r.group == group and r.version == version]
+
+
+@cache
+def _by_store_kind() -> dict[str, Resource]:
+    return {r.kind: r for r in RESOURCES if r.stored and not r.stored_as}
+
+
+def of_stored(kind: str) -> Resource | None:
+    """The resource whose objects the store keeps under `kind` (its own, not another API's view)."""
+    return _by_store_kind().get(kind)
+
+
+def qualified_resource(kind: str) -> str:
+    """`qualified` of the resource storing `kind`; a kind the API does not serve (a custom
+    resource kept from an export) is named by its lower-cased plural."""
+    resource = of_stored(kind)
+    return resource.qualified if resource is not None else f"{kind.lower()}s"
