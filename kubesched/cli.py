@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from typing import TYPE_CHECKING
@@ -16,7 +17,32 @@ if TYPE_CHECKING:
     from kubesched.sim.scenario import Scenario
 
 
-@click.group()
+# Commands whose modules (the HTTP server, the Kubernetes client, trace readers) are imported
+# only when they run, so that `simulate` does not pay for them: command -> (module, attribute).
+LAZY_COMMANDS = {
+    "serve": ("kubesched.server.command", "serve"),
+    "advance": ("kubesched.server.command", "advance"),
+    "snapshot": ("kubesched.live.snapshot", "snapshot"),
+    "scheduler": ("kubesched.live.scheduler", "scheduler"),
+    "descheduler": ("kubesched.live.descheduler", "descheduler"),
+    "trace": ("kubesched.trace.command", "trace"),
+    "compare": ("kubesched.sim.compare", "command"),
+    "capacity": ("kubesched.sim.capacity_command", "capacity"),
+}
+
+
+class _Commands(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_COMMANDS:
+            module, attribute = LAZY_COMMANDS[name]
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="kubesched")
 def main() -> None:
     """kubesched: the Kubernetes scheduling system, simulated."""
@@ -124,23 +150,6 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
     else:
         click.echo(yaml.safe_dump(result.to_json(), sort_keys=False))
 
-
-def _server_commands() -> None:
-    """`serve` and `advance` live with the server, `snapshot` and `scheduler` with live mode;
-    their heavy imports wait until they run."""
-    from kubesched.live.descheduler import descheduler
-    from kubesched.live.scheduler import scheduler
-    from kubesched.live.snapshot import snapshot
-    from kubesched.server.command import advance, serve
-    from kubesched.sim.capacity_command import capacity
-    from kubesched.sim.compare import command as compare
-    from kubesched.trace.command import trace
-
-    for command in (serve, advance, snapshot, scheduler, descheduler, trace, compare, capacity):
-        main.add_command(command)
-
-
-_server_commands()
 
 if __name__ == "__main__":
     main()
