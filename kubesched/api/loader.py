@@ -81,6 +81,7 @@ class _FastLoader(_Loader):
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
         self._plain_tags: dict[str, str] = {}
+        self.depth = 0  # of the last document, counted as it was built
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         # Without path resolvers a plain scalar's tag depends on its text alone: remember it.
@@ -97,7 +98,9 @@ class _FastLoader(_Loader):
 
     def construct_document(self, node: yaml.Node) -> Any:
         data = self._value(node)
+        self.depth = 0  # levels of mappings and lists: each round below fills one
         while self.state_generators:
+            self.depth += 1
             pending, self.state_generators = self.state_generators, []
             for item in pending:
                 if type(item) is tuple:
@@ -247,14 +250,16 @@ def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) 
         problems.append(Problem(path, None, "", f"cannot read: {e.strerror or e}"))
         return
     if path.endswith(".json"):
-        docs = _json_documents(path, data, problems)
+        docs = []
+        for doc, value in _json_documents(path, data, problems):
+            if _deeper_than(value, MAX_DEPTH):
+                problems.append(Problem(path, doc, "", f"nested more than {MAX_DEPTH} levels deep"))
+            else:
+                docs.append((doc, value))
     else:
         docs = _yaml_documents(path, data, problems)
     for doc, value in docs:
-        if _deeper_than(value, MAX_DEPTH):
-            problems.append(Problem(path, doc, "", f"nested more than {MAX_DEPTH} levels deep"))
-        else:
-            _add_document(path, doc, value, objects, problems)
+        _add_document(path, doc, value, objects, problems)
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
@@ -284,14 +289,27 @@ def _json_documents(path: str, data: bytes, problems: list[Problem]) -> list[tup
 
 
 def _yaml_documents(path: str, data: bytes, problems: list[Problem]) -> list[tuple[int, Any]]:
+    """The documents, numbered from 1. One nested too deeply is found by the loader, which counted
+    its levels while building it; JSON documents are walked again for that (`_deeper_than`)."""
     docs: list[tuple[int, Any]] = []
+    too_deep: list[Problem] = []
+    built = 0
+    loader = _FastLoader(data)
     try:
-        for value in yaml.load_all(data, Loader=_FastLoader):
-            docs.append((len(docs) + 1, value))
+        while loader.check_data():
+            value = loader.get_data()
+            built += 1
+            if loader.depth > MAX_DEPTH:
+                too_deep.append(Problem(path, built, "", f"nested more than {MAX_DEPTH} levels deep"))
+            else:
+                docs.append((built, value))
     except yaml.YAMLError as e:
-        problems.append(Problem(path, len(docs) + 1, "", _yaml_message(e)))
+        problems.append(Problem(path, built + 1, "", _yaml_message(e)))
     except RecursionError:
-        problems.append(Problem(path, len(docs) + 1, "", "nested too deeply"))
+        problems.append(Problem(path, built + 1, "", "nested too deeply"))
+    finally:
+        loader.dispose()
+    problems.extend(too_deep)
     if b"*" not in data:  # no aliases: every mapping and list is already its own
         return docs
     unshared = []

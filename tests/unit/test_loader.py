@@ -219,12 +219,15 @@ def test_self_containing_alias_and_alias_bombs_are_refused() -> None:
     write("bomb.yaml", "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n" + levels)
     write("deep.yaml", "a: &x " + "[" * 150 + "]" * 150 + "\nb: *x\n")
     write("deep.json", '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    assert problems(["cycle.yaml", "bomb.yaml", "deep.yaml", "deep.json"]) == [
+    write("deeper.yaml", "a: 1\n---\nb: " + "[" * 100 + "]" * 100 + "\n---\nc: " + "[" * 99 + "]" * 99 + "\n")
+    assert problems(["cycle.yaml", "bomb.yaml", "deep.yaml", "deep.json", "deeper.yaml"]) == [
         "cycle.yaml doc 1: a YAML alias refers to a mapping or list that contains it",
         "bomb.yaml doc 1: YAML aliases expand to more than 1000000 values",
         "deep.yaml doc 1: nested more than 100 levels deep",
         "deep.json doc 1: nested too deeply",
+        "deeper.yaml doc 2: nested more than 100 levels deep",
     ]
+    assert [lo.doc for lo in loader.collect_paths(["deeper.yaml"])[0]] == [1, 3]  # 99 levels and a root: 100
 
 
 @settings(max_examples=300, deadline=None)
