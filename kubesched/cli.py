@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -11,7 +10,7 @@ import click
 import yaml
 from rich.console import Console
 
-from kubesched.commandline import bad_input_exits, option, results_only, warn
+from kubesched.commandline import bad_input_exits, echo_json, option, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.sim.scenario import Scenario
@@ -111,7 +110,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
     else:
         data = to_json(result, keys or None)
         if output == "json":
-            click.echo(json.dumps(data, indent=2))
+            echo_json(data)
         else:
             click.echo(yaml.safe_dump(data, sort_keys=False))
     sys.exit(0 if result.ok else 1)
@@ -146,7 +145,7 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
     if output == "table":
         render_plan(result, Console())
     elif output == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+        echo_json(result.to_json())
     else:
         click.echo(yaml.safe_dump(result.to_json(), sort_keys=False))
 

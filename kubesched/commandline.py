@@ -1,11 +1,12 @@
-"""What every `kubesched` command does with bad input and warnings, so that they all answer alike:
-each problem on a line of its own on stderr and exit code 2 (never a traceback), each warning
-prefixed `warning:`."""
+"""What every `kubesched` command does with bad input, warnings and JSON output, so that they all
+answer alike: each problem on a line of its own on stderr and exit code 2 (never a traceback),
+each warning prefixed `warning:`."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
@@ -52,3 +53,10 @@ def results_only() -> None:
     that a caller in the same process (a test) gets its garbage collected as usual."""
     gc.freeze()
     click.get_current_context().call_on_close(gc.unfreeze)
+
+
+def echo_json(data: Any) -> None:
+    """`data` as indented JSON on stdout, written as it is encoded: the whole text of a large run's
+    results (and the encoder's pieces of it, several times its size) is never held at once."""
+    json.dump(data, sys.stdout, indent=2)
+    sys.stdout.write("\n")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -10,7 +9,7 @@ import yaml
 from rich.console import Console
 
 from kubesched.api.errors import InputError, Problem
-from kubesched.commandline import fail, results_only, warn
+from kubesched.commandline import echo_json, fail, results_only, warn
 
 
 @click.command()
@@ -74,7 +73,7 @@ def capacity(paths: tuple[str, ...], pods: tuple[str, ...], preempt: bool, max_c
     if output == "table":
         render_table(result, Console(width=None if sys.stdout.isatty() else 1 << 20))  # piped: names whole
     elif output == "json":
-        click.echo(json.dumps(to_json(result), indent=2))
+        echo_json(to_json(result))
     else:
         click.echo(yaml.safe_dump(to_json(result), sort_keys=False))
     if report:

@@ -36,7 +36,7 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import controller_of, get_condition
 from kubesched.api.quantity import format_amount, format_memory, resource_amount
 from kubesched.api.resources import pod_requests
-from kubesched.commandline import bad_input_exits, option, results_only, warn
+from kubesched.commandline import bad_input_exits, echo_json, option, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.api.loader import LoadedObject
@@ -396,7 +396,7 @@ def command(paths: tuple[str, ...], configs: tuple[str, ...], output: str, repor
         warn(run.result.recorder.warnings, f"{run.label}: ")
     data = compare(runs)
     if output == "json":
-        click.echo(json.dumps(data, indent=2))
+        echo_json(data)
     else:
         console = Console(width=None if sys.stdout.isatty() else 1 << 20)  # piped: a row per line, names whole
         console.print(f"[bold]Compared[/bold] {len(runs)} configurations on {' '.join(paths)}: "
