@@ -12,7 +12,8 @@ import copy
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from itertools import compress
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -222,6 +223,17 @@ class Candidate:
     victims: list[PodInfo]  # most important first
     num_pdb_violations: int
     violations: dict[str, list[str]] = field(default_factory=dict)  # victim uid -> budgets it violates
+    # pick_one_node's criteria values by position in CRITERIA, filled in as they are needed; kept
+    # with a candidate reused across attempts only while they cannot change (see the Evaluator).
+    scores: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, node: str, victims: list[PodInfo], violations: dict[str, list[str]]) -> Candidate:
+        """From the node's victims and the budgets each of its potential victims would violate."""
+        if not violations:
+            return cls(node, victims, 0, {})
+        mine = {v.uid: violations[v.uid] for v in victims if v.uid in violations}
+        return cls(node, victims, len(mine), mine)
 
 
 CRITERIA: list[tuple[str, Callable[[Candidate, float], float]]] = [
@@ -242,8 +254,13 @@ def pick_one_node(candidates: Sequence[Candidate], now: float) -> tuple[Candidat
     if len(candidates) == 1:
         return candidates[0], "only candidate"
     remaining = list(candidates)
-    for name, score in CRITERIA:
-        values = [score(c, now) for c in remaining]
+    for i, (name, score) in enumerate(CRITERIA):
+        values = []
+        for c in remaining:
+            value = c.scores.get(i)
+            if value is None:
+                value = c.scores[i] = score(c, now)
+            values.append(value)
         best = max(values)
         remaining = [c for c, v in zip(remaining, values, strict=True) if v == best]
         if len(remaining) == 1:
@@ -301,6 +318,17 @@ class _BelowRows:
             self.inexact[ni.slot] = big
 
 
+class ReprieveOrder(NamedTuple):
+    """A node's potential victims in the order they are offered back, as the batched dry run
+    needs them, with the candidates already made from it (by which of them go)."""
+
+    order: list[PodInfo]
+    violations: dict[str, list[str]]  # pod uid -> budgets it would violate
+    keys: dict[str, tuple[int, float]] | None  # to re-sort the victims by; None: they stay in order
+    rows: np.ndarray  # the pods' requests as table rows, in order
+    made: dict[Any, Candidate]
+
+
 class LowerPriorityIndex:
     """What preemption could free on each node: per cache slot, the requests of the pods below a
     priority, for the few preemptor priorities asked about lately. Rows are redone only for the
@@ -311,15 +339,30 @@ class LowerPriorityIndex:
     def __init__(self, cache: Any) -> None:
         self.cache = cache
         self._rows: dict[int, _BelowRows] = {}  # least recently used first
-        # node -> priority -> the reprieve order of its pods below it, kept by the Evaluator
-        # until the node changes: (order, budgets violated, re-sort keys, columns, request rows).
-        self.orders: dict[str, dict[int, tuple[Any, ...]]] = {}
+        # priority -> node -> the reprieve order of the node's pods below it, kept by the Evaluator
+        # until the node changes (or the table's columns do: see `orders_for`).
+        self.orders: dict[int, dict[str, ReprieveOrder]] = {}
+        self._orders_columns: dict[str, int] = {}
         cache.listeners.append(self._touched)
 
     def _touched(self, name: str) -> None:
         for rows in self._rows.values():
             rows.dirty.add(name)
-        self.orders.pop(name, None)
+        for kept in self.orders.values():
+            kept.pop(name, None)
+
+    def orders_for(self, priority: int) -> dict[str, ReprieveOrder]:
+        """The orders kept for preemptors of `priority` (one of the KEEP asked about last), by
+        node; their request rows are in the table's current columns."""
+        columns = self.cache.table.columns
+        if columns != self._orders_columns:
+            self.orders.clear()
+            self._orders_columns = dict(columns)
+        kept = self.orders.pop(priority, None)
+        self.orders[priority] = kept = {} if kept is None else kept
+        while len(self.orders) > self.KEEP:
+            del self.orders[next(iter(self.orders))]
+        return kept
 
     def below(self, priority: int) -> _BelowRows:
         table = self.cache.table
@@ -359,7 +402,8 @@ class FixedVerdicts:
                         self.at[j] = i
                         self.statuses[j] = st if st.plugin else Status(st.code, st.reasons, pl.name)
                 continue
-            for code in np.unique(codes[codes != 0]).tolist():
+            rejecting = codes[codes != 0]
+            for code in (np.unique(rejecting).tolist() if len(rejecting) else ()):
                 if not pl.decode(state, code).ok:
                     hit = live[codes == code]
                     self.at[hit] = i
@@ -398,6 +442,19 @@ class Verdicts:
     slots: np.ndarray
     after: np.ndarray  # requested totals with the lower-priority pods gone
     nominated: np.ndarray  # the nominated pods' requests the pod must respect
+
+
+def _rows_view(table: Any, slots: np.ndarray) -> Any:
+    """A copy of the cache `table` holding, as its rows 0.., the rows of every per-slot array at
+    `slots` (repeats allowed), but for the requested totals, which the caller sets: filters judge
+    each row on its own, so what-ifs of the same nodes can be stacked and judged in one call
+    instead of one call (and one table copy) each."""
+    view = copy.copy(table)
+    size = table.req.shape[0]
+    for attr, value in vars(table).items():
+        if attr != "req" and isinstance(value, np.ndarray) and value.shape[:1] == (size,):
+            setattr(view, attr, value.take(slots, axis=0))
+    return view
 
 
 class Evaluator:
@@ -445,18 +502,29 @@ class Evaluator:
             self.handle.nominator.delta.follow(cache)
         below = self._below.below(pod.priority)
         pods_col = table.columns[PODS]
-        nominated = self.handle.nominator.relevant_requests(pod, table, cache.nodes)[slots]
-        after = table.req[slots] - below.sums[slots]
+        # take() gathers rows several times faster than fancy indexing does.
+        nominated = self.handle.nominator.relevant_requests(pod, table, cache.nodes).take(slots, axis=0)
+        after = table.req.take(slots, axis=0) - below.sums.take(slots, axis=0)
         has_nom = nominated[:, pods_col] > 0
         positions = np.arange(len(nodes))
 
-        def codes(rows: np.ndarray) -> list[np.ndarray] | None:
-            return self._dynamic_codes(state, pod, nodes, positions, slots, rows)
-
-        sets = [codes(after + nominated), codes(after), codes(nominated), codes(np.zeros_like(after))]
-        if any(s is None for s in sets):
+        # Four what-ifs per node, stacked: the node's lower-priority pods gone (after) or every pod
+        # gone (empty), without and with the nominated pods. Rows alike get the same codes, so
+        # with nominated pods is judged only where there are some (elsewhere their row is zeros).
+        n = len(nodes)
+        nom_at = np.flatnonzero(has_nom)
+        at = np.concatenate([positions, positions, nom_at, nom_at])
+        more = nominated.take(nom_at, axis=0)
+        stacked = self._dynamic_codes(state, pod, nodes, at, _rows_view(table, slots.take(at)),
+                                      np.concatenate([after, np.zeros_like(after), after.take(nom_at, axis=0) + more,
+                                                      more]))
+        if stacked is None:
             return None
-        with_nominated, alone, empty_with, empty_alone = sets
+        alone, empty_alone = [c[:n] for c in stacked], [c[n:2 * n] for c in stacked]
+        with_nominated, empty_with = [c[:n].copy() for c in stacked], [c[n:2 * n].copy() for c in stacked]
+        for c, with_them, empty_with_them in zip(stacked, with_nominated, empty_with, strict=True):
+            with_them[nom_at] = c[2 * n:2 * n + len(nom_at)]
+            empty_with_them[nom_at] = c[2 * n + len(nom_at):]
 
         def rejected(code_set: list[np.ndarray]) -> np.ndarray:
             bad = np.zeros(len(nodes), dtype=bool)
@@ -520,16 +588,15 @@ class Evaluator:
         return st if st.plugin else Status(st.code, st.reasons, pl.name)
 
     def _dynamic_codes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], positions: np.ndarray,
-                       slots: np.ndarray, rows: np.ndarray) -> list[np.ndarray] | None:
-        """Per filter reading requests, its codes for `nodes[positions]` (at `slots`) if their
-        requested totals were `rows`; None if one has no vectorised form."""
-        table = self.handle.cache.table
-        view = copy.copy(table)
-        view.req = table.req.copy()
-        view.req[slots] = rows
+                       view: Any, rows: np.ndarray) -> list[np.ndarray] | None:
+        """Per filter reading requests, its codes for `nodes[positions]` if their requested totals
+        were `rows`; None if one has no vectorised form. `view`: `_rows_view` of the nodes' slots,
+        so several what-ifs of one node (positions repeating) are judged in one call."""
+        view.req = rows
+        compact = np.arange(len(rows))
         out = []
         for _, pl in self.dynamic_at:
-            c = pl.filter_many(state, pod, nodes, positions, slots, view)
+            c = pl.filter_many(state, pod, nodes, positions, compact, view)
             if c is None:
                 return None
             out.append(np.asarray(c))
@@ -537,55 +604,72 @@ class Evaluator:
 
     def _select_victims_batch(self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], v: Verdicts,
                               js: list[int], budgets: list[Budget]
-                              ) -> list[tuple[list[PodInfo], dict[str, list[str]]]]:
+                              ) -> list[Candidate]:
         """The plugin's victim selection on nodes `potential[js]` (each fitting the pod once its
         lower-priority pods are gone, none inexact), run side by side: step k offers every node's
-        k-th pod back, and each node keeps it if the pod still fits there."""
+        k-th pod back, and each node keeps it if the pod still fits there. Returns each node's
+        Candidate, with no victims where none are needed."""
         plugin, table = self.plugin, self.handle.cache.table
         columns, pods_col = table.columns, table.columns[PODS]
         assert self._below is not None
-        kept_orders = self._below.orders
-        orders = []
-        for j in js:
-            name = potential[j].name
-            entry = kept_orders.get(name, {}).get(pod.priority) if not budgets else None
-            if entry is None or entry[3] != columns:
-                order, violations, keys = plugin.reprieve_order(plugin.lower_priority(pod, potential[j]), budgets)
-                entry = (order, violations, keys, dict(columns),
-                         np.stack([_requests_row(p, columns) for p in order]))
-                # Without budgets, and with every start time known, the order is the node's alone.
-                if not budgets and all(p.extra.get(START_KEY) is not None for p in order):
-                    kept_orders.setdefault(name, {})[pod.priority] = entry
-            orders.append(entry)
-        steps = max(len(entry[0]) for entry in orders)
+        nodes = list(map(potential.__getitem__, js))
+        # Without budgets, and with every start time known, a node's order is its own, and so are
+        # the candidates made from it (criteria included: none reads the clock); then it is kept.
+        kept = self._below.orders_for(pod.priority) if not budgets else {}
+        orders: list[ReprieveOrder | None] = list(map(kept.get, [ni.name for ni in nodes]))
+        for i in [i for i, o in enumerate(orders) if o is None]:
+            ni = nodes[i]
+            order, violations, keys = plugin.reprieve_order(plugin.lower_priority(pod, ni), budgets)
+            made = ReprieveOrder(order, violations, keys, np.stack([_requests_row(p, columns) for p in order]), {})
+            if not budgets and all(p.extra.get(START_KEY) is not None for p in order):
+                kept[ni.name] = made
+            orders[i] = made
+        ready = cast(list[ReprieveOrder], orders)
+        # offered[k, i]: node i's k-th pod's requests (zeros past its last), filled in one go.
+        counts = np.array([len(o.order) for o in ready], dtype=np.int64)
+        steps = int(counts.max())
         offered = np.zeros((steps, len(js), table.req.shape[1]), dtype=np.int64)
-        for i, entry in enumerate(orders):
-            offered[: len(entry[0]), i] = entry[4]
+        starts = np.cumsum(counts) - counts
+        total = int(counts.sum())
+        offered[np.arange(total) - np.repeat(starts, counts), np.repeat(np.arange(len(js)), counts)] = \
+            np.concatenate([o.rows for o in ready])
         at = np.array(js, dtype=np.int64)
         rows, nominated, slots = v.after[at], v.nominated[at], v.slots[at]
         has_nom = nominated[:, pods_col] > 0
-        nodes = [potential[j] for j in js]
         positions = np.arange(len(js))
-        kept = np.zeros((steps, len(js)), dtype=bool)
+        # Each step judges every node without its nominated pods and, where there are some, with
+        # them, in one call.
+        nom_at = np.flatnonzero(has_nom)
+        both = np.concatenate([positions, nom_at])
+        view = _rows_view(table, slots.take(both))
+        nominated_there = nominated.take(nom_at, axis=0)
+        gone = np.ones((steps, len(js)), dtype=bool)
         for k in range(steps):
             trial = rows + offered[k]
-            with_nominated = self._dynamic_codes(state, pod, nodes, positions, slots, trial + nominated)
-            alone = self._dynamic_codes(state, pod, nodes, positions, slots, trial)
-            assert with_nominated is not None and alone is not None  # as for the Verdicts
-            fits = np.ones(len(js), dtype=bool)
-            for c in with_nominated:
-                fits &= ~has_nom | (c == 0)
-            for c in alone:
+            codes = self._dynamic_codes(state, pod, nodes, both, view,
+                                        np.concatenate([trial, trial.take(nom_at, axis=0) + nominated_there]))
+            assert codes is not None  # as for the Verdicts
+            fits = np.ones(len(both), dtype=bool)
+            for c in codes:
                 fits &= c == 0
-            keep = fits & (offered[k, :, pods_col] > 0)
-            rows[keep] = trial[keep]
-            kept[k] = keep
+            fits[nom_at] &= fits[len(js):]
+            keep = fits[: len(js)] & (offered[k, :, pods_col] > 0)
+            np.copyto(rows, trial, where=keep[:, None])
+            gone[k] = ~keep
+        # Which of its pods each node lets go, as a bit set (a tuple when too many for one).
+        if steps < 63:
+            which: list[Any] = (((1 << np.arange(steps)) @ gone) & ((1 << counts) - 1)).tolist()
+        else:
+            which = [tuple(leave[:n]) for leave, n in zip(gone.T.tolist(), counts.tolist(), strict=True)]
         out = []
-        for i, (order, violations, keys, _, _) in enumerate(orders):
-            victims = [p for k, p in enumerate(order) if not kept[k, i]]
-            if keys is not None:
-                plugin.sort_victims(victims, keys)
-            out.append((victims, violations))
+        for i, (o, key, ni) in enumerate(zip(ready, which, nodes, strict=True)):
+            c = o.made.get(key)
+            if c is None:
+                victims = list(compress(o.order, gone[:, i].tolist()))
+                if o.keys is not None:
+                    plugin.sort_victims(victims, o.keys)
+                c = o.made[key] = Candidate.of(ni.name, victims, o.violations)
+            out.append(c)
         return out
 
     def _potential(self, nodes: list[NodeInfo], slots: np.ndarray, statuses: dict[str, Status]
@@ -596,7 +680,9 @@ class Evaluator:
             which = statuses.which_at()
             hopeless = [i for i, st in enumerate(statuses.distinct) if st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE]
             keep = np.flatnonzero((which >= 0) & ~np.isin(which, hopeless))
-            return [nodes[i] for i in keep.tolist()], slots[keep]
+            if len(keep) == len(nodes):  # every node (the usual case when preempting): no gather
+                return list(nodes), slots
+            return list(map(nodes.__getitem__, keep.tolist())), slots[keep]
         if self._names[0] is not nodes:
             self._names = (nodes, [ni.name for ni in nodes])
         found = list(map(statuses.get, self._names[1]))
@@ -618,7 +704,8 @@ class Evaluator:
         self.totals = totals_filters(profile, state)
         self.fixed = None
         nominated = pod.obj.get("status", {}).get("nominatedNodeName") or ""
-        ok, why = self.plugin.eligible(pod, statuses.get(nominated))
+        # Only a nominated node's status is read; looking one up may build the whole name map.
+        ok, why = self.plugin.eligible(pod, statuses.get(nominated) if nominated else None)
         if not ok:
             if record is not None:
                 record["eligible"] = False
@@ -676,8 +763,7 @@ class Evaluator:
             victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni, budgets,
                                                                              node_now)
             if status.ok and victims:
-                c = Candidate(ni.name, victims, sum(1 for v in victims if v.uid in violations),
-                              {v.uid: violations[v.uid] for v in victims if v.uid in violations})
+                c = Candidate.of(ni.name, victims, violations)
                 (violating if c.num_pdb_violations else clean).append(c)
                 if clean and len(clean) + len(violating) >= want:
                     break
@@ -704,19 +790,19 @@ class Evaluator:
         visit = (v.has_lower & v.fits & ~hopeless) | v.inexact
         last = n - 1  # scan index of the last node the walk reached
         walk = order[visit[order]].tolist()
+        any_inexact = bool(v.inexact.any())
         pos, done = 0, False
         while pos < len(walk) and not done:
             # Enough nodes side by side for the candidates still wanted (or a budget-clean one).
             chunk = walk[pos:pos + max(want - len(clean) - len(violating), 16)]
             pos += len(chunk)
-            side = [j for j in chunk if not v.inexact[j]]
+            side = [j for j in chunk if not v.inexact[j]] if any_inexact else chunk
             selected = dict(zip(side, self._select_victims_batch(state, pod, potential, v, side, budgets),
                                 strict=True)) if side else {}
             for j in chunk:
                 ni = potential[j]
                 if j in selected:
-                    victims, violations = selected[j]
-                    status = SUCCESS
+                    c, status = selected[j], SUCCESS
                 else:
                     node_now = self.what_if(profile, state, pod, ni)
                     hopeless[j] = node_now.hopeless()
@@ -724,9 +810,8 @@ class Evaluator:
                         continue
                     victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni,
                                                                                      budgets, node_now)
-                if status.ok and victims:
-                    c = Candidate(ni.name, victims, sum(1 for x in victims if x.uid in violations),
-                                  {x.uid: violations[x.uid] for x in victims if x.uid in violations})
+                    c = Candidate.of(ni.name, victims, violations)
+                if status.ok and c.victims:
                     (violating if c.num_pdb_violations else clean).append(c)
                     if clean and len(clean) + len(violating) >= want:
                         last, done = (j - offset) % n, True
