@@ -29,7 +29,7 @@ from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, APIServer
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.base import ADDED, DELETED, MODIFIED, WatchEvent
 
 Key = tuple[str, str, str]  # kind, namespace ("" for cluster-scoped), name
 UNOWNABLE = frozenset({"Event"})  # kinds that are never owners nor dependents worth following
@@ -72,8 +72,12 @@ class GarbageCollector:
             return
         obj, old = ev.obj, ev.old
         key = _key(obj)
-        before = _refs(old) if ev.type != "ADDED" else []
-        after = _refs(obj) if ev.type != DELETED else []
+        if ev.type == MODIFIED and old is not None \
+                and old["metadata"].get("ownerReferences") is obj["metadata"].get("ownerReferences"):
+            before = after = []  # the very same references (a status write): nothing to relink
+        else:
+            before = _refs(old) if ev.type != "ADDED" else []
+            after = _refs(obj) if ev.type != DELETED else []
         if before != after:
             for ref in before:
                 self._dependents.get(ref.get("uid", ""), {}).pop(key, None)

@@ -15,6 +15,8 @@ from kubesched.store.base import ADDED, DELETED, Store, WatchEvent
 
 
 def owners_to_sync(ev: WatchEvent, kind: str, store: Store) -> list[Obj]:
+    if not store.holds(kind):
+        return []  # every owner found below is one of the store's objects of `kind`
     pod, old = ev.obj, ev.old if ev.type != ADDED else None
     if ev.type == DELETED or is_terminating(pod):
         owners = [resolve(pod, kind, store)]

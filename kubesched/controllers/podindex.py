@@ -7,7 +7,7 @@ from __future__ import annotations
 import weakref
 
 from kubesched.api.objects import Obj, controller_of, is_terminal, is_terminating
-from kubesched.store.base import ADDED, DELETED, Store, WatchEvent
+from kubesched.store.base import ADDED, DELETED, MODIFIED, Store, WatchEvent
 
 
 class OwnerIndex:
@@ -20,10 +20,18 @@ class OwnerIndex:
             self._add(pod)
 
     def update(self, ev: WatchEvent) -> None:
-        if ev.old is not None and ev.type != ADDED:
-            self._remove(ev.old)
+        old, pod = ev.old, ev.obj
+        if ev.type == MODIFIED and old is not None \
+                and old["metadata"].get("ownerReferences") is pod["metadata"].get("ownerReferences"):
+            # The same owner references (a status write): the same bucket, found once.
+            bucket = self._bucket(pod)
+            bucket.pop(old["metadata"].get("uid", ""), None)
+            bucket[pod["metadata"].get("uid", "")] = pod
+            return
+        if old is not None and ev.type != ADDED:
+            self._remove(old)
         if ev.type != DELETED:
-            self._add(ev.obj)
+            self._add(pod)
 
     def owned(self, uid: str) -> list[Obj]:
         return list(self._by_owner.get(uid, {}).values())
@@ -94,7 +102,11 @@ class PodsByNode:
         self._store.watch(self._on_pod, {"Pod"})
 
     def _on_pod(self, ev: WatchEvent) -> None:
-        self._place(object_key(ev.obj), None if ev.type == DELETED else ev.obj["spec"].get("nodeName"))
+        meta = ev.obj["metadata"]
+        key = meta.get("namespace", "default"), meta["name"]  # object_key, inlined: this runs per pod write
+        node = None if ev.type == DELETED else ev.obj["spec"].get("nodeName")
+        if self._node_of.get(key) != node:  # most writes (status) leave a pod where it was
+            self._place(key, node)
 
     def _place(self, key: PodKey, node: str | None) -> None:
         old = self._node_of.get(key)

@@ -100,7 +100,12 @@ class TaintEvictionController:
             if (old.get("tolerations") or []) == (new.get("tolerations") or []) \
                     and old.get("nodeName") == new.get("nodeName"):
                 return
-        self._pod_queue.add(object_key(ev.obj))
+        key = object_key(ev.obj)
+        if not self._tainted and not self._node_queue.waiting() and key not in self._evictions:
+            # Its sync would find no tainted node and no eviction to cancel, and only a node sync,
+            # none of which can run before it, would give it either.
+            return
+        self._pod_queue.add(key)
 
     # ---- syncs --------------------------------------------------------------------------------
 

@@ -20,6 +20,10 @@ class WorkQueue:
             self._waiting.add(key)
             self._clock.call_soon(lambda: self._run(key))
 
+    def waiting(self) -> int:
+        """How many keys wait for their sync."""
+        return len(self._waiting)
+
     def add_after(self, key: Hashable, delay: float) -> None:
         """Requeue later (a recheck when something expires)."""
         self._clock.call_later(delay, lambda: self.add(key))

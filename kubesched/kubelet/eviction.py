@@ -162,11 +162,14 @@ class EvictionManager:
     # ---- the loop -----------------------------------------------------------------------------
 
     def _pending(self, node: str, st: NodeState) -> tuple[bool, bool]:
-        """(a sync is needed, it will change something): from the signals as they are now."""
+        """(a sync is needed, it will change something): from the signals as they are now; the
+        second only matters when the first holds."""
         obs = self.observations(node)
         met = self._met(obs, st)
         over_limit = any(self._storage_limit_message(node, p) for p in self.usage.on_node(node))
         need = bool(met or st.conditions or st.first_observed or st.thresholds_met or over_limit)
+        if not need:
+            return False, False
         busy = over_limit or conditions_of(met) != st.conditions or (
             bool(met) and any(not p.critical for p in self.usage.on_node(node)))
         return need, busy

@@ -134,6 +134,11 @@ class Store(ABC):
     def list(self, kind: str, namespace: str | None = None) -> Iterator[Obj]:
         """Objects of `kind` in creation order (an update keeps an object's place)."""
 
+    def holds(self, kind: str) -> bool:
+        """Whether any object of `kind` exists: lets a watcher that only acts on objects of a kind
+        ignore events at once in a cluster that has none."""
+        return next(self.list(kind), None) is not None
+
     @abstractmethod
     def kinds(self) -> list[str]:
         """The kinds that have objects (what a component rebuilding its state from a store it

@@ -55,6 +55,9 @@ class MemoryStore(Store):
     def get(self, kind: str, namespace: str, name: str) -> Obj | None:
         return self._objs.get(kind, {}).get((namespace, name))
 
+    def holds(self, kind: str) -> bool:
+        return bool(self._objs.get(kind))
+
     def kinds(self) -> list[str]:
         return [kind for kind, objs in self._objs.items() if objs]
 
