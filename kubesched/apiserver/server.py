@@ -18,18 +18,16 @@ from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
     deep_copy,
-    format_time,
     merge_patch,
     namespaced,
-    parse_time,
     set_condition,
 )
 from kubesched.api.qos import qos_class
-from kubesched.api.restmapping import qualified_resource
 from kubesched.api.validation import object_problems
 from kubesched.apiserver import admission, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
+from kubesched.apiserver.reads import StoreReads
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
 from kubesched.store.base import Conflict, NotFound, Store
 
@@ -44,7 +42,7 @@ GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
-class APIServer:
+class APIServer(StoreReads):
     def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
                  epoch: datetime = DEFAULT_EPOCH) -> None:
         """`seed` None (a server whose store outlives it) draws UIDs and generated names from
@@ -65,13 +63,6 @@ class APIServer:
 
     # ---- helpers ---------------------------------------------------------------------------
 
-    def timestamp(self, seconds: float | None = None) -> str:
-        return format_time(self.epoch, self.now() if seconds is None else seconds)
-
-    def seconds(self, stamp: str) -> float:
-        """A timestamp the API wrote, as seconds of virtual time."""
-        return (parse_time(stamp) - self.epoch).total_seconds()
-
     def _new_uid(self) -> str:
         return _uuid4(self._uid_rng.getrandbits(128))
 
@@ -81,15 +72,6 @@ class APIServer:
             meta["uid"] = self._new_uid()
         meta.setdefault("creationTimestamp", self.timestamp())
         meta.setdefault("generation", 1)
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj:
-        obj = self.store.get(kind, namespace if namespaced(kind) else "", name)
-        if obj is None:
-            raise NotFoundError(f'{qualified_resource(kind)} "{name}" not found')
-        return obj
-
-    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
-        return list(self.store.list(kind, namespace))
 
     # ---- writes ----------------------------------------------------------------------------
 

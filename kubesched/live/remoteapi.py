@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from kubesched.api.objects import deep_copy, format_time, namespaced, parse_time
+from kubesched.api.objects import deep_copy, namespaced, parse_time
 from kubesched.api.restmapping import Resource, of_stored
-from kubesched.apiserver.errors import NotFoundError
+from kubesched.apiserver.reads import StoreReads
 from kubesched.live.connection import Connection
 from kubesched.live.informer import collection_path
 from kubesched.live.mirror import MirrorStore
@@ -50,7 +50,7 @@ def merge_diff(old: Any, new: Any) -> Any:
     return out
 
 
-class RemoteAPI:
+class RemoteAPI(StoreReads):
     def __init__(self, conn: Connection, store: MirrorStore, now: Callable[[], float], epoch: datetime,
                  component: str) -> None:
         self.conn = conn
@@ -60,25 +60,6 @@ class RemoteAPI:
         self.instance = f"{component}-{socket.gethostname()}"
         self.evictions: list[Obj] = []  # every eviction request and its answer, as APIServer keeps them
         self._event_seq = 0
-
-    # ---- time, as APIServer tells it ----------------------------------------------------------
-
-    def timestamp(self, seconds: float | None = None) -> str:
-        return format_time(self.epoch, self.now() if seconds is None else seconds)
-
-    def seconds(self, stamp: str) -> float:
-        return (parse_time(stamp) - self.epoch).total_seconds()
-
-    # ---- reads: the mirror ----------------------------------------------------------------------
-
-    def get(self, kind: str, namespace: str, name: str) -> Obj:
-        obj = self.store.get(kind, namespace if namespaced(kind) else "", name)
-        if obj is None:
-            raise NotFoundError(f'{_resource(kind).qualified} "{name}" not found')
-        return obj
-
-    def list(self, kind: str, namespace: str | None = None) -> list[Obj]:
-        return list(self.store.list(kind, namespace))
 
     # ---- writes: the server ---------------------------------------------------------------------
 
