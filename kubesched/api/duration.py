@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal
+from functools import lru_cache
 
 _UNITS = {
     "ns": Decimal("1e-9"),
@@ -39,6 +40,13 @@ def parse_duration(value: object) -> float:
         return float(value)
     if not isinstance(value, str):
         raise DurationError(value)
+    return _text_seconds(value)
+
+
+@lru_cache(maxsize=65536)
+def _text_seconds(value: str) -> float:
+    """A duration string's seconds; a run reads the same few strings (a trace's pod lifetimes,
+    grace periods) again and again."""
     text = value
     sign = 1
     if text[:1] in ("-", "+"):
