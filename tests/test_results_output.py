@@ -232,3 +232,12 @@ def test_summary_survives_yaml(name: str) -> None:
     """The YAML output is the JSON output: nothing in the summary YAML cannot say (NaN, tuples)."""
     data = to_json(simulate(load([str(SCENARIOS / name)])))
     assert yaml.safe_load(yaml.safe_dump(data)) == json.loads(json.dumps(data))
+
+
+def test_utilization_counts_a_deleted_node_while_it_was_there(tmp_path: Path) -> None:
+    """Two 4-cpu nodes; `a` (2 cpu) runs throughout; n2 is deleted at 100 s. cpu: 2 of 8 (25 %)
+    for 100 s, then 2 of 4 (50 %) for 100 s: 37.5 % on average, peaking when n2 goes."""
+    docs = [node("n1", cpu="4", mem="8Gi"), node("n2", cpu="4", mem="8Gi"), pod("a", cpu="2", mem="2Gi"),
+            scenario("200s", [{"at": "100s", "delete": {"kind": "Node", "name": "n2"}}])]
+    s = summarize(run(tmp_path, docs))
+    assert s["utilization"]["cpu"] == {"average": 0.375, "peak": 0.5, "peakAt": 100.0}

@@ -128,6 +128,9 @@ class Recorder:
         self._awaiting: dict[str, tuple[Disruption, Obj | None]] = {}
         self._first_eviction: dict[str, str] = {}  # pod uid -> requester of its first accepted eviction
         self._evictions_read = 0
+        # The nodes' allocatable over the run, as changes: resource -> [(virtual time, +/- amount)]
+        # (a node adds its allocatable when it joins, takes it away when it is deleted).
+        self.allocatable_changes: dict[str, list[tuple[float, int]]] = {}
 
     def start(self, api: APIServer, clock: VirtualClock,
               pressure_eviction: Callable[[str], PressureEviction | None]) -> None:
@@ -138,6 +141,7 @@ class Recorder:
         self.pressure_eviction = pressure_eviction
         api.store.watch(self._track_pod, {"Pod"})
         api.store.watch(self._track_event, {"Event"})
+        api.store.watch(self._track_node, {"Node"})
 
     # ---- what the run's driver reports ------------------------------------------------------------
 
@@ -328,6 +332,17 @@ class Recorder:
             self._replacing[meta.get("uid", "")] = d
 
     # ---- Events -----------------------------------------------------------------------------------
+
+    def _track_node(self, ev: WatchEvent) -> None:
+        old = node_allocatable(ev.old) if ev.old is not None else {}
+        new = node_allocatable(ev.obj) if ev.type != DELETED else {}
+        if old == new:
+            return
+        now = self.clock.now()
+        for name in old.keys() | new.keys():
+            delta = new.get(name, 0) - old.get(name, 0)
+            if delta:
+                self.allocatable_changes.setdefault(name, []).append((now, delta))
 
     def _track_event(self, ev: WatchEvent) -> None:
         """Keep every Event; the scheduler's `Preempted` one names the preemptor of a victim whose

@@ -62,7 +62,7 @@ class RunView:
         end = cluster.now()
         nodes = list(cluster.api.store.list("Node"))
         spans = tl.pod_spans(recorder, end)
-        allocatable = tl.allocatable_over_time(nodes, tl.node_created_at(cluster))
+        allocatable = tl.allocatable_over_time(recorder)
         resources = tl.utilisation_resources(spans, allocatable)
         windows = tl.pending_windows(recorder, end) if pending else []
         requested = tl.requested_over_time(spans, resources)

@@ -82,11 +82,10 @@ def utilization(result: SimResult) -> dict[str, Any]:
     over the time any node offered the resource, and its peak (with when it was first reached).
 
     A pod holds its requests from its binding until it ends (terminal or deleted); a node offers
-    its allocatable from its creation. Nodes deleted during the run are not in the store at its
-    end and do not count."""
-    cluster, end = result.cluster, result.cluster.now()
+    its allocatable from its creation until its deletion."""
+    end = result.cluster.now()
     spans = tl.pod_spans(result.recorder, end)
-    allocatable = tl.allocatable_over_time(list(cluster.store.list("Node")), tl.node_created_at(cluster))
+    allocatable = tl.allocatable_over_time(result.recorder)
     asked = {r for s in spans for r in s.requests}
     offered = {r for r, step in allocatable.items() if step.maximum() > 0}
     names = [r for r in BASE_RESOURCES if r in offered] + sorted(offered & asked - set(BASE_RESOURCES))

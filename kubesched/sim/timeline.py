@@ -12,18 +12,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kubesched.api.objects import Obj
 from kubesched.api.resources import pod_requests
-from kubesched.scheduler.types import node_allocatable
 from kubesched.sim import fiterror
 from kubesched.sim.recorder import PodHistory, Recorder
-
-if TYPE_CHECKING:
-    from kubesched.runtime.cluster import Cluster
 
 AWAITING = "awaiting a scheduling attempt"  # pending with no FailedScheduling Event yet
 
@@ -124,24 +119,11 @@ def requested_over_time(spans: list[PodSpan], resources: Iterable[str]) -> dict[
     return out
 
 
-def node_created_at(cluster: Cluster) -> dict[str, float]:
-    """When each node joined, in virtual seconds (the API stamps a created node with the virtual
-    clock; a node of the snapshot was there from the start)."""
-    api = cluster.api
-    return {n["metadata"]["name"]: max(api.seconds(n["metadata"]["creationTimestamp"]), 0.0)
-            for n in api.store.list("Node") if n["metadata"].get("creationTimestamp")}
-
-
-def allocatable_over_time(nodes: list[Obj], created_at: dict[str, float]) -> dict[str, Step]:
-    """The cluster's total allocatable of each resource, each node counted from its creation
-    (`created_at` by node name; absent: from the start). Nodes deleted during the run are no longer
-    in the store and are not counted."""
-    changes: dict[str, list[tuple[float, int]]] = defaultdict(list)
-    for node in nodes:
-        since = max(created_at.get(node["metadata"]["name"], 0.0), 0.0)
-        for name, amount in node_allocatable(node).items():
-            changes[name].append((since, amount))
-    return {name: Step.from_changes((t for t, _ in c), (a for _, a in c)) for name, c in changes.items()}
+def allocatable_over_time(recorder: Recorder) -> dict[str, Step]:
+    """The cluster's total allocatable of each resource: each node counted from when it joined
+    (a node of the snapshot from the start) until it was deleted, with its changes in between."""
+    return {name: Step.from_changes((t for t, _ in c), (a for _, a in c))
+            for name, c in recorder.allocatable_changes.items()}
 
 
 def utilisation_resources(spans: list[PodSpan], allocatable: dict[str, Step]) -> list[str]:
