@@ -146,6 +146,8 @@ class _Decoder:
         elif not isinstance(value, list if form == "list" else dict):
             expected = "a list" if form == "list" else "a mapping"
             self.found.append((path, f"expected {expected}, got {type_name(value)}"))
+        elif arg == _STRING and _only_strings(value):
+            return  # labels, annotations, resource lists...: nothing to decode or report
         else:
             # A null item decodes to its zero value; in a merge patch a null map value deletes.
             zero = arg[1] in _ZERO or arg[0] != "scalar"
@@ -166,7 +168,7 @@ class _Decoder:
             self.found.append((path, f"expected a mapping, got {type_name(value)}"))
             return
         fields = _fields(model)
-        if not self.patch:
+        if not self.patch and None in value.values():
             for key in [k for k, v in value.items() if v is None and k in fields]:
                 del value[key]
         for key, item in value.items():
@@ -191,6 +193,13 @@ class _Decoder:
             self.found.append((path, f"Invalid value: {shown}: {TIME_MSG}"))
 
 
+_STR_TYPE = {str}
+
+
+def _only_strings(value: list[Any] | dict[str, Any]) -> bool:
+    """Whether every item is a string, in one pass in C: string maps (labels, requests) are most
+    of an object's maps, and checking their items one call each is much of decoding's cost."""
+    return set(map(type, value.values() if isinstance(value, dict) else value)) <= _STR_TYPE
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", dict: "a mapping", list: "a list"}
 
 

@@ -63,6 +63,18 @@ def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[dict[str
 
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
 
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int | str:
+    """An integer; a plain scalar that only looks like one (`0x_`, `0b_`: a base prefix and no
+    digits) stays a string, as sigs.k8s.io/yaml reads any plain scalar that is no number."""
+    try:
+        return loader.construct_yaml_int(node)
+    except ValueError:
+        return node.value
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+
 _STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 # Tags whose constructors depend only on the scalar's text, so they may skip PyYAML's bookkeeping.
 _PLAIN_SCALARS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "bool", "null"))
@@ -76,27 +88,48 @@ class _FastLoader(_Loader):
     strings, numbers and the usual mappings and lists are built directly, and anything else (other
     tags, bad keys) goes through _Loader's own path. Mapping and list contents are still filled
     level by level, as PyYAML does, so the first error reported in a document is the same one.
+    Most documents (no aliases, tags or merge keys) are built first in one recursive pass,
+    `_simple_document`, which leaves anything else to that path.
     """
 
     def __init__(self, stream: Any) -> None:
         super().__init__(stream)
         self._plain_tags: dict[str, str] = {}
         self.depth = 0  # of the last document, counted as it was built
+        # Without aliases every node is met once, so a document may be built in one recursive pass.
+        self._unshared = isinstance(stream, bytes) and b"*" not in stream
+        if not self.yaml_path_resolvers:
+            # The composer calls these around every node and, without path resolvers, they do
+            # nothing: C callables that ignore their arguments save two Python calls per node.
+            self.descend_resolver = {}.get
+            self.ascend_resolver = tuple
+            self.resolve = self._resolver()
 
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        # Without path resolvers a plain scalar's tag depends on its text alone: remember it.
-        if self.yaml_path_resolvers:
-            return super().resolve(kind, value, implicit)
-        if kind is not yaml.ScalarNode:
-            return self.DEFAULT_MAPPING_TAG if kind is yaml.MappingNode else self.DEFAULT_SEQUENCE_TAG
-        if not implicit[0]:
-            return self.DEFAULT_SCALAR_TAG
-        tag = self._plain_tags.get(value)
-        if tag is None:
-            tag = self._plain_tags[value] = super().resolve(kind, value, implicit)
-        return tag
+    def _resolver(self) -> Any:
+        """`resolve` as a closure over what it reads, as it is called for every node. Without path
+        resolvers a plain scalar's tag depends on its text alone, so it is remembered."""
+        known, scalar, mapping = self._plain_tags, yaml.ScalarNode, yaml.MappingNode
+        str_tag, map_tag, seq_tag = self.DEFAULT_SCALAR_TAG, self.DEFAULT_MAPPING_TAG, self.DEFAULT_SEQUENCE_TAG
+        general = super().resolve
+
+        def resolve(kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is not scalar:
+                return map_tag if kind is mapping else seq_tag
+            if not implicit[0]:
+                return str_tag
+            tag = known.get(value)
+            if tag is None:
+                tag = known[value] = general(kind, value, implicit)
+            return tag
+        return resolve
 
     def construct_document(self, node: yaml.Node) -> Any:
+        if self._unshared:
+            try:
+                data, self.depth = _simple_document(self, node)
+                return data
+            except _Unusual:
+                pass  # built again below, where PyYAML's order of work decides which error comes first
         data = self._value(node)
         self.depth = 0  # levels of mappings and lists: each round below fills one
         while self.state_generators:
@@ -147,6 +180,59 @@ class _FastLoader(_Loader):
                     "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
             data[key if isinstance(key, str) else _json_key(key)] = (
                 value_node.value if value_node.__class__ is scalar and value_node.tag == _STR else value(value_node))
+
+
+class _Unusual(Exception):
+    """A document `_simple_document` leaves to _FastLoader's general path."""
+
+
+def _simple_document(loader: _FastLoader, root: yaml.Node) -> tuple[Any, int]:
+    """(value, depth) of a document made only of plain mappings, lists and scalars, in one
+    recursive pass; raises _Unusual for anything else (other tags, merge keys, a mapping or list as
+    a key, nesting deeper than MAX_DEPTH, a scalar the constructors refuse), so that the general
+    path reports it exactly as before. Its values equal that path's, key order included."""
+    constructors, scalar_node, deepest = loader.yaml_constructors, yaml.ScalarNode, 0
+
+    def scalar(node: yaml.Node) -> Any:
+        tag = node.tag
+        if tag == _STR:
+            return node.value
+        if tag not in _PLAIN_SCALARS:
+            raise _Unusual
+        try:
+            return constructors[tag](loader, node)
+        except Exception as e:
+            raise _Unusual from e
+
+    def container(node: yaml.Node, level: int) -> Any:
+        nonlocal deepest
+        if level > deepest:
+            if level > MAX_DEPTH:
+                raise _Unusual
+            deepest = level
+        below = level + 1
+        if node.__class__ is yaml.MappingNode and node.tag == _MAP:
+            data: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if key_node.__class__ is not scalar_node:
+                    raise _Unusual
+                if key_node.tag == _STR:
+                    key = key_node.value
+                else:
+                    key = scalar(key_node)
+                    key = key if isinstance(key, str) else _json_key(key)
+                cls = value_node.__class__
+                data[key] = (value_node.value if value_node.tag == _STR else scalar(value_node)) \
+                    if cls is scalar_node else container(value_node, below)
+            return data
+        if node.__class__ is yaml.SequenceNode and node.tag == _SEQ:
+            return [(item.value if item.tag == _STR else scalar(item)) if item.__class__ is scalar_node
+                    else container(item, below) for item in node.value]
+        raise _Unusual
+
+    if root.__class__ is scalar_node:
+        return scalar(root), 0
+    return container(root, 1), deepest
 
 
 @dataclass

@@ -341,8 +341,10 @@ def _metadata(c: Checker, obj: dict[str, Any], kind: str, path: str) -> None:
         namespace = c.get(meta, "namespace", meta_path, str)
         if namespace:
             c.names(namespace, subpath(meta_path, "namespace"), dns_label_errors)
-    _labels(c, meta.get("labels"), subpath(meta_path, "labels"))
-    _annotations(c, meta.get("annotations"), subpath(meta_path, "annotations"), kind == "Pod", kind == "Node")
+    if (labels := meta.get("labels")) is not None:
+        _labels(c, labels, subpath(meta_path, "labels"))
+    if (annotations := meta.get("annotations")) is not None:  # no annotations: nothing to check
+        _annotations(c, annotations, subpath(meta_path, "annotations"), kind == "Pod", kind == "Node")
     check_timestamp(c, meta, "creationTimestamp", meta_path)
     for i, owner in enumerate(c.get(meta, "ownerReferences", meta_path, list) or []):
         owner_path = f"{meta_path}.ownerReferences[{i}]"
@@ -406,8 +408,12 @@ def _resources(c: Checker, value: Any, path: str) -> None:
     res = c.typed(value, path, dict)
     if res is None:
         return
-    requests = check_resource_list(c, res.get("requests"), subpath(path, "requests"), container=True)
-    limits = check_resource_list(c, res.get("limits"), subpath(path, "limits"), container=True)
+    requests: dict[str, tuple[Any, Fraction]] = {}
+    limits: dict[str, tuple[Any, Fraction]] = {}
+    if (listed := res.get("requests")) is not None:
+        requests = check_resource_list(c, listed, subpath(path, "requests"), container=True)
+    if (listed := res.get("limits")) is not None:
+        limits = check_resource_list(c, listed, subpath(path, "limits"), container=True)
     for name, (raw, amount) in requests.items():
         if name in limits and amount > limits[name][1]:
             c.invalid(subpath(path, "requests"), str(raw), f"must be less than or equal to {name} limit of {limits[name][0]}")
@@ -684,8 +690,10 @@ def _containers(c: Checker, spec: dict[str, Any], key: str, path: str, names: se
             names.add(name)
         c.get(ctr, "image", ctr_path, str)
         c.get(ctr, "restartPolicy", ctr_path, str)
-        _resources(c, ctr.get("resources"), subpath(ctr_path, "resources"))
-        _ports(c, ctr.get("ports"), subpath(ctr_path, "ports"), host_ports)
+        if (resources := ctr.get("resources")) is not None:
+            _resources(c, resources, subpath(ctr_path, "resources"))
+        if (ports := ctr.get("ports")) is not None:
+            _ports(c, ports, subpath(ctr_path, "ports"), host_ports)
 
 
 def _pod_spec(c: Checker, value: Any, path: str, template: tuple[str, ...] = ()) -> None:
@@ -701,9 +709,13 @@ def _pod_spec(c: Checker, value: Any, path: str, template: tuple[str, ...] = ())
         c.required(subpath(path, "containers"))
     names: set[str] = set()
     _containers(c, spec, "containers", path, names)
-    _containers(c, spec, "initContainers", path, names)
-    _resources(c, spec.get("resources"), subpath(path, "resources"))
-    check_resource_list(c, spec.get("overhead"), subpath(path, "overhead"), container=True)
+    # Each check of an optional part below does nothing for an absent one: skipped, with its path.
+    if spec.get("initContainers") is not None:
+        _containers(c, spec, "initContainers", path, names)
+    if (resources := spec.get("resources")) is not None:
+        _resources(c, resources, subpath(path, "resources"))
+    if (overhead := spec.get("overhead")) is not None:
+        check_resource_list(c, overhead, subpath(path, "overhead"), container=True)
     c.get(spec, "priority", path, int, 32)
     c.enum(spec, "preemptionPolicy", path, PREEMPTION_POLICIES)
     for key in ("priorityClassName", "nodeName", "runtimeClassName"):
@@ -718,11 +730,16 @@ def _pod_spec(c: Checker, value: Any, path: str, template: tuple[str, ...] = ())
     grace = c.get(spec, "terminationGracePeriodSeconds", path, int)
     if grace is not None and grace < 0:
         c.invalid(subpath(path, "terminationGracePeriodSeconds"), grace, NONNEGATIVE_MSG)
-    _labels(c, spec.get("nodeSelector"), subpath(path, "nodeSelector"))
-    _tolerations(c, spec.get("tolerations"), subpath(path, "tolerations"))
-    _affinity(c, spec.get("affinity"), subpath(path, "affinity"))
-    _spread_constraints(c, spec.get("topologySpreadConstraints"), subpath(path, "topologySpreadConstraints"))
-    _pod_volumes(c, spec.get("volumes"), subpath(path, "volumes"))
+    if (part := spec.get("nodeSelector")) is not None:
+        _labels(c, part, subpath(path, "nodeSelector"))
+    if (part := spec.get("tolerations")) is not None:
+        _tolerations(c, part, subpath(path, "tolerations"))
+    if (part := spec.get("affinity")) is not None:
+        _affinity(c, part, subpath(path, "affinity"))
+    if (part := spec.get("topologySpreadConstraints")) is not None:
+        _spread_constraints(c, part, subpath(path, "topologySpreadConstraints"))
+    if (part := spec.get("volumes")) is not None:
+        _pod_volumes(c, part, subpath(path, "volumes"))
     gates_path = subpath(path, "schedulingGates")
     gates: set[str] = set()
     for i, gate in enumerate(c.get(spec, "schedulingGates", path, list) or []):
@@ -1552,8 +1569,9 @@ class Definitions:
         self.first: dict[tuple[str, str, str], str] = {}  # object -> where it was defined first
         self.known: dict[tuple[str, str, str], dict[str, Any]] = {}  # object -> its latest known content
 
-    def define(self, c: Checker, obj: dict[str, Any], path: str, where: str) -> None:
-        key = object_key(obj)
+    def define(self, c: Checker, obj: dict[str, Any], path: str, where: str,
+               key: tuple[str, str, str] | None = None) -> None:
+        key = key or object_key(obj)
         if key in self.first:
             c.err(subpath(path, "metadata.name" if key[2] else "kind"),
                   f"duplicate {_describe(key)} (first defined in {self.first[key]})")
@@ -1563,8 +1581,9 @@ class Definitions:
 
     def define_document(self, c: Checker, lo: LoadedObject) -> None:
         """A top-level object that `check_object` accepted (a nameless one was reported already)."""
-        if object_key(lo.obj)[2] or lo.obj["kind"] not in OBJECT_KINDS:
-            self.define(c, lo.obj, "", lo.where)
+        key = object_key(lo.obj)
+        if key[2] or lo.obj["kind"] not in OBJECT_KINDS:
+            self.define(c, lo.obj, "", lo.where, key)
 
     def remove(self, key: tuple[str, str, str]) -> None:
         self.first.pop(key, None)

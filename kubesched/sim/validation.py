@@ -488,9 +488,10 @@ def validate(objects: list[LoadedObject], warnings: list[Problem] | None = None)
     problems: list[Problem] = []
     defined = Definitions()
     scenarios: list[_ScenarioChecker] = []
+    allowed = tuple(INPUT_KINDS)
     for lo in objects:
         c = _ScenarioChecker(lo, problems, warnings, decoding=True)
-        if check_object(c, lo.obj, "", tuple(INPUT_KINDS), INPUT_KINDS):
+        if check_object(c, lo.obj, "", allowed, INPUT_KINDS):
             # Each KubeSchedulerConfiguration is one more scheduler, so several are fine (their
             # schedulerNames must differ: see component_problems).
             if lo.obj["kind"] != "KubeSchedulerConfiguration":

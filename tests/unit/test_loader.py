@@ -240,3 +240,12 @@ def test_any_text_loads_or_gives_input_error(parts: list[str]) -> None:
         load_paths(["fuzz.yaml"])
     except InputError as e:
         assert all(str(p).startswith("fuzz.yaml") for p in e.problems)
+
+
+@pytest.mark.parametrize("alias", ["", "x: &n 1\ny: *n\n"])  # the one-pass builder and the general path
+def test_scalars_that_only_look_like_numbers_stay_strings(alias: str) -> None:
+    """A base prefix without digits (`0x_`, `0b_`) is no number to sigs.k8s.io/yaml, so it reads
+    as a string, while `0x_1` and `0b101` are numbers; loading never fails with a traceback."""
+    write("n.yaml", alias + "a: 0x_\nb: 0b_\nc: 0x_1\nd: 0b101\n0x_: key\n")
+    [obj] = load_paths(["n.yaml"])
+    assert {k: obj.obj[k] for k in ("a", "b", "c", "d", "0x_")} == {"a": "0x_", "b": "0b_", "c": 1, "d": 5, "0x_": "key"}
