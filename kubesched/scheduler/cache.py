@@ -33,6 +33,33 @@ class NodeTable:
         self.hard_taints = np.zeros(capacity, dtype=bool)  # any NoSchedule/NoExecute taint
         self.prefer_taints = np.zeros(capacity, dtype=bool)  # any PreferNoSchedule taint
         self.has_ports = np.zeros(capacity, dtype=bool)
+        # How many slots have each flag set: a cycle learns that no node is cordoned or tainted
+        # without looking at any row.
+        self.flagged = {"unschedulable": 0, "hard_taints": 0, "prefer_taints": 0, "has_ports": 0}
+        self.used = 0  # slots below this have been used
+        self.freed: set[int] = set()  # slots below `used` whose node was removed
+        self._own_alloc = self.alloc  # the table's own `alloc`; a view of some rows has another
+        self._alloc_floor: tuple[np.ndarray, list[int]] | None = None  # (`alloc`, its floor)
+
+    def _flag(self, name: str, slot: int, value: bool) -> None:
+        flags = getattr(self, name)
+        if flags[slot] != value:
+            flags[slot] = value
+            self.flagged[name] += 1 if value else -1
+
+    def alloc_floor(self) -> list[int]:
+        """Per column, the least allocatable of any node in `alloc`: a pod asking for no more
+        fits every node's allocatable, which then need not be looked at."""
+        known = self._alloc_floor
+        if known is None or known[0] is not self.alloc:
+            rows = self.alloc  # a view of chosen rows (preemption's what-ifs) holds nodes' rows only
+            if rows is self._own_alloc:
+                rows = rows[:self.used]
+                if self.freed:
+                    rows = np.delete(rows, sorted(self.freed), axis=0)
+            floor = rows.min(axis=0).tolist() if len(rows) else [0] * rows.shape[1]
+            known = self._alloc_floor = (self.alloc, floor)
+        return known[1]
 
     def column(self, name: str) -> int:
         col = self.columns.get(name)
@@ -41,6 +68,8 @@ class NodeTable:
             pad = np.zeros((self.alloc.shape[0], 1), dtype=np.int64)
             self.alloc = np.hstack([self.alloc, pad])
             self.req = np.hstack([self.req, pad])
+            self._own_alloc = self.alloc
+            self._alloc_floor = None
         return col
 
     def ensure(self, slot: int) -> None:
@@ -53,17 +82,21 @@ class NodeTable:
             grown = np.zeros((new, *old.shape[1:]), dtype=old.dtype)
             grown[:size] = old
             setattr(self, attr, grown)
+        self._own_alloc = self.alloc
 
     def set_node(self, ni: NodeInfo) -> None:
         s = ni.slot
         self.ensure(s)
+        self.used = max(self.used, s + 1)
+        self.freed.discard(s)
+        self._alloc_floor = None
         self.alloc[s] = 0
         for name, amount in ni.allocatable.items():
             col = self.column(name)  # may grow the arrays, so look them up afterwards
             self.alloc[s, col] = amount
-        self.unschedulable[s] = ni.unschedulable
-        self.hard_taints[s] = any(t.get("effect") in ("NoSchedule", "NoExecute") for t in ni.taints)
-        self.prefer_taints[s] = any(t.get("effect") == "PreferNoSchedule" for t in ni.taints)
+        self._flag("unschedulable", s, ni.unschedulable)
+        self._flag("hard_taints", s, any(t.get("effect") in ("NoSchedule", "NoExecute") for t in ni.taints))
+        self._flag("prefer_taints", s, any(t.get("effect") == "PreferNoSchedule" for t in ni.taints))
         self.set_usage(ni)
 
     def set_usage(self, ni: NodeInfo) -> None:
@@ -75,14 +108,16 @@ class NodeTable:
         self.req[s, self.columns[PODS]] = len(ni.pods)
         self.nonzero[s, 0] = min(ni.nonzero_cpu, INT64_MAX)
         self.nonzero[s, 1] = min(ni.nonzero_memory, INT64_MAX)
-        self.has_ports[s] = bool(ni.used_ports)
+        self._flag("has_ports", s, bool(ni.used_ports))
 
     def clear(self, slot: int) -> None:
         self.alloc[slot] = 0
+        self.freed.add(slot)
+        self._alloc_floor = None
         self.req[slot] = 0
         self.nonzero[slot] = 0
-        self.unschedulable[slot] = self.hard_taints[slot] = self.prefer_taints[slot] = False
-        self.has_ports[slot] = False
+        for name in self.flagged:
+            self._flag(name, slot, False)
 
 
 @dataclass
@@ -107,6 +142,7 @@ class Cache:
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # pods on nodes not (yet) known
         self._order: list[NodeInfo] | None = None
         self._order_slots: np.ndarray | None = None
+        self._order_array: tuple[list[NodeInfo], np.ndarray] | None = None  # _order as an object array
         self.image_states: dict[str, ImageState] = {}  # image name as nodes report it -> its state
         self._stale: set[str] = set()  # nodes changed since the last snapshot (their image summaries)
         self.generation = 0  # bumped on every change; lets plugins cache per-snapshot data
@@ -115,6 +151,10 @@ class Cache:
         self.listeners: list[Callable[[str], None]] = []
         # "namespace/claim" -> how many of the cached pods use it (the snapshot's usedPVCSet).
         self.claim_users: dict[str, int] = {}
+        # How many pods on known nodes have pod (anti-)affinity, and required anti-affinity: while
+        # none do, InterPodAffinity has nothing to check a pod without terms of its own against.
+        self.affinity_pods = 0
+        self.anti_affinity_pods = 0
 
     # ---- nodes -------------------------------------------------------------------------------
 
@@ -131,6 +171,7 @@ class Cache:
         self._add_images(ni)
         for pod in self._orphans.pop(name, {}).values():
             ni.add_pod(pod)
+            self._count_affinity(pod, 1)
         self.table.set_node(ni)
         self._order = None
         self.generation += 1
@@ -166,6 +207,8 @@ class Cache:
         self._remove_images(ni)
         if ni.pods:  # pods still bound to a deleted node wait for it (or their own deletion)
             self._orphans[name] = dict(ni.pods)
+            self.affinity_pods -= len(ni.pods_with_affinity)
+            self.anti_affinity_pods -= len(ni.pods_with_required_anti_affinity)
         self.table.clear(ni.slot)
         self._free_slots.append(ni.slot)
         self._order = None
@@ -213,6 +256,18 @@ class Cache:
         assert self._order_slots is not None
         return self._order, self._order_slots
 
+    def ordered_array(self, nodes: list[NodeInfo]) -> np.ndarray | None:
+        """`nodes` as an object array, if they are the current snapshot's (see `ordered`), so
+        that many can be picked at once; None for any other list."""
+        if nodes is not self._order:
+            return None
+        known = self._order_array
+        if known is None or known[0] is not nodes:
+            array = np.empty(len(nodes), dtype=object)
+            array[:] = nodes
+            known = self._order_array = (nodes, array)
+        return known[1]
+
     # ---- pods --------------------------------------------------------------------------------
 
     def node_of(self, uid: str) -> str | None:
@@ -236,9 +291,16 @@ class Cache:
             self._orphans.setdefault(node_name, {})[pod.uid] = pod
             return
         ni.add_pod(pod)
+        self._count_affinity(pod, 1)
         self.table.set_usage(ni)
         self.generation += 1
         self._touched(node_name)
+
+    def _count_affinity(self, pod: PodInfo, sign: int) -> None:
+        if pod.has_pod_affinity:
+            self.affinity_pods += sign
+            if pod.has_required_anti_affinity:
+                self.anti_affinity_pods += sign
 
     def _count_claims(self, pod: PodInfo, sign: int) -> None:
         for claim in pod.claims:
@@ -264,6 +326,7 @@ class Cache:
             self._count_claims(pod, -1)
             order = list(ni.pods)
             ni.add_pod(pod, -1)
+            self._count_affinity(pod, -1)
             hole = order.index(uid)
             if hole < len(order) - 1:
                 # NodeInfo.RemovePod moves the node's last pod into the hole; the order of a node's

@@ -238,6 +238,11 @@ class FilterPlugin(Plugin):
     def decode(self, state: CycleState, code: int) -> Status:
         raise NotImplementedError
 
+    def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """Whether every node of `table` passes, as it stands, which lets an attempt skip the
+        plugin outright; only ever True when that is certain."""
+        return False
+
 
 class PostFilterPlugin(Plugin):
     def post_filter(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
@@ -252,6 +257,10 @@ class PreScorePlugin(Plugin):
 
 
 class ScorePlugin(Plugin):
+    # True when the normalised scores cannot leave 0..100 whatever the input, so the framework
+    # need not check them.
+    normalized_in_range: ClassVar[bool] = False
+
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         raise NotImplementedError
 
@@ -366,16 +375,34 @@ def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], absent: St
     return msg
 
 
-def _pick(nodes: list[NodeInfo], positions: np.ndarray, start: int) -> list[NodeInfo]:
+def _pick(nodes: list[NodeInfo], positions: np.ndarray, start: int, array: np.ndarray | None = None
+          ) -> list[NodeInfo]:
     """`nodes` at `positions` (walk order from `start`). Usually they are one unbroken stretch of
-    the walk (every node fits), which two slices copy far faster than indexing each."""
+    the walk (every node fits), which two slices copy far faster than indexing each; else
+    `array`, `nodes` as an object array when there is one, gathers them."""
     count = len(positions)
     if count:
         n = len(nodes)
         first = int(positions[0])
         if (int(positions[-1]) - start) % n - (first - start) % n == count - 1:
-            return nodes[first:first + count] + nodes[:max(first + count - n, 0)]
+            if first + count <= n:
+                return nodes[first:first + count]
+            return nodes[first:] + nodes[:first + count - n]
+    if array is not None:
+        return array.take(positions).tolist()
     return [nodes[i] for i in positions.tolist()]
+
+
+def _intern_codes(pl: FilterPlugin, state: CycleState, codes: np.ndarray, statuses: NodeStatuses) -> np.ndarray:
+    """Per code, the index in `statuses` of the Status it decodes to; distinct codes are decoded
+    and interned once each, in increasing order."""
+    first = codes[0]
+    if (codes == first).all():  # often a pod fails everywhere for one reason
+        return np.full(len(codes), statuses.intern(pl.decode(state, int(first))), dtype=np.int64)
+    ordered = np.sort(codes)
+    distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+    lookup = np.array([statuses.intern(pl.decode(state, code)) for code in distinct.tolist()], dtype=np.int64)
+    return lookup[np.searchsorted(distinct, codes)]
 
 
 class NodeStatuses(Mapping[str, Status]):
@@ -564,40 +591,42 @@ class Profile:
         return self.filter_node(state, pod, node)
 
     def _filter_chain(self, filters: list[Any], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                      chunk: np.ndarray, mask: np.ndarray, slots: np.ndarray, table: Any,
-                      statuses: NodeStatuses, failed: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        """Run the filters over `chunk[mask]`; failing offsets are cleared in `mask` and appended to
-        `failed` with their Statuses' indices in `statuses`, in the order they failed."""
-        live = np.flatnonzero(mask)
-        positions = chunk[live]
-        node_slots = slots[positions]
+                      chunk: np.ndarray, live: np.ndarray | None, node_slots: np.ndarray, table: Any,
+                      statuses: NodeStatuses, failed: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+        """Run the filters over the `live` offsets of `chunk` (None: all of it), whose slots are
+        `node_slots`; return the offsets that pass every filter (None: all of the chunk). Failing
+        offsets are appended to `failed` with their Statuses' indices in `statuses`, in the order
+        they failed."""
+        positions = chunk if live is None else chunk[live]
         for pl in filters:
-            if not len(live):
+            if not len(positions):
                 break
             codes = pl.filter_many(state, pod, nodes, positions, node_slots, table)
             if codes is None:
-                codes = np.zeros(len(live), dtype=bool)
                 offsets, which = [], []
-                for k, (j, i) in enumerate(zip(live.tolist(), positions.tolist(), strict=True)):
+                for k, i in enumerate(positions.tolist()):
                     st = pl.filter(state, pod, nodes[i])
                     if not st.ok:
-                        offsets.append(j)
+                        offsets.append(k)
                         which.append(statuses.intern(st if st.plugin else Status(st.code, st.reasons, pl.name)))
-                        codes[k] = True
-                if offsets:
-                    failed.append((np.array(offsets, dtype=np.int64), np.array(which, dtype=np.int64)))
+                if not offsets:
+                    continue
+                bad = np.array(offsets, dtype=np.int64)
+                lookup = np.array(which, dtype=np.int64)
             else:
                 # A pod that never fits fails on most nodes: each distinct code is decoded once.
                 bad = np.flatnonzero(codes)
-                if len(bad):
-                    distinct, inverse = np.unique(codes[bad], return_inverse=True)
-                    lookup = np.array([statuses.intern(pl.decode(state, code)) for code in distinct.tolist()],
-                                      dtype=np.int64)
-                    failed.append((live[bad], lookup[inverse]))
-            kept = codes == 0
-            if not kept.all():  # the next filters see only the nodes that passed this one
-                mask[live[~kept]] = False
-                live, positions, node_slots = live[kept], positions[kept], node_slots[kept]
+                if not len(bad):
+                    continue
+                lookup = _intern_codes(pl, state, codes[bad], statuses)
+            if live is None:
+                live = np.arange(len(chunk))
+            failed.append((live[bad], lookup))
+            # The next filters see only the nodes that passed this one.
+            kept = np.ones(len(positions), dtype=bool)
+            kept[bad] = False
+            live, positions, node_slots = live[kept], positions[kept], node_slots[kept]
+        return live
 
     def _with_nominated_requests(self, table: NodeTable, nominated: dict[str, list[PodInfo]]) -> Any:
         """A view of `table` in which nominated pods' requests already count on their nodes."""
@@ -655,12 +684,19 @@ class Profile:
         filters = [pl for pl in self.at("filter") if pl.name not in state.skip_filter]
         vectorised = all(pl.pods_via_requests for pl in filters)
         has_nominated: np.ndarray | None = None  # per slot, when the sums kept by the nominator apply
-        if vectorised and isinstance(nominated, AllNominated) and nominated.owner is self.handle.nominator:
+        adjusted = None
+        if not nominated:
+            nominated = None
+        elif vectorised and isinstance(nominated, AllNominated) and nominated.owner is self.handle.nominator:
             adjusted, has_nominated = self._with_all_nominated(table, nominated.excluded)
+            nominated = None
         else:
-            nominated = {k: v for k, v in (nominated or {}).items() if k in self.handle.cache.nodes}
+            nominated = {k: v for k, v in nominated.items() if k in self.handle.cache.nodes}
             nom_slots = np.fromiter((self.handle.cache.nodes[k].slot for k in nominated), dtype=np.int64)
             adjusted = self._with_nominated_requests(table, nominated) if nominated and vectorised else None
+        # Filters every node passes (nothing to repel, say) are left out; pods nominated to a node
+        # do not change their verdicts, as they do not read requests.
+        filters = [pl for pl in filters if pl.uses_requests or not pl.passes_all(state, pod, table)]
         found: list[np.ndarray] = []
         num_found = 0
         pos = 0
@@ -668,19 +704,31 @@ class Profile:
         while pos < n and not cancelled:
             need = want - num_found  # 0 once enough are found: the walk looks for the one that cancels it
             size = min(n - pos, max(need + need // 4, 64))
-            chunk = (start + pos + np.arange(size)) % n  # positions in `nodes`
-            alive = np.ones(size, dtype=bool)  # passed every filter so far
-            check = np.ones(size, dtype=bool)  # still to run through the plain filters
+            first = (start + pos) % n
+            if first + size <= n:  # one unbroken stretch of `nodes`
+                chunk = np.arange(first, first + size)
+                chunk_slots = slots[first:first + size]
+            else:
+                chunk = (first + np.arange(size)) % n  # positions in `nodes`
+                chunk_slots = slots.take(chunk)
             failed: list[tuple[np.ndarray, np.ndarray]] = []  # (chunk offsets, statuses' indices)
-            if has_nominated is not None or nominated:
-                special = has_nominated[slots[chunk]] if has_nominated is not None else np.isin(slots[chunk], nom_slots)
+            if has_nominated is None and not nominated:
+                ok = self._filter_chain(filters, state, pod, nodes, chunk, None, chunk_slots, table,
+                                        out.statuses, failed)
+            else:
+                alive = np.ones(size, dtype=bool)  # passed every filter so far
+                check = np.ones(size, dtype=bool)  # still to run through the plain filters
+                special = has_nominated[chunk_slots] if has_nominated is not None else np.isin(chunk_slots, nom_slots)
                 if adjusted is not None:
-                    mask = special.copy()
-                    self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, adjusted, out.statuses, failed)
-                    rejected = special & ~mask
+                    live = np.flatnonzero(special)
+                    passed = self._filter_chain(filters, state, pod, nodes, chunk, live, chunk_slots[live], adjusted,
+                                                out.statuses, failed)
+                    rejected = special.copy()
+                    rejected[live if passed is None else passed] = False
                     alive &= ~rejected
                     check &= ~rejected
                 else:
+                    assert nominated is not None
                     check &= ~special
                     for j in np.flatnonzero(special).tolist():
                         node = nodes[int(chunk[j])]
@@ -688,23 +736,29 @@ class Profile:
                         if not st.ok:
                             failed.append((np.array([j]), np.array([out.statuses.intern(st)])))
                             alive[j] = False
-            mask = check.copy()
-            self._filter_chain(filters, state, pod, nodes, chunk, mask, slots, table, out.statuses, failed)
-            alive &= ~(check & ~mask)
-            ok = np.flatnonzero(alive)
+                live = np.flatnonzero(check)
+                passed = self._filter_chain(filters, state, pod, nodes, chunk, live, chunk_slots[live], table,
+                                            out.statuses, failed)
+                if passed is not None:
+                    alive[live] = False
+                    alive[passed] = True
+                ok = np.flatnonzero(alive)
             cut = size
-            if len(ok) > need:
-                cut = int(ok[need])
-                ok = ok[:need]
+            count = size if ok is None else len(ok)
+            if count > need:
+                cut = need if ok is None else int(ok[need])
                 cancelled = True
-            found.append(chunk[ok])
-            num_found += len(ok)
+            found.append(chunk[:need] if ok is None else chunk[ok[:need]])
+            num_found += min(count, need)
             for offsets, which in failed:
                 within = offsets < cut
                 out.statuses.add_many(chunk[offsets[within]], which[within])
             pos += cut
-        out.positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-        out.feasible = _pick(nodes, out.positions, start)
+        if len(found) == 1:
+            out.positions = found[0]
+        else:
+            out.positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        out.feasible = _pick(nodes, out.positions, start, self.handle.cache.ordered_array(nodes))
         out.processed = pos
         return out
 
@@ -731,10 +785,10 @@ class Profile:
             if raw is None:
                 raw = np.fromiter((pl.score(state, pod, ni) for ni in nodes), dtype=np.int64, count=len(nodes))
             norm = pl.normalize(state, pod, raw)
-            if len(norm) and (norm.min() < 0 or norm.max() > MAX_NODE_SCORE):
+            if not pl.normalized_in_range and len(norm) and (norm.min() < 0 or norm.max() > MAX_NODE_SCORE):
                 raise ValueError(f"plugin {pl.name} returned a score outside 0..{MAX_NODE_SCORE}")
             weight = self.score_weights.get(pl.name, 1)
-            total += norm * weight
+            total += norm if weight == 1 else norm * weight
             detail[pl.name] = (raw, norm, weight)
         return total, detail
 

@@ -63,6 +63,10 @@ def select_host(totals: np.ndarray) -> int:
         return best  # a unique maximum is always the heap's root
     # 1-based heap numbers: the bits after the leading 1 spell the path from the root (0 left).
     # Left-aligned to one width they order by preorder, an ancestor (shorter) before its leftmost line.
+    if len(top) <= 16:  # a few ties: plain integers beat the array calls
+        width = int(top[-1] + 1).bit_length()
+        return min(top.tolist(), key=lambda t: (((t + 1) << (width - (t + 1).bit_length())) << 6)
+                   + (t + 1).bit_length())
     number = top + 1
     depth = np.frexp(number.astype(np.float64))[1].astype(np.int64)
     key = (number << (depth.max() - depth)) * 64 + depth

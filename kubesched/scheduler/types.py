@@ -124,7 +124,9 @@ class PodInfo:
         pod_affinity = spec.get("affinity") or {}
         anti = pod_affinity.get("podAntiAffinity")
         nz_cpu, nz_mem = pod_non_zero_requests(spec)
-        score_cpu, score_mem = incoming_pod_non_zero_requests(spec)
+        # The two differ only through pod-level requests.
+        score_cpu, score_mem = incoming_pod_non_zero_requests(spec) if spec.get("resources") is not None \
+            else (nz_cpu, nz_mem)
         return cls(
             obj=pod,
             namespace=meta.get("namespace", "default"),

@@ -23,6 +23,7 @@ def normalized_image_name(name: str) -> str:
 
 class ImageLocality(ScorePlugin):
     name = "ImageLocality"
+    normalized_in_range = True  # sizes clamped to the thresholds, then scaled between them
 
     def _images(self, pod: PodInfo) -> list[str]:
         cached = pod.extra.get(self.name)

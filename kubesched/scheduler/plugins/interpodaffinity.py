@@ -493,11 +493,15 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
+        if not (pod.has_pod_affinity or self.handle.cache.anti_affinity_pods):
+            return None, SKIP  # no terms on either side (the index need not even be brought up to date)
         terms = terms_of(pod)
         if terms.error is not None:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"parsing pod: {terms.error}",), self.name)
         index = self.index
         index.sync()
+        if not (terms.required_affinity or terms.required_anti_affinity or index.anti):
+            return None, SKIP  # no required term on either side: what the full count would find
         labels_of = self._labels_of()
         s = PreFilterState(pod, tuple(_resolve(t, labels_of) for t in terms.required_affinity),
                            tuple(_resolve(t, labels_of) for t in terms.required_anti_affinity),
@@ -553,11 +557,13 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     # ---- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
-        affinity = (pod.obj.get("spec") or {}).get("affinity") or {}
+        affinity = (pod.obj.get("spec") or {}).get("affinity") or {} if pod.has_pod_affinity else {}
         has_constraints = bool(((affinity.get("podAffinity") or {}).get(_PREFERRED))
                                or ((affinity.get("podAntiAffinity") or {}).get(_PREFERRED)))
         if self.ignore_preferred_of_existing and not has_constraints:
             return SKIP
+        if not (has_constraints or self.handle.cache.affinity_pods):
+            return SKIP  # no preferred term of its own, no existing pod's term to score by
         index = self.index
         index.sync()
         labels_of = self._labels_of()

@@ -30,5 +30,8 @@ class NodeName(FilterPlugin):
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status
 
+    def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return not pod.node_name
+
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", "Add")]

@@ -49,6 +49,9 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status
 
+    def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return not table.flagged["has_ports"]
+
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("AssignedPod", "Delete", self._pod_deleted_hint), ClusterEvent("Node", "Add")]
 

@@ -41,6 +41,7 @@ from kubesched.scheduler.types import (
 )
 
 FIT_STATE = "PreFilterNodeResourcesFit"
+ROWS_STATE = "NodeResources.allocatable"  # (slots, the table's array, its rows at slots)
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 BASE = (CPU, MEMORY, EPHEMERAL)
@@ -55,6 +56,15 @@ def round_half_away(x: float) -> int:
 
 def _is_scalar(name: str) -> bool:
     return name not in (CPU, MEMORY, EPHEMERAL, PODS)
+
+
+def _rows(state: CycleState, table: NodeTable, slots: np.ndarray) -> np.ndarray:
+    """The allocatable rows of `slots`, gathered once per scoring pass for both resource scorers."""
+    known = state.get(ROWS_STATE)
+    if known is None or known[0] is not slots or known[1] is not table.alloc:
+        # take() gathers rows several times faster than fancy indexing.
+        known = state[ROWS_STATE] = (slots, table.alloc, table.alloc.take(slots, axis=0))
+    return known[2]
 
 
 def _resources(specs: list[dict] | None) -> list[tuple[str, int]]:
@@ -105,6 +115,41 @@ class _FitState:
         self.names = names
         self.amounts = [pod.requests[n] for n in names]
         self.statuses: dict[int, Status] = {}
+        self._layout: tuple[dict[str, int], int, _FitLayout] | None = None
+
+    def layout(self, table: NodeTable) -> _FitLayout:
+        """The request laid out over `table`'s columns (kept while the columns stay the same)."""
+        columns = table.columns
+        known = self._layout
+        if known is None or known[0] is not columns or known[1] != len(columns):
+            known = self._layout = (columns, len(columns), _FitLayout(self, columns))
+        return known[2]
+
+
+class _FitLayout:
+    """Fit's checks as arrays over the table's columns: the pods column needs 1 free, each asked-for
+    resource its amount, and a failing check sets its bit of the code. A resource no node reports
+    fails everywhere, unresolvably."""
+
+    def __init__(self, s: _FitState, columns: dict[str, int]) -> None:
+        cols, amounts, bits = [columns[PODS]], [1], [1]
+        self.missing = 0  # the code bits every node gets
+        self.named: list[tuple[int, int]] = []  # (column, amount) of each resource a node reports
+        for i, (name, amount) in enumerate(zip(s.names, s.amounts, strict=True)):
+            col = columns.get(name)
+            if col is None:
+                if amount > 0:
+                    self.missing |= (2 << i) | UNRESOLVABLE_BIT
+                continue
+            cols.append(col)
+            amounts.append(amount)
+            bits.append(2 << i)
+            self.named.append((col, amount))
+        self.cols = np.array(cols, dtype=np.int64)
+        self.amounts = np.array(amounts, dtype=np.int64)
+        self.bits = np.array(bits, dtype=np.int64)
+        # Sums of distinct powers of two up to 2**52 are exact in float64.
+        self.float_bits = self.bits.astype(np.float64) if max(bits) <= 2**52 else None
 
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
@@ -116,9 +161,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         super().__init__(handle, args)
         self.ignored = set(self.args.get("ignoredResources") or ())
         self.ignored_groups = set(self.args.get("ignoredResourceGroups") or ())
+        self._fit_states: dict[tuple[tuple[str, int], ...], _FitState] = {}  # by the pod's requests
         strategy = self.args.get("scoringStrategy") or {}
         self.strategy = strategy.get("type", "LeastAllocated")
         self.resources = _resources(strategy.get("resources"))
+        self._cpu_memory = [name for name, _ in self.resources] == [CPU, MEMORY]
         _validate_fit_args(self.args)
         self.shape: list[tuple[int, int]] | None = None
         if self.strategy == "RequestedToCapacityRatio":
@@ -131,7 +178,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
-        state[FIT_STATE] = _FitState(pod, self.ignored, self.ignored_groups)
+        # Shared by pods asking for the same: it depends only on the requests and this configuration.
+        key = tuple(pod.requests.items())
+        fit = self._fit_states.get(key)
+        if fit is None:
+            if len(self._fit_states) >= 4096:
+                self._fit_states.clear()
+            fit = self._fit_states[key] = _FitState(pod, self.ignored, self.ignored_groups)
+        state[FIT_STATE] = fit
         return None, SUCCESS
 
     def _fit_code(self, s: _FitState, alloc: dict[str, int], req: dict[str, int], npods: int) -> int:
@@ -156,21 +210,25 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
-        s: _FitState = state[FIT_STATE]
-        pods_col = table.columns[PODS]
+        layout = state[FIT_STATE].layout(table)
         # take() gathers rows several times faster than fancy indexing does.
         alloc = table.alloc.take(slots, axis=0)
-        free = alloc - table.req.take(slots, axis=0)
-        codes = (free[:, pods_col] < 1).astype(np.int64)
-        for i, (name, amount) in enumerate(zip(s.names, s.amounts, strict=True)):
-            col = table.columns.get(name)
-            a = alloc[:, col] if col is not None else np.zeros(len(slots), dtype=np.int64)
-            short = (free[:, col] if col is not None else a) < amount
-            if short.any():  # most nodes have room: skip building the bits
-                codes |= short * (2 << i)
-            beyond = a < amount
-            if beyond.any():
-                codes |= beyond * UNRESOLVABLE_BIT
+        free = (alloc - table.req.take(slots, axis=0)).take(layout.cols, axis=1)
+        short = free < layout.amounts
+        if not short.any():  # most pods fit most nodes: no bits to build
+            codes = np.zeros(len(slots), dtype=np.int64)
+        elif layout.float_bits is not None:  # summed exactly, and faster, in floating point
+            codes = (short @ layout.float_bits).astype(np.int64)
+        else:
+            codes = short @ layout.bits
+        floor = table.alloc_floor()
+        for col, amount in layout.named:
+            if amount > floor[col]:  # some node may have less than this in all
+                beyond = alloc[:, col] < amount
+                if beyond.any():
+                    codes |= beyond * UNRESOLVABLE_BIT
+        if layout.missing:
+            codes |= layout.missing
         return codes
 
     def decode(self, state: CycleState, code: int) -> Status:
@@ -201,11 +259,14 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                    table: NodeTable) -> np.ndarray | None:
         if self.shape is not None:
             return None
+        allocs = _rows(state, table, slots)
+        nonzero = table.nonzero.take(slots, axis=0)
+        fast = self._score_non_zero(pod, allocs, nonzero, table)
+        if fast is not None:
+            return fast
         n = len(slots)
         total = np.zeros(n, dtype=np.int64)
         weights: Any = 0  # a number while every node has every resource scored, else per node
-        allocs = table.alloc.take(slots, axis=0)  # take() gathers rows faster than fancy indexing
-        nonzero = table.nonzero.take(slots, axis=0)
         for name, weight in self.resources:
             pod_req = self._pod_request(pod, name)
             if pod_req == 0 and _is_scalar(name):
@@ -234,6 +295,24 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 total += np.where(valid, score * weight, 0)
                 weights = weights + np.where(valid, weight, 0)
         return np.where(weights > 0, total // np.where(weights > 0, weights, 1), 0)
+
+    def _score_non_zero(self, pod: PodInfo, allocs: np.ndarray, nonzero: np.ndarray, table: NodeTable
+                        ) -> np.ndarray | None:
+        """score_many when cpu and memory are what is scored (the default) and every node has both:
+        the same integer arithmetic, over both at once. None otherwise."""
+        if not self._cpu_memory or min(table.alloc_floor()[:2]) <= 0:
+            return None
+        alloc = allocs[:, :2]  # the table's first two columns are cpu and memory, as in `nonzero`
+        req = nonzero + np.array([pod.score_cpu, pod.score_memory], dtype=np.int64)
+        # LeastAllocated: a request beyond allocatable scores 0.
+        score = np.minimum(req, alloc) if self.strategy == "MostAllocated" else np.maximum(alloc - req, 0)
+        score *= MAX_NODE_SCORE
+        score //= alloc
+        (_, w_cpu), (_, w_mem) = self.resources
+        cpu, mem = score[:, 0], score[:, 1]
+        total = (cpu if w_cpu == 1 else cpu * w_cpu) + (mem if w_mem == 1 else mem * w_mem)
+        total //= w_cpu + w_mem
+        return total
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         total = weights = 0
@@ -339,11 +418,16 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         if len(self.resources) != 2 or any(_is_scalar(n) for n in self.resources):
             return None
         cols = [table.columns[n] for n in self.resources]
-        alloc = table.alloc.take(slots, axis=0)[:, cols]  # take() gathers rows faster than fancy indexing
-        if not (alloc > 0).all():
+        rows, req_rows = _rows(state, table, slots), table.req.take(slots, axis=0)
+        if cols == [0, 1]:  # cpu and memory, the default
+            alloc, req = rows[:, :2], req_rows[:, :2]
+        else:
+            alloc, req = rows.take(cols, axis=1), req_rows.take(cols, axis=1)
+        floor = table.alloc_floor()
+        if min(floor[c] for c in cols) <= 0 and not (alloc > 0).all():
             return None
-        req = table.req.take(slots, axis=0)[:, cols] + np.array([pod.requests.get(n, 0) for n in self.resources])
-        frac = np.minimum(req.astype(np.float64) / alloc.astype(np.float64), 1.0)
+        req = req + np.array([pod.requests.get(n, 0) for n in self.resources])
+        frac = np.minimum(req / alloc, 1.0)  # int64 / int64 divides as float64
         std = np.abs((frac[:, 0] - frac[:, 1]) / 2)
         return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 

@@ -37,6 +37,9 @@ class NodeUnschedulable(FilterPlugin):
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status
 
+    def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return not table.flagged["unschedulable"] or self._tolerates(pod)
+
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("Node", "Add", self._node_hint), ClusterEvent("Node", "UpdateNodeTaint", self._node_hint),
                 ClusterEvent("Pod", "Update")]

@@ -9,6 +9,7 @@ import numpy as np
 from kubesched.api.taints import first_untolerated, tolerated
 from kubesched.scheduler.cache import NodeTable
 from kubesched.scheduler.framework import (
+    MAX_NODE_SCORE,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -22,6 +23,7 @@ from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
 # v1.35 aggregates this reason; older releases named the taint ("had untolerated taint {k: v}").
 REASON = "node(s) had untolerated taint(s)"
 STATE_KEY = "PreScoreTaintToleration"
+NONE_KEY = "TaintToleration.untainted"  # set by score_many: whether it found no node to count
 
 
 def _hard(taint: dict) -> bool:
@@ -31,6 +33,7 @@ def _hard(taint: dict) -> bool:
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "TaintToleration"
     pods_via_requests = True
+    normalized_in_range = True  # counts (never negative) scaled by their maximum and reversed
     _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "TaintToleration")
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
@@ -45,6 +48,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status
+
+    def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return not table.flagged["hard_taints"]
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
         # Tolerations with no effect match every effect, PreferNoSchedule included.
@@ -61,12 +67,17 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                    table: NodeTable) -> np.ndarray:
         scores = np.zeros(len(nodes), dtype=np.int64)
+        state[NONE_KEY] = not table.flagged["prefer_taints"]  # no node has a PreferNoSchedule taint
+        if state[NONE_KEY]:
+            return scores
         tolerations = state[STATE_KEY]
         for k in np.flatnonzero(table.prefer_taints[slots]):
             scores[k] = self._count(tolerations, nodes[k])
         return scores
 
     def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        if state.get(NONE_KEY):  # every score is 0, so every node gets the full score
+            return np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)
         return default_normalize(scores, reverse=True)
 
     def events_to_register(self) -> list[ClusterEvent]:
