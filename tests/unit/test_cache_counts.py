@@ -1,0 +1,85 @@
+"""The scheduler cache's running summaries stay true through any sequence of node and pod changes.
+
+A cycle trusts them instead of looking at rows: the counts of cordoned, tainted and port-holding
+nodes let it drop filters every node passes, the least allocatable per resource lets NodeResourcesFit
+skip its "more than the node has at all" test, and the counts of pods with pod (anti-)affinity let
+InterPodAffinity skip. A count that drifts would make a pod land where the real scheduler would not
+put it."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.types import PodInfo
+
+NODES = ("n0", "n1", "n2", "n3")
+EFFECTS = (None, "NoSchedule", "NoExecute", "PreferNoSchedule")
+AFFINITY = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+PREFERRED = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+    {"weight": 1, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "a"}},
+                                      "topologyKey": "kubernetes.io/hostname"}}]}}
+
+
+def node(name: str, cpu: int, effect: str | None, cordoned: bool, gpus: int) -> dict:
+    allocatable = {"cpu": str(cpu), "memory": "8Gi", "pods": "110"}
+    if gpus:
+        allocatable["nvidia.com/gpu"] = str(gpus)
+    spec: dict = {"unschedulable": cordoned}
+    if effect:
+        spec["taints"] = [{"key": "k", "value": "v", "effect": effect}]
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": spec, "status": {"allocatable": allocatable}}
+
+
+def pod(uid: str, port: bool, affinity: dict | None) -> PodInfo:
+    container: dict = {"name": "c", "resources": {"requests": {"cpu": "100m"}}}
+    if port:
+        container["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    spec: dict = {"containers": [container]}
+    if affinity:
+        spec["affinity"] = affinity
+    return PodInfo.of({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": uid, "namespace": "default", "uid": uid,
+                                                                         "labels": {"app": "a"}}, "spec": spec})
+
+
+changes = st.lists(st.one_of(
+    st.tuples(st.just("node"), st.sampled_from(NODES), st.integers(1, 64), st.sampled_from(EFFECTS), st.booleans(),
+              st.integers(0, 2)),
+    st.tuples(st.just("remove node"), st.sampled_from(NODES)),
+    st.tuples(st.just("pod"), st.sampled_from([f"p{i}" for i in range(8)]), st.sampled_from(NODES), st.booleans(),
+              st.sampled_from([None, AFFINITY, PREFERRED])),
+    st.tuples(st.just("remove pod"), st.sampled_from([f"p{i}" for i in range(8)])),
+), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(changes)
+def test_summaries_match_the_nodes_and_pods(steps: list[tuple]) -> None:
+    cache = Cache()
+    for step in steps:
+        if step[0] == "node":
+            obj = node(*step[1:])
+            (cache.update_node if step[1] in cache.nodes else cache.add_node)(obj)
+        elif step[0] == "remove node":
+            if step[1] in cache.nodes:
+                cache.remove_node(step[1])
+        elif step[0] == "pod":
+            cache.add_pod(pod(step[1], step[3], step[4]), step[2])
+        else:
+            cache.remove_pod(step[1])
+        live = list(cache.nodes.values())
+        table = cache.table
+        for flag in ("unschedulable", "hard_taints", "prefer_taints", "has_ports"):
+            assert table.flagged[flag] == sum(bool(getattr(table, flag)[ni.slot]) for ni in live), flag
+        assert table.flagged["unschedulable"] == sum(ni.unschedulable for ni in live)
+        assert table.flagged["has_ports"] == sum(bool(ni.used_ports) for ni in live)
+        if live:
+            rows = np.array([table.alloc[ni.slot] for ni in live])
+            assert table.alloc_floor() == rows.min(axis=0).tolist()
+        on_nodes = [p for ni in live for p in ni.pods.values()]
+        assert cache.affinity_pods == sum(p.has_pod_affinity for p in on_nodes)
+        assert cache.anti_affinity_pods == sum(p.has_pod_affinity and p.has_required_anti_affinity for p in on_nodes)
