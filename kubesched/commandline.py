@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -56,7 +57,10 @@ def results_only() -> None:
 
 
 def echo_json(data: Any) -> None:
-    """`data` as indented JSON on stdout, written as it is encoded: the whole text of a large run's
-    results (and the encoder's pieces of it, several times its size) is never held at once."""
-    json.dump(data, sys.stdout, indent=2)
+    """`data` as indented JSON on stdout, written in batches of the encoder's pieces as they come:
+    the whole text of a large run's results (and the list of pieces that would make it, several
+    times its size) is never held at once."""
+    pieces = json.JSONEncoder(indent=2).iterencode(data)
+    while batch := list(itertools.islice(pieces, 8192)):
+        sys.stdout.write("".join(batch))
     sys.stdout.write("\n")
