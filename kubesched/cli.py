@@ -87,7 +87,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
     err = Console(stderr=True)
     scenario = _load(list(paths), strict, now, until)
     keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
-    result = run(scenario, explain=keys or None, progress=err if err.is_terminal else None)
+    result = run(scenario, explain=keys or None, progress=err if err.is_terminal else None, consume=True)
     results_only()
     if report:
         from kubesched.sim.report import write_report

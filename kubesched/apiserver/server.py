@@ -76,15 +76,18 @@ class APIServer(StoreReads):
     # ---- writes ----------------------------------------------------------------------------
 
     def create(self, obj: Obj, warn: Callable[[str], None] | None = None, existing: bool = False,
-               dry_run: bool = False, validated: bool = False) -> Obj:
+               dry_run: bool = False, validated: bool = False, owned: bool = False) -> Obj:
         """Admit and store a copy of `obj`; raises an APIError subclass when refused. `warn`
         makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running.
         `existing` is for an object the exported cluster holds already: it was admitted when it
         was made, so LimitRanger and ResourceQuota leave it as it is (the quota controller counts it).
         `dry_run` (dryRun=All) defaults, validates and admits, but neither charges quota nor stores.
         `validated`: the input's checks (sim.validation, a superset of this server's) passed it
-        already, so validating it again before admission would only repeat them."""
-        obj = deep_copy(obj)
+        already, so validating it again before admission would only repeat them. `owned`: the
+        caller hands `obj` over and never reads it again, so it is stored as it is, not copied (a
+        large input would otherwise be held twice for the whole run)."""
+        if not owned:
+            obj = deep_copy(obj)
         kind = obj.get("kind")
         if not kind:
             raise BadRequest("Object 'Kind' is missing")

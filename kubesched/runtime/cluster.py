@@ -124,11 +124,11 @@ class Cluster:
         elif self.notes is not None:
             self.notes(message)
 
-    def create(self, obj: Obj, existing: bool = False, validated: bool = False) -> Obj | None:
-        """Create through the API (`existing`, `validated`: see APIServer.create); a refusal is a
-        result the recorder keeps, not an error."""
+    def create(self, obj: Obj, existing: bool = False, validated: bool = False, owned: bool = False) -> Obj | None:
+        """Create through the API (`existing`, `validated`, `owned`: see APIServer.create); a
+        refusal is a result the recorder keeps, not an error."""
         try:
-            return self.api.create(obj, existing=existing, validated=validated)
+            return self.api.create(obj, existing=existing, validated=validated, owned=owned)
         except APIError as e:
             meta = obj.get("metadata") or {}
             if namespaced(obj.get("kind", "")) and not meta.get("namespace"):
@@ -136,7 +136,7 @@ class Cluster:
             self._reject(ref(obj), e)
             return None
 
-    def restore(self, obj: Obj, validated: bool = False) -> Obj | None:
+    def restore(self, obj: Obj, validated: bool = False, owned: bool = False) -> Obj | None:
         """Create an object of the snapshot the run starts from: it exists already, so it is
         stored as it is. A pod bound to a node runs there since it was created (its status says
         so when the input has none) and is not admitted again: what admission would refuse today
@@ -144,8 +144,8 @@ class Cluster:
         with the uid or creationTimestamp the API server gave it) is refused by a LimitRange or a
         ResourceQuota: it exists already, and counts towards its quotas' usage; the rest of the
         input is being created, and admitted as such. A built-in
-        PriorityClass in an export is the one the API server already has. `validated`: see
-        APIServer.create."""
+        PriorityClass in an export is the one the API server already has. `validated`, `owned`:
+        see APIServer.create."""
         kind, meta = obj.get("kind"), obj.get("metadata") or {}
         if kind == "PriorityClass" and meta.get("name") in SYSTEM_PRIORITY_CLASSES:
             if obj.get("value") != SYSTEM_PRIORITY_CLASSES[meta["name"]]:
@@ -157,11 +157,11 @@ class Cluster:
             # Exported (it carries what the API server sets), or being created now, as a
             # hand-written Deployment or pod added to an export is.
             return self.create(obj, existing=any(meta.get(k) for k in ("uid", "creationTimestamp", "resourceVersion")),
-                               validated=validated)
+                               validated=validated, owned=owned)
         key = f"Pod/{meta.get('namespace') or 'default'}/{meta.get('name')}"
         try:
             return self.api.create(
-                running_since_created(obj, self.api.timestamp()), existing=True, validated=validated,
+                running_since_created(obj, self.api.timestamp()), existing=True, validated=validated, owned=owned,
                 warn=lambda message: self._warn(
                     f"{key}: kept running as exported, though admission would refuse it today: {message}"))
         except APIError as e:

@@ -115,8 +115,10 @@ def _evict(cluster: Cluster, ns: str, body: dict) -> None:
         cluster.api.evict(ns, body["name"], eviction, requester="scenario")
 
 
-def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluster:
-    """The cluster of `scenario` with its objects and timed events scheduled, not yet run."""
+def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: bool = False) -> Cluster:
+    """The cluster of `scenario` with its objects and timed events scheduled, not yet run.
+    `consume`: the scenario runs once, so the API keeps its objects rather than copies of them
+    (they are changed by the run: only their kinds may be read afterwards)."""
     configs = [check_config(lo.obj, lo) for lo in scenario.scheduler_configs] or [check_config(None, None)]
     policy = load_policy(scenario.descheduler_policy) if scenario.descheduler_policy is not None else None
     recorder = Recorder()
@@ -126,19 +128,21 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None) -> Cluste
     clock = cluster.clock
     for at, obj in scenario.objects:
         if at <= 0:
-            cluster.restore(obj, validated=True)
+            cluster.restore(obj, validated=True, owned=consume)
         else:
-            clock.call_at(at, lambda obj=obj: cluster.create(obj, validated=True))
+            clock.call_at(at, lambda obj=obj: cluster.create(obj, validated=True, owned=consume))
     recorder.check_snapshot()
     for action in scenario.actions:
         clock.call_at(action.at, lambda a=action: _apply(cluster, recorder, a))
     return cluster
 
 
-def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Console | None = None) -> SimResult:
-    """Run `scenario`; with `progress` (a terminal), show how far virtual time has got while it runs."""
+def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Console | None = None,
+             consume: bool = False) -> SimResult:
+    """Run `scenario`; with `progress` (a terminal), show how far virtual time has got while it
+    runs. `consume`: see build_cluster."""
     if progress is None:
-        return _simulate(scenario, explain, None)
+        return _simulate(scenario, explain, None, consume)
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=progress,
                   transient=True) as bar:
         task = bar.add_task("simulating", total=None)
@@ -146,7 +150,7 @@ def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Cons
         def show(now: float) -> None:
             bar.update(task, description=f"simulating: {format_duration(now)} of virtual time")
 
-        return _simulate(scenario, explain, show)
+        return _simulate(scenario, explain, show, consume)
 
 
 @contextlib.contextmanager
@@ -165,12 +169,13 @@ def _long_lived_heap() -> Iterator[None]:
         gc.unfreeze()
 
 
-def _simulate(scenario: Scenario, explain: set[str] | None, progress: Callable[[float], None] | None) -> SimResult:
+def _simulate(scenario: Scenario, explain: set[str] | None, progress: Callable[[float], None] | None,
+              consume: bool) -> SimResult:
     scored = {e["pod"] for e in scenario.expects if "score" in e}
     if scored:
         explain = (explain or set()) | scored  # score expectations need the decision records
     with _long_lived_heap():  # restoring the input's objects builds as many long-lived containers
-        cluster = build_cluster(scenario, explain)
+        cluster = build_cluster(scenario, explain, consume)
     result = SimResult(scenario, cluster)
     clock = cluster.clock
     final = []
