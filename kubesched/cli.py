@@ -10,7 +10,7 @@ import click
 import yaml
 from rich.console import Console
 
-from kubesched.commandline import bad_input_exits, echo_json, option, results_only, warn
+from kubesched.commandline import bad_input_exits, echo_json, exit_at_once, option, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.sim.scenario import Scenario
@@ -113,7 +113,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
             echo_json(data)
         else:
             click.echo(yaml.safe_dump(data, sort_keys=False))
-    sys.exit(0 if result.ok else 1)
+    exit_at_once(0 if result.ok else 1)
 
 
 @main.command()

@@ -8,6 +8,7 @@ import contextlib
 import gc
 import itertools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
@@ -64,3 +65,18 @@ def echo_json(data: Any) -> None:
     while batch := list(itertools.islice(pieces, 8192)):
         sys.stdout.write("".join(batch))
     sys.stdout.write("\n")
+
+
+def exit_at_once(code: int) -> NoReturn:
+    """End the process with `code` once its output is flushed, without freeing what the run built
+    object by object: for a large run that teardown is a third of a second spent on a process that
+    is ending anyway. Where stdout is not the process's own (a test's runner calling the command),
+    or cannot be flushed, it exits as usual."""
+    if sys.stdout is sys.__stdout__ and sys.stderr is sys.__stderr__:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except OSError:
+            sys.exit(code)
+        os._exit(code)
+    sys.exit(code)

@@ -241,3 +241,20 @@ def test_utilization_counts_a_deleted_node_while_it_was_there(tmp_path: Path) ->
             scenario("200s", [{"at": "100s", "delete": {"kind": "Node", "name": "n2"}}])]
     s = summarize(run(tmp_path, docs))
     assert s["utilization"]["cpu"] == {"average": 0.375, "peak": 0.5, "peakAt": 100.0}
+
+
+@pytest.mark.parametrize(("expect", "code"), [({"pod": "default/a", "phase": "Running"}, 0),
+                                              ({"pod": "default/a", "phase": "Pending"}, 1)])
+def test_the_cli_process_ends_with_its_whole_output_and_exit_code(tmp_path: Path, expect: dict, code: int) -> None:
+    """`simulate` ends its process without tearing the heap down: every byte of the results is
+    still written, piped, and the exit code says whether the expectations held."""
+    path = tmp_path / "in.yaml"
+    docs = [node("n1", cpu="4"), *[pod(f"p{i}", cpu="10m", mem="10Mi") for i in range(100)], pod("a", cpu="10m"),
+            scenario("10s", [])]
+    docs[-1]["spec"]["expect"] = [expect]
+    path.write_text(yaml.safe_dump_all(docs))
+    proc = subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", str(path), "-o", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == code, proc.stderr
+    assert proc.stdout.endswith("}\n")
+    assert len(json.loads(proc.stdout)["pods"]) == 101
