@@ -200,6 +200,8 @@ def _only_strings(value: list[Any] | dict[str, Any]) -> bool:
     """Whether every item is a string, in one pass in C: string maps (labels, requests) are most
     of an object's maps, and checking their items one call each is much of decoding's cost."""
     return set(map(type, value.values() if isinstance(value, dict) else value)) <= _STR_TYPE
+
+
 _TYPE_NAMES = {str: "a string", int: "an integer", bool: "a boolean", dict: "a mapping", list: "a list"}
 
 

@@ -314,7 +314,7 @@ class APIServer(StoreReads):
         }
         # Events are stored like any object, so watchers (results, kubectl) see them in order.
         event["metadata"]["creationTimestamp"] = now
-        event["metadata"]["uid"] = _uuid4(self._uid_rng.getrandbits(128))
+        event["metadata"]["uid"] = self._new_uid()
         return self.store.create(event)
 
 

@@ -27,9 +27,10 @@ from typing import Any
 from kubesched.api.objects import Obj, is_terminating, namespaced
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, APIServer
+from kubesched.controllers.podindex import same_owner_references
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.store.base import ADDED, DELETED, MODIFIED, WatchEvent
+from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 Key = tuple[str, str, str]  # kind, namespace ("" for cluster-scoped), name
 UNOWNABLE = frozenset({"Event"})  # kinds that are never owners nor dependents worth following
@@ -72,9 +73,8 @@ class GarbageCollector:
             return
         obj, old = ev.obj, ev.old
         key = _key(obj)
-        if ev.type == MODIFIED and old is not None \
-                and old["metadata"].get("ownerReferences") is obj["metadata"].get("ownerReferences"):
-            before = after = []  # the very same references (a status write): nothing to relink
+        if same_owner_references(ev):
+            before = after = []
         else:
             before = _refs(old) if ev.type != "ADDED" else []
             after = _refs(obj) if ev.type != DELETED else []

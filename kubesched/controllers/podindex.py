@@ -21,9 +21,7 @@ class OwnerIndex:
 
     def update(self, ev: WatchEvent) -> None:
         old, pod = ev.old, ev.obj
-        if ev.type == MODIFIED and old is not None \
-                and old["metadata"].get("ownerReferences") is pod["metadata"].get("ownerReferences"):
-            # The same owner references (a status write): the same bucket, found once.
+        if same_owner_references(ev):  # a status write: the same bucket, found once
             bucket = self._bucket(pod)
             bucket.pop(old["metadata"].get("uid", ""), None)
             bucket[pod["metadata"].get("uid", "")] = pod
@@ -82,6 +80,13 @@ def changes_what_controllers_do(ev: WatchEvent) -> bool:
 PodKey = tuple[str, str]  # namespace, name
 
 
+def same_owner_references(ev: WatchEvent) -> bool:
+    """An update that kept the very same ownerReferences (a status write shares them with the
+    version before): whoever indexes objects by owner has nothing to relink."""
+    return ev.type == MODIFIED and ev.old is not None \
+        and ev.old["metadata"].get("ownerReferences") is ev.obj["metadata"].get("ownerReferences")
+
+
 def object_key(obj: Obj) -> PodKey:
     """(namespace, name): how controllers key their work queues and indexes."""
     return obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]
@@ -102,8 +107,7 @@ class PodsByNode:
         self._store.watch(self._on_pod, {"Pod"})
 
     def _on_pod(self, ev: WatchEvent) -> None:
-        meta = ev.obj["metadata"]
-        key = meta.get("namespace", "default"), meta["name"]  # object_key, inlined: this runs per pod write
+        key = object_key(ev.obj)
         node = None if ev.type == DELETED else ev.obj["spec"].get("nodeName")
         if self._node_of.get(key) != node:  # most writes (status) leave a pod where it was
             self._place(key, node)

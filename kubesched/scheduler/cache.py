@@ -36,8 +36,8 @@ class NodeTable:
         # How many slots have each flag set: a cycle learns that no node is cordoned or tainted
         # without looking at any row.
         self.flagged = {"unschedulable": 0, "hard_taints": 0, "prefer_taints": 0, "has_ports": 0}
-        self.used = 0  # slots below this have been used
-        self.freed: set[int] = set()  # slots below `used` whose node was removed
+        self.used = 0  # slots below this have been handed out
+        self.freed: list[int] = []  # slots below `used` whose node was removed, the latest last
         self._own_alloc = self.alloc  # the table's own `alloc`; a view of some rows has another
         self._alloc_floor: tuple[np.ndarray, list[int]] | None = None  # (`alloc`, its floor)
 
@@ -46,6 +46,10 @@ class NodeTable:
         if flags[slot] != value:
             flags[slot] = value
             self.flagged[name] += 1 if value else -1
+
+    def new_slot(self) -> int:
+        """A slot for a new node: the one freed last, else the next never used."""
+        return self.freed.pop() if self.freed else self.used
 
     def alloc_floor(self) -> list[int]:
         """Per column, the least allocatable of any node in `alloc`: a pod asking for no more
@@ -88,7 +92,6 @@ class NodeTable:
         s = ni.slot
         self.ensure(s)
         self.used = max(self.used, s + 1)
-        self.freed.discard(s)
         self._alloc_floor = None
         self.alloc[s] = 0
         for name, amount in ni.allocatable.items():
@@ -112,7 +115,7 @@ class NodeTable:
 
     def clear(self, slot: int) -> None:
         self.alloc[slot] = 0
-        self.freed.add(slot)
+        self.freed.append(slot)
         self._alloc_floor = None
         self.req[slot] = 0
         self.nonzero[slot] = 0
@@ -136,8 +139,6 @@ class Cache:
         self.nodes: dict[str, NodeInfo] = {}
         self.table = NodeTable()
         self.tree = NodeTree()
-        self._free_slots: list[int] = []
-        self._next_slot = 0
         self._pod_node: dict[str, str] = {}  # uid -> node name
         self._orphans: dict[str, dict[str, PodInfo]] = {}  # pods on nodes not (yet) known
         self._order: list[NodeInfo] | None = None
@@ -162,10 +163,7 @@ class Cache:
         name = node["metadata"]["name"]
         if name in self.nodes:
             return self.update_node(node)
-        slot = self._free_slots.pop() if self._free_slots else self._next_slot
-        if slot == self._next_slot:
-            self._next_slot += 1
-        ni = NodeInfo.of(node, slot)
+        ni = NodeInfo.of(node, self.table.new_slot())
         self.nodes[name] = ni
         self.tree.add(node)
         self._add_images(ni)
@@ -210,7 +208,6 @@ class Cache:
             self.affinity_pods -= len(ni.pods_with_affinity)
             self.anti_affinity_pods -= len(ni.pods_with_required_anti_affinity)
         self.table.clear(ni.slot)
-        self._free_slots.append(ni.slot)
         self._order = None
         self.generation += 1
         self._touched(name)
