@@ -108,7 +108,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
             explain_view.render_victim(key, preempted, console)
             explain_view.render_removal(key, disruptions, result.cluster.api.evictions, console)
     else:
-        data = to_json(result, keys or None)
+        data = to_json(result, keys or None, stream=output == "json")
         if output == "json":
             echo_json(data)
         else:

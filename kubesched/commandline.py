@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import itertools
 import json
 import os
 import sys
@@ -14,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NoReturn
 
 import click
+import orjson
 
 from kubesched.api.errors import InputError, Problem
 
@@ -58,13 +58,52 @@ def results_only() -> None:
 
 
 def echo_json(data: Any) -> None:
-    """`data` as indented JSON on stdout, written in batches of the encoder's pieces as they come:
-    the whole text of a large run's results (and the list of pieces that would make it, several
-    times its size) is never held at once."""
-    pieces = json.JSONEncoder(indent=2).iterencode(data)
-    while batch := list(itertools.islice(pieces, 8192)):
-        sys.stdout.write("".join(batch))
-    sys.stdout.write("\n")
+    """`data` as JSON laid out as `json.dumps(indent=2)` lays it out, on stdout. orjson encodes it
+    piece by piece: a top-level dict key by key and a list in it item by item, so the whole text of
+    a large run's results is never held at once, and a list given as an iterator is encoded as its
+    items come (`to_json(stream=True)`) without being built first."""
+    out = sys.stdout
+    out.flush()
+    buffer = getattr(out, "buffer", None)
+    write: Callable[[bytes], Any] = buffer.write if buffer is not None else lambda b: out.write(b.decode())
+    if not isinstance(data, dict) or not data:
+        write(_encoded(data, 0) + b"\n")
+        return
+    batch: list[bytes] = [b"{\n"]
+    for i, (key, value) in enumerate(data.items()):
+        batch.append(b'%s  %s: ' % (b",\n" if i else b"", orjson.dumps(str(key))))
+        if not isinstance(value, (list, Iterator)):
+            batch.append(_encoded(value, 1))
+            continue
+        items = iter(value)
+        first = next(items, _NOTHING)
+        if first is _NOTHING:
+            batch.append(b"[]")
+            continue
+        batch.append(b"[\n    " + _encoded(first, 2))
+        for item in items:
+            batch.append(b",\n    " + _encoded(item, 2))
+            if len(batch) >= 4096:
+                write(b"".join(batch))
+                batch.clear()
+        batch.append(b"\n  ]")
+    batch.append(b"\n}\n")
+    write(b"".join(batch))
+    if buffer is not None:
+        buffer.flush()
+
+
+_NOTHING = object()
+
+
+def _encoded(value: Any, depth: int) -> bytes:
+    """`value` indented by two a level, as if it stood `depth` levels down. What orjson cannot
+    encode (an integer past 64 bits) the standard library does."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        text = json.dumps(value, indent=2, ensure_ascii=False).encode()
+    return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text
 
 
 def exit_at_once(code: int) -> NoReturn:

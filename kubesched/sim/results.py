@@ -9,6 +9,7 @@ fold rather than end in an ellipsis, and piped output is as wide as its widest r
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
@@ -68,23 +69,13 @@ def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:
     return {k: r for s in cluster.schedulers for k, r in s.records.items()}
 
 
-def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any]:
+def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = False) -> dict[str, Any]:
+    """The results contract. With `stream`, the two lists that grow with the run (pods and events)
+    are iterators a writer encodes item by item (`echo_json`), never all built at once."""
     cluster, recorder = result.cluster, result.recorder
-    failed = {e.object: e.message for e in recorder.events if e.reason == "FailedScheduling"}  # the last one
-    pods = []
-    for h in recorder.pods.values():
-        meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
-        pod = {
-            "namespace": meta.get("namespace"), "name": meta["name"], "uid": meta.get("uid"),
-            "priority": spec.get("priority", 0), "nodeName": spec.get("nodeName"),
-            "nominatedNodeName": status.get("nominatedNodeName"), "phase": status.get("phase"),
-            "deleted": h.deleted, "reason": h.reason or status.get("reason"),
-        }
-        if run_summary.is_pending(h):
-            # Why it waits: the scheduler's last word on it, and its conditions as the API has them.
-            pod["message"] = failed.get(f"Pod/{meta.get('namespace')}/{meta['name']}")
-            pod["conditions"] = status.get("conditions") or []
-        pods.append(pod)
+    pods = _pod_rows(recorder)
+    events = ({"time": e.time, "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
+              for e in recorder.events)
     nodes = []
     for node in cluster.store.list("Node"):
         ni = cluster.scheduler.node_info(node["metadata"]["name"])
@@ -97,10 +88,9 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
         })
     out: dict[str, Any] = {
         "time": cluster.now(),
-        "pods": pods,
+        "pods": pods if stream else list(pods),
         "nodes": nodes,
-        "events": [{"time": e.time, "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
-                   for e in recorder.events],
+        "events": events if stream else list(events),
         "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in recorder.rejected],
     }
     budgets = [_budget_json(pdb) for pdb in cluster.store.list("PodDisruptionBudget")]
@@ -129,6 +119,23 @@ def to_json(result: SimResult, explain: set[str] | None = None) -> dict[str, Any
         out["decisions"] = {k: [r.to_json() for r in recs] for k, recs in decision_records(cluster).items()}
     out["summary"] = run_summary.summarize(result)
     return out
+
+
+def _pod_rows(recorder: Recorder) -> Iterator[dict[str, Any]]:
+    failed = {e.object: e.message for e in recorder.events if e.reason == "FailedScheduling"}  # the last one
+    for h in recorder.pods.values():
+        meta, spec, status = h.obj["metadata"], h.obj.get("spec", {}), h.obj.get("status", {})
+        pod = {
+            "namespace": meta.get("namespace"), "name": meta["name"], "uid": meta.get("uid"),
+            "priority": spec.get("priority", 0), "nodeName": spec.get("nodeName"),
+            "nominatedNodeName": status.get("nominatedNodeName"), "phase": status.get("phase"),
+            "deleted": h.deleted, "reason": h.reason or status.get("reason"),
+        }
+        if run_summary.is_pending(h):
+            # Why it waits: the scheduler's last word on it, and its conditions as the API has them.
+            pod["message"] = failed.get(f"Pod/{meta.get('namespace')}/{meta['name']}")
+            pod["conditions"] = status.get("conditions") or []
+        yield pod
 
 
 def _budget_json(pdb: dict[str, Any]) -> dict[str, Any]:
