@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from yaml.representer import Representer, SafeRepresenter
+
 from kubesched.api.kinds import CLUSTER_SCOPED
 
 Obj = dict[str, Any]
@@ -15,7 +17,41 @@ MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a static pod's mirror in th
 DEFAULT_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
-_ATOMS = frozenset({str, int, float, bool, type(None)})  # values shared as they are, without a call
+class Shared(dict):
+    """A JSON object that many stored objects hold as one dict: the default tolerations every pod
+    is given, a condition or container state its kubelet wrote at the same instant on many pods.
+    At scale those copies are a good part of the memory. Stored objects are never changed in place
+    (the Store's rule), so one copy is enough: `deep_copy` passes it on as it is, a copy by `dict()`
+    or `{**x}` is an ordinary dict, and changing it in place raises instead of changing every pod."""
+
+    __slots__ = ()
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a shared object is read-only: change a copy of it")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only  # type: ignore
+
+    def __reduce_ex__(self, protocol: Any) -> Any:  # copy.deepcopy and pickle give an ordinary dict
+        return dict, (dict(self),)
+
+
+for _representer in (SafeRepresenter, Representer):  # what every YAML dumper, safe or not, C or not, uses
+    _representer.add_representer(Shared, SafeRepresenter.represent_dict)
+
+_ATOMS = frozenset({str, int, float, bool, type(None), Shared})  # values shared as they are, without a call
+_CONDITIONS: dict[tuple[str, str, str], Shared] = {}
+
+
+def shared_condition(ctype: str, status: str, when: str) -> Shared:
+    """A condition with no reason or message that changed at `when`: what a kubelet or the binding
+    writes on every pod that gets there at that instant, kept once for all of them."""
+    key = (ctype, status, when)
+    condition = _CONDITIONS.get(key)
+    if condition is None:
+        if len(_CONDITIONS) >= 4096:  # instants long past: later pods are given new ones
+            _CONDITIONS.clear()
+        condition = _CONDITIONS[key] = Shared(type=ctype, status=status, lastProbeTime=None, lastTransitionTime=when)
+    return condition
 
 
 def deep_copy(value: Any) -> Any:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from kubesched.api.objects import Obj
+from kubesched.api.objects import Obj, Shared
 from kubesched.apiserver import limitranger, resourcequota
 from kubesched.apiserver.errors import Forbidden
 
@@ -28,6 +28,8 @@ SYSTEM_PRIORITY_CLASSES: dict[str, int] = {
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
 DEFAULT_TOLERATION_SECONDS = 300
 DEFAULT_TOLERATED_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+_DEFAULT_TOLERATIONS = {key: Shared(key=key, operator="Exists", effect="NoExecute",
+                                    tolerationSeconds=DEFAULT_TOLERATION_SECONDS) for key in DEFAULT_TOLERATED_TAINTS}
 
 
 def system_priority_classes() -> list[Obj]:
@@ -135,14 +137,7 @@ def admit_default_toleration_seconds(pod: Obj) -> None:
     tolerations = pod["spec"].setdefault("tolerations", [])
     for key in DEFAULT_TOLERATED_TAINTS:
         if not _tolerates_no_execute(tolerations, key):
-            tolerations.append(
-                {
-                    "key": key,
-                    "operator": "Exists",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": DEFAULT_TOLERATION_SECONDS,
-                }
-            )
+            tolerations.append(_DEFAULT_TOLERATIONS[key])
 
 
 def admit_runtime_class(pod: Obj, store: Store) -> None:

@@ -21,6 +21,7 @@ from kubesched.api.objects import (
     merge_patch,
     namespaced,
     set_condition,
+    shared_condition,
 )
 from kubesched.api.qos import qos_class
 from kubesched.api.validation import object_problems
@@ -235,8 +236,7 @@ class APIServer(StoreReads):
         new = {**pod, "metadata": dict(pod["metadata"]), "spec": {**pod["spec"], "nodeName": node_name}}
         status = new["status"] = deep_copy(pod.get("status", {}))
         status.pop("nominatedNodeName", None)
-        set_condition(status, {"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                               "lastTransitionTime": self.timestamp()})
+        set_condition(status, shared_condition("PodScheduled", "True", self.timestamp()))
         return self._write(new, None)
 
     def delete(self, kind: str, namespace: str, name: str, grace_period: int | None = None,

@@ -20,16 +20,19 @@ a `usage` event says otherwise.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from typing import Any
 
 from kubesched.api.objects import (
     Obj,
+    Shared,
     controller_of,
     get_condition,
     is_pod_ready,
     is_terminating,
     set_condition,
+    shared_condition,
 )
 from kubesched.api.podlife import DURATION_ANNOTATION, annotation_seconds, exit_code, shutdown_time
 from kubesched.api.quantity import QuantityError, resource_amount
@@ -81,8 +84,17 @@ def _container_statuses(pod: Obj, status: Obj, sidecar: bool, started: str) -> l
         statuses = status[key] = [
             {"name": x.get("name", ""), "image": x.get("image", ""), "imageID": "", "containerID": "",
              "ready": True, "started": True, "restartCount": 0,
-             "state": {"running": {"startedAt": started}}, "lastState": {}} for x in running]
+             "state": _running_since(started), "lastState": _NO_STATE} for x in running]
     return statuses
+
+
+_NO_STATE = Shared()
+
+
+@functools.lru_cache(maxsize=256)
+def _running_since(started: str) -> Shared:
+    """The container state of every container started at that instant, kept once for all."""
+    return Shared(running=Shared(startedAt=started))
 
 
 def _pod_ip(uid: str) -> str:
@@ -389,8 +401,7 @@ class Kubelets:
             status["phase"] = "Running"
             status["startTime"] = now
             for ctype in ("Initialized", "Ready", "ContainersReady"):
-                set_condition(status, {"type": ctype, "status": "True", "lastProbeTime": None,
-                                       "lastTransitionTime": now})
+                set_condition(status, shared_condition(ctype, "True", now))
             # What `kubectl get pods` shows: READY 1/1, the pod's and its node's addresses.
             _container_statuses(pod, status, False, now)
             if any(x.get("restartPolicy") == "Always" for x in pod["spec"].get("initContainers") or ()):

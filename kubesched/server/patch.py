@@ -450,11 +450,12 @@ def _element_kind(*lists: list[Any], allow_empty: bool = False) -> str | None:
     seen: type | None = None
     for items in lists:
         for item in items:
+            kind = dict if isinstance(item, dict) else type(item)  # a Shared is a map like any other
             if seen is None:
                 if isinstance(item, list):
                     raise PatchRejected("lists of lists are not supported")
-                seen = type(item)
-            elif type(item) is not seen:
+                seen = kind
+            elif kind is not seen:
                 raise ServerError(f"list element types are not identical: [{' '.join(_go(x) for x in lists)}]")
     if seen is None:
         if allow_empty:

@@ -14,7 +14,7 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
-from kubesched.api.objects import namespaced, ref
+from kubesched.api.objects import Shared, namespaced, ref
 from kubesched.apiserver.errors import APIError
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
@@ -117,8 +117,8 @@ def _evict(cluster: Cluster, ns: str, body: dict) -> None:
 
 def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: bool = False) -> Cluster:
     """The cluster of `scenario` with its objects and timed events scheduled, not yet run.
-    `consume`: the scenario runs once, so the API keeps its objects rather than copies of them
-    (they are changed by the run: only their kinds may be read afterwards)."""
+    `consume`: the scenario runs once, so the API keeps its objects rather than copies of them,
+    and the scenario keeps only their kinds (their first versions would otherwise outlive them)."""
     configs = [check_config(lo.obj, lo) for lo in scenario.scheduler_configs] or [check_config(None, None)]
     policy = load_policy(scenario.descheduler_policy) if scenario.descheduler_policy is not None else None
     recorder = Recorder()
@@ -126,11 +126,14 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: 
                       explain=explain, epoch=scenario.epoch, kubelet_config=scenario.kubelet_config,
                       descheduler_policy=policy, recorder=recorder)
     clock = cluster.clock
-    for at, obj in scenario.objects:
+    kinds: dict[str, Shared] = {}
+    for i, (at, obj) in enumerate(scenario.objects):
         if at <= 0:
             cluster.restore(obj, validated=True, owned=consume)
         else:
             clock.call_at(at, lambda obj=obj: cluster.create(obj, validated=True, owned=consume))
+        if consume:  # the API's now; what the scenario may still be asked is the kind
+            scenario.objects[i] = (at, kinds.setdefault(obj["kind"], Shared(kind=obj["kind"])))
     recorder.check_snapshot()
     for action in scenario.actions:
         clock.call_at(action.at, lambda a=action: _apply(cluster, recorder, a))
