@@ -309,6 +309,8 @@ class SchedulingQueue:
         5-minute leftover flush; retrying pods that failed with an error, such as no nodes at
         all, when no cluster event came since, which a simulation's deterministic state does not
         cure by waiting). A run that has only housekeeping left is over."""
+        if not (self._backoff or self._error_backoff or self._oldest):
+            return None, None  # nothing waits: what most pod events find
         now = math.floor(self._now()) + 1
         live: list[float] = []
         idle: list[float] = []
