@@ -299,20 +299,33 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def _score_non_zero(self, pod: PodInfo, allocs: np.ndarray, nonzero: np.ndarray, table: NodeTable
                         ) -> np.ndarray | None:
         """score_many when cpu and memory are what is scored (the default) and every node has both:
-        the same integer arithmetic, over both at once. None otherwise."""
+        the same integer arithmetic, a column at a time (numpy runs an (n, 2) array as n loops of
+        two, a column as one loop of n). None otherwise."""
         if not self._cpu_memory or min(table.alloc_floor()[:2]) <= 0:
             return None
-        alloc = allocs[:, :2]  # the table's first two columns are cpu and memory, as in `nonzero`
-        req = nonzero + np.array([pod.score_cpu, pod.score_memory], dtype=np.int64)
-        # LeastAllocated: a request beyond allocatable scores 0.
-        score = np.minimum(req, alloc) if self.strategy == "MostAllocated" else np.maximum(alloc - req, 0)
-        score *= MAX_NODE_SCORE
-        score //= alloc
+        most = self.strategy == "MostAllocated"
+        scores = []
+        # The table's first two columns are cpu and memory, as in `nonzero`.
+        for col, pod_req in ((0, pod.score_cpu), (1, pod.score_memory)):
+            alloc = allocs[:, col]
+            req = nonzero[:, col] + pod_req
+            if most:
+                score = np.minimum(req, alloc, out=req)
+            else:  # LeastAllocated: a request beyond allocatable scores 0
+                score = np.subtract(alloc, req, out=req)
+                np.maximum(score, 0, out=score)
+            score *= MAX_NODE_SCORE
+            score //= alloc
+            scores.append(score)
         (_, w_cpu), (_, w_mem) = self.resources
-        cpu, mem = score[:, 0], score[:, 1]
-        total = (cpu if w_cpu == 1 else cpu * w_cpu) + (mem if w_mem == 1 else mem * w_mem)
-        total //= w_cpu + w_mem
-        return total
+        cpu, mem = scores
+        if w_cpu != 1:
+            cpu *= w_cpu
+        if w_mem != 1:
+            mem *= w_mem
+        cpu += mem
+        cpu //= w_cpu + w_mem
+        return cpu
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         total = weights = 0
@@ -426,10 +439,16 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         floor = table.alloc_floor()
         if min(floor[c] for c in cols) <= 0 and not (alloc > 0).all():
             return None
-        req = req + np.array([pod.requests.get(n, 0) for n in self.resources])
-        frac = np.minimum(req / alloc, 1.0)  # int64 / int64 divides as float64
-        std = np.abs((frac[:, 0] - frac[:, 1]) / 2)
-        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+        # A column at a time, as NodeResourcesFit scores. int64 / int64 divides as float64.
+        first, second = ((req[:, i] + pod.requests.get(n, 0)) / alloc[:, i] for i, n in enumerate(self.resources))
+        np.minimum(first, 1.0, out=first)
+        np.minimum(second, 1.0, out=second)
+        std = np.subtract(first, second, out=first)
+        std /= 2
+        np.abs(std, out=std)
+        score = np.subtract(1, std, out=std)
+        score *= float(MAX_NODE_SCORE)
+        return score.astype(np.int64)
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add"),
