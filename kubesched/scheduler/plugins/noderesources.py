@@ -156,6 +156,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     name = "NodeResourcesFit"
     pods_via_requests = True
     uses_requests = True
+    # Every strategy averages per-resource scores of 0..100: free or used over allocatable (both
+    # clamped to it), or a shape's 0..10 scaled by ten.
+    normalized_in_range = True
 
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)
@@ -397,6 +400,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     """Favours nodes whose cpu and memory would be used in equal proportion (1 − std of fractions)."""
 
     name = "NodeResourcesBalancedAllocation"
+    normalized_in_range = True  # 100 × (1 − std) of fractions clamped to 0..1
 
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)
