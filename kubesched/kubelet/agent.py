@@ -111,6 +111,29 @@ def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None)
         set_condition(status, cond)
 
 
+class _Admitted:
+    """The pods one kubelet runs and the sum of their requests, which admission checks a new pod
+    against without adding them up again."""
+
+    __slots__ = ("pods", "totals")
+
+    def __init__(self) -> None:
+        self.pods: dict[str, dict[str, int]] = {}  # uid -> requests
+        self.totals: dict[str, int] = {}
+
+    def add(self, uid: str, requests: dict[str, int]) -> None:
+        self.pop(uid)
+        self.pods[uid] = requests
+        for name, value in requests.items():
+            self.totals[name] = self.totals.get(name, 0) + value
+
+    def pop(self, uid: str) -> None:
+        requests = self.pods.pop(uid, None)
+        if requests is not None:
+            for name, value in requests.items():
+                self.totals[name] -= value
+
+
 class Kubelets:
     """All simulated kubelets at once; each pod is handled by the agent of the node it is bound to."""
 
@@ -121,7 +144,7 @@ class Kubelets:
         self._finish: dict[str, Timer] = {}  # uid -> duration timer
         self._terminate: dict[str, Timer] = {}  # uid -> end of graceful shutdown
         self._evicting: dict[str, Timer] = {}  # uid -> end of an eviction's grace period
-        self._admitted: dict[str, dict[str, dict[str, int]]] = {}  # node -> uid -> requests of pods it runs
+        self._admitted: dict[str, _Admitted] = {}  # by node
         self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
         self.usage = UsageTracker()
         self._pending_usage: dict[str, list[tuple[dict[str, int], str | None]]] = {}  # uid -> before it runs
@@ -175,7 +198,9 @@ class Kubelets:
         node = pod.get("spec", {}).get("nodeName")
         phase = pod.get("status", {}).get("phase")
         if ev.type == DELETED or phase in ("Succeeded", "Failed"):
-            self._admitted.get(node or "", {}).pop(uid, None)
+            admitted = self._admitted.get(node or "")
+            if admitted is not None:
+                admitted.pop(uid)
             if self.usage.remove(uid) is not None:
                 self.eviction.touch(node or "")
         if ev.type == DELETED:
@@ -188,12 +213,13 @@ class Kubelets:
         if not node:
             return
         if phase == "Running":
-            if uid not in self._admitted.get(node, {}) and not pod["metadata"].get("deletionTimestamp"):
-                self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
-            admitted = self._admitted.setdefault(node, {})
-            requests = admitted.get(uid)
+            admitted = self._admitted.get(node) or self._admitted.setdefault(node, _Admitted())
+            requests = admitted.pods.get(uid)
             if requests is None:
-                requests = admitted[uid] = pod_requests(pod.get("spec", {}))
+                if not pod["metadata"].get("deletionTimestamp"):
+                    self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
+                requests = pod_requests(pod.get("spec", {}))
+                admitted.add(uid, requests)
             self._track(ev, node, requests)
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
@@ -394,7 +420,7 @@ class Kubelets:
         if refusal is not None:
             self._reject(pod, *refusal)
             return
-        self._admitted.setdefault(node, {})[uid] = requests
+        (self._admitted.get(node) or self._admitted.setdefault(node, _Admitted())).add(uid, requests)
         now = self.api.timestamp()
 
         def running(status: Obj) -> None:
@@ -481,15 +507,15 @@ class Kubelets:
             raw = status.get("allocatable") or status.get("capacity") or {}
             cached = self._allocatable[node_name] = (version, {k: resource_amount(k, v) for k, v in raw.items()})
         alloc = cached[1]
-        running = self._admitted.get(node_name, {})
+        running = self._admitted.get(node_name) or _Admitted()
         max_pods = alloc.get("pods", DEFAULT_MAX_PODS)
-        if len(running) + 1 > max_pods:
-            return "OutOfpods", insufficient("pods", 1, len(running), max_pods)
+        if len(running.pods) + 1 > max_pods:
+            return "OutOfpods", insufficient("pods", 1, len(running.pods), max_pods)
         for name in ("cpu", "memory", "ephemeral-storage", *sorted(k for k in requests if "/" in k)):
             want = requests.get(name, 0)
             if not want:
                 continue
-            used = sum(r.get(name, 0) for r in running.values())
+            used = running.totals.get(name, 0)
             if used + want > alloc.get(name, 0):
                 return f"OutOf{name}", insufficient(name, want, used, alloc.get(name, 0))
         return None
