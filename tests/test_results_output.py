@@ -18,10 +18,10 @@ import yaml
 from rich.console import Console
 
 from kubesched.api.quantity import format_memory as memory
-from kubesched.sim.recorder import PodHistory, Recorder
+from kubesched.sim.recorder import PodHistory
 from kubesched.sim.results import render_table, to_json
 from kubesched.sim.runner import SimResult, load, simulate
-from kubesched.sim.summary import pending_reasons, summarize
+from kubesched.sim.summary import group_pending, summarize
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -140,7 +140,7 @@ def test_pending_pods_grouped_by_reason_set(tmp_path: Path) -> None:
 
 
 def test_pending_reasons_merge_messages_that_differ_only_in_node_counts() -> None:
-    recorder = Recorder()
+    pending = []
     messages = [
         "0/10 nodes are available: 3 Insufficient cpu, 7 Insufficient nvidia.com/gpu. preemption: 0/10 nodes "
         "are available: 10 No preemption victims found for incoming pod.",
@@ -155,9 +155,8 @@ def test_pending_reasons_merge_messages_that_differ_only_in_node_counts() -> Non
         if message:
             status["conditions"] = [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
                                      "message": message}]
-        recorder.pods[str(i)] = PodHistory({"metadata": {"namespace": "ns", "name": f"p{i}"}, "spec": {},
-                                            "status": status})
-    groups = pending_reasons(recorder)
+        pending.append(PodHistory({"metadata": {"namespace": "ns", "name": f"p{i}"}, "spec": {}, "status": status}))
+    groups = group_pending(pending)
     assert groups == [
         {"pods": 2, "examples": ["ns/p0", "ns/p1"],
          "reason": "0/10-12 nodes are available: 3-5 Insufficient cpu, 7 Insufficient nvidia.com/gpu. preemption: "

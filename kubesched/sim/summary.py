@@ -38,63 +38,128 @@ def summarize(result: SimResult) -> dict[str, Any]:
 
     cluster, recorder = result.cluster, result.recorder
     end = cluster.now()
-    classes = pod_classes(recorder.pods.values())
+    records = preemptions(cluster)
+    pods = PodTally(recorder, end, named_in(records))
     return {
         "span": {"start": 0.0, "end": end},
-        "pods": phase_counts(recorder),
+        "pods": pods.phase_counts(),
         "nodes": sum(1 for _ in cluster.store.list("Node")),
-        "utilization": utilization(result),
-        "pendingTime": pending_times(recorder),
-        "pendingReasons": pending_reasons(recorder),
-        "preemptions": preemptions_by_class(preemptions(cluster), classes),
+        "utilization": utilization(pods.requested, tl.allocatable_over_time(recorder), end),
+        "pendingTime": pods.pending_times(),
+        "pendingReasons": group_pending(pods.pending),
+        "preemptions": preemptions_by_class(records, pods.classes),
         "events": dict(sorted(Counter(e.reason for e in recorder.events).items())),
     }
 
 
-# ---- counts ---------------------------------------------------------------------------------------
+# ---- one pass over the pods -----------------------------------------------------------------------
 
 def is_pending(h: PodHistory) -> bool:
     """Waiting for a node: still in the cluster and never bound."""
     return not h.deleted and not (h.obj.get("spec") or {}).get("nodeName")
 
 
-def phase_counts(recorder: Recorder) -> dict[str, Any]:
-    """Pods by phase as the API last had them, and those deleted by why they went."""
-    phases: Counter[str] = Counter()
-    deleted: Counter[str] = Counter()
-    for h in recorder.pods.values():
-        if h.deleted:
-            deleted[h.reason or "Deleted"] += 1
-        else:
-            phases[(h.obj.get("status") or {}).get("phase") or "Pending"] += 1
-    order = ("Running", "Pending", "Succeeded", "Failed")
-    out: dict[str, Any] = {"total": len(recorder.pods)}
-    out.update({p: phases.pop(p, 0) for p in order})
-    out.update(sorted(phases.items()))  # Unknown, or anything else a status said
-    out["deleted"] = dict(deleted.most_common())
-    return out
+def pod_class(obj: Obj) -> tuple[str, int]:
+    """A pod's PriorityClass name (its priority value when it names none) and its priority."""
+    spec = obj.get("spec") or {}
+    priority = spec.get("priority") or 0
+    return spec.get("priorityClassName") or f"priority {priority}", priority
+
+
+class PodTally:
+    """What every section needs from the pods, gathered in one pass over the recorder's histories:
+    at 150,000 pods, fetching each pod's object from memory is most of the summary's cost, so it is
+    read once, not once per section.
+
+    `named`: the pods (namespace/name) whose class the preemption records need."""
+
+    def __init__(self, recorder: Recorder, end: float, named: set[str]) -> None:
+        self.total = len(recorder.pods)
+        self.phases: Counter[str] = Counter()  # as the API last had them
+        self.deleted: Counter[str] = Counter()  # by why they went
+        self.requested = tl.Requested()  # what bound pods held, from binding until they ended
+        # Per class, how long pods the scheduler bound waited from creation, and how many were never bound.
+        self.waits: dict[tuple[str, int], list[float]] = defaultdict(list)
+        self.unbound: Counter[tuple[str, int]] = Counter()
+        self.pending: list[PodHistory] = []
+        self.classes: dict[str, tuple[str, int]] = {}  # of `named` (the latest pod of a name wins)
+        # When the scheduler's Scheduled Events say it bound each pod (a pod that arrived with its node
+        # never waited). A name is rarely scheduled twice (reused by a later pod): those are kept apart,
+        # as a tuple per pod would set the garbage collector going over the whole run's objects.
+        scheduled: dict[str, float] = {}
+        again: set[tuple[str, float]] = set()
+        for e in recorder.events:
+            if e.reason == "Scheduled" and scheduled.setdefault(e.object, e.time) != e.time:
+                again.add((e.object, e.time))
+        requests = tl.RequestsBySpec()
+        for h in recorder.pods.values():
+            obj = h.obj
+            if h.deleted:
+                self.deleted[h.reason or "Deleted"] += 1
+            else:
+                self.phases[(obj.get("status") or {}).get("phase") or "Pending"] += 1
+                if is_pending(h):
+                    self.pending.append(h)
+            cls = pod_class(obj)
+            key = None
+            if h.bound_at is None:
+                self.unbound[cls] += 1
+            else:
+                key = tl.pod_key(obj)
+                pod = f"Pod/{key}"
+                if scheduled.get(pod) == h.bound_at or (again and (pod, h.bound_at) in again):
+                    self.waits[cls].append(h.bound_at - h.created_at)
+                if h.node is not None:
+                    self.requested.add(h.bound_at, h.ended_at if h.ended_at is not None else end,
+                                       requests(obj.get("spec") or {}))
+            if named and (key := key or tl.pod_key(obj)) in named:
+                self.classes[key] = cls
+
+    def phase_counts(self) -> dict[str, Any]:
+        """Pods by phase as the API last had them, and those deleted by why they went."""
+        phases = self.phases.copy()
+        order = ("Running", "Pending", "Succeeded", "Failed")
+        out: dict[str, Any] = {"total": self.total}
+        out.update({p: phases.pop(p, 0) for p in order})
+        out.update(sorted(phases.items()))  # Unknown, or anything else a status said
+        out["deleted"] = dict(self.deleted.most_common())
+        return out
+
+    def pending_times(self) -> list[dict[str, Any]]:
+        """Per class, highest priority first: how long pods waited from creation to binding.
+
+        Only pods a scheduler bound count (a pod that arrived with its node never waited), and pods
+        never bound are counted apart (`unbound`): still pending at the end, or deleted first. A pod
+        of the snapshot waited from the start of the run."""
+        rows = []
+        for cls in sorted(set(self.waits) | set(self.unbound), key=lambda c: (-c[1], c[0])):
+            ordered = sorted(self.waits.get(cls, ()))
+            row: dict[str, Any] = {"class": cls[0], "priority": cls[1], "bound": len(ordered),
+                                   "unbound": self.unbound[cls]}
+            for q in PERCENTILES:
+                row[f"p{q}"] = nearest_rank(ordered, q) if ordered else None
+            row["max"] = ordered[-1] if ordered else None
+            rows.append(row)
+        return rows
 
 
 # ---- utilisation ----------------------------------------------------------------------------------
 
-def utilization(result: SimResult) -> dict[str, Any]:
+def utilization(requested: tl.Requested, allocatable: dict[str, tl.Step], end: float) -> dict[str, Any]:
     """Per resource, requested / allocatable over the whole cluster: its time-weighted average
     over the time any node offered the resource, and its peak (with when it was first reached).
 
     A pod holds its requests from its binding until it ends (terminal or deleted); a node offers
     its allocatable from its creation until its deletion."""
-    end = result.cluster.now()
-    spans = tl.pod_spans(result.recorder, end)
-    allocatable = tl.allocatable_over_time(result.recorder)
-    asked = {r for s in spans for r in s.requests}
+    asked = set(requested.by_resource)
     offered = {r for r, step in allocatable.items() if step.maximum() > 0}
     names = [r for r in BASE_RESOURCES if r in offered] + sorted(offered & asked - set(BASE_RESOURCES))
     out: dict[str, Any] = {}
-    for r, requested in tl.requested_over_time(spans, names).items():
-        offer = allocatable[r]
-        times = np.union1d(requested.times, offer.times)
+    for r in names:
+        used_over_time, offer = requested.step(r), allocatable[r]
+        times = np.union1d(used_over_time.times, offer.times)
         times = times[times <= end]
-        used, have = requested.values_at(times), offer.values_at(times)
+        used, have = used_over_time.values_at(times), offer.values_at(times)
         held = np.diff(np.append(times, max(end, times[-1])))
         ratio = np.divide(used, have, out=np.zeros_like(used), where=have > 0)
         span = held[have > 0].sum()
@@ -106,65 +171,18 @@ def utilization(result: SimResult) -> dict[str, Any]:
 
 # ---- pending time ---------------------------------------------------------------------------------
 
-def pod_class(obj: Obj) -> tuple[str, int]:
-    """A pod's PriorityClass name (its priority value when it names none) and its priority."""
-    spec = obj.get("spec") or {}
-    priority = spec.get("priority") or 0
-    return spec.get("priorityClassName") or f"priority {priority}", priority
-
-
-def pod_classes(pods: Iterable[PodHistory]) -> dict[str, tuple[str, int]]:
-    """namespace/name -> class, for records that name pods by key (the latest pod of a name wins)."""
-    out = {}
-    for h in pods:
-        out[tl.pod_key(h.obj)] = pod_class(h.obj)
-    return out
-
-
 def nearest_rank(ordered: Sequence[float], q: float) -> float:
     """The q-th percentile by nearest rank: a pending time some pod really had."""
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
-def pending_times(recorder: Recorder) -> list[dict[str, Any]]:
-    """Per class, highest priority first: how long pods waited from creation to binding.
-
-    Only pods a scheduler bound count (a pod that arrived with its node never waited), and pods
-    never bound are counted apart (`unbound`): still pending at the end, or deleted first. A pod
-    of the snapshot waited from the start of the run."""
-    scheduled: dict[str, set[float]] = defaultdict(set)  # the scheduler's Scheduled Events, by pod
-    for e in recorder.events:
-        if e.reason == "Scheduled":
-            scheduled[e.object].add(e.time)
-    waits: dict[tuple[str, int], list[float]] = defaultdict(list)
-    unbound: Counter[tuple[str, int]] = Counter()
-    for h in recorder.pods.values():
-        cls = pod_class(h.obj)
-        if h.bound_at is None:
-            unbound[cls] += 1
-            continue
-        if h.bound_at in scheduled.get(f"Pod/{tl.pod_key(h.obj)}", ()):
-            waits[cls].append(h.bound_at - h.created_at)
-    rows = []
-    for cls in sorted(set(waits) | set(unbound), key=lambda c: (-c[1], c[0])):
-        ordered = sorted(waits.get(cls, ()))
-        row: dict[str, Any] = {"class": cls[0], "priority": cls[1], "bound": len(ordered), "unbound": unbound[cls]}
-        for q in PERCENTILES:
-            row[f"p{q}"] = nearest_rank(ordered, q) if ordered else None
-        row["max"] = ordered[-1] if ordered else None
-        rows.append(row)
-    return rows
-
-
 # ---- pending reasons ------------------------------------------------------------------------------
 
-def pending_reasons(recorder: Recorder, examples: int = 3) -> list[dict[str, Any]]:
+def group_pending(pending: Iterable[PodHistory], examples: int = 3) -> list[dict[str, Any]]:
     """Pending pods grouped by why the scheduler last failed them: messages that differ only in
     node counts are one reason, shown with each count's range over the group. Most pods first."""
     groups: dict[str, list[Any]] = {}  # template -> [pods, example keys, per-count (min, max)]
-    for h in recorder.pods.values():
-        if not is_pending(h):
-            continue
+    for h in pending:
         cond = get_condition(h.obj, "PodScheduled")
         message = (cond or {}).get("message") or NOT_ATTEMPTED
         counts = [int(m) for m in _COUNT.findall(message)]
@@ -184,6 +202,11 @@ def pending_reasons(recorder: Recorder, examples: int = 3) -> list[dict[str, Any
 
 
 # ---- preemptions ----------------------------------------------------------------------------------
+
+def named_in(records: list[dict[str, Any]]) -> set[str]:
+    """The pods (namespace/name) preemption records name: preemptors and victims."""
+    return {p["preemptor"] for p in records} | {v["pod"] for p in records for v in p["victims"]}
+
 
 def preemptions_by_class(records: list[dict[str, Any]], classes: dict[str, tuple[str, int]]) -> dict[str, Any]:
     """Per class: the preemptions its pods made and the victims they cost, and how often its own

@@ -10,8 +10,9 @@ one sample per tick. A series is a step function: `values[i]` holds from `times[
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -97,26 +98,85 @@ def outcome(h: PodHistory) -> str:
 
 def pod_spans(recorder: Recorder, end: float) -> list[PodSpan]:
     """Every pod that was bound, in creation order."""
+    requests = RequestsBySpec()
     spans = []
     for uid, h in recorder.pods.items():
         if h.bound_at is None or h.node is None:
             continue
         spec = h.obj.get("spec") or {}
         spans.append(PodSpan(pod_key(h.obj), uid, h.node, h.bound_at, h.ended_at if h.ended_at is not None else end,
-                             spec.get("priority") or 0, outcome(h), pod_requests(spec)))
+                             spec.get("priority") or 0, outcome(h), requests(spec)))
     return spans
+
+
+class RequestsBySpec:
+    """pod_requests, worked out once per distinct container resources among pods of the common shape
+    (see `_shape_key`): the pods of one template (a Deployment's, a Job's, a trace's) all ask alike.
+    Other pods are worked out one by one. Pods that ask alike share one dict, which callers only read."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[Any, ...], dict[str, int]] = {}
+
+    def __call__(self, spec: Obj) -> dict[str, int]:
+        key = _shape_key(spec)
+        found = self._seen.get(key) if key is not None else None
+        if found is None:
+            found = pod_requests(spec)
+            # Only keys of strings are kept: equal numbers of different types can parse apart (a float
+            # is read through its repr), and no number equals a string, so a key found is all strings.
+            if key is not None and all(type(item[0]) is str and type(item[1]) is str for item in key if item):
+                self._seen[key] = found
+        return found
+
+
+def _shape_key(spec: Obj) -> tuple[Any, ...] | None:
+    """All that pod_requests reads of a pod with one container and no init containers, pod-level
+    resources or overhead: its container's requests and limits, in order. None for any other pod."""
+    containers = spec.get("containers")
+    if not containers or len(containers) != 1 or "initContainers" in spec or "resources" in spec \
+            or "overhead" in spec:
+        return None
+    resources = containers[0].get("resources") or {}
+    return (*(resources.get("requests") or {}).items(), None, *(resources.get("limits") or {}).items())
+
+
+class Requested:
+    """The cluster's total requests over time, gathered pod by pod (`add`): for each resource, the
+    (start, end, amount) of every pod asking for some, in the order added."""
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []  # every pod, for the pod count
+        self.ends: list[float] = []
+        self.by_resource: dict[str, tuple[list[float], list[float], list[int]]] = {}
+
+    def add(self, start: float, end: float, requests: Mapping[str, int]) -> None:
+        """A pod holding `requests` from `start` to `end`."""
+        self.starts.append(start)
+        self.ends.append(end)
+        for name, amount in requests.items():
+            if amount:
+                changes = self.by_resource.get(name)
+                if changes is None:
+                    changes = self.by_resource[name] = ([], [], [])
+                changes[0].append(start)
+                changes[1].append(end)
+                changes[2].append(amount)
+
+    def step(self, name: str) -> Step:
+        """`name`'s total over time ("pods": how many pods held a node)."""
+        if name == "pods":
+            n = len(self.starts)
+            return Step.from_changes(self.starts + self.ends, [1] * n + [-1] * n)
+        starts, ends, amounts = self.by_resource.get(name, ([], [], []))
+        return Step.from_changes(starts + ends, amounts + [-a for a in amounts])
 
 
 def requested_over_time(spans: list[PodSpan], resources: Iterable[str]) -> dict[str, Step]:
     """The cluster's total requests of each resource over time ("pods": how many pods held a node)."""
-    out = {}
-    for name in resources:
-        held = spans if name == "pods" else [s for s in spans if s.requests.get(name)]
-        amounts = [1 if name == "pods" else s.requests[name] for s in held]
-        times = [s.start for s in held] + [s.end for s in held]
-        deltas = amounts + [-a for a in amounts]
-        out[name] = Step.from_changes(times, deltas)
-    return out
+    requested = Requested()
+    for s in spans:
+        requested.add(s.start, s.end, s.requests)
+    return {name: requested.step(name) for name in resources}
 
 
 def allocatable_over_time(recorder: Recorder) -> dict[str, Step]:
