@@ -88,19 +88,22 @@ def ref(obj: Obj) -> str:
 
 
 def format_time(epoch: datetime, seconds: float) -> str:
-    """RFC 3339 with second precision, as metav1.Time serialises. Every write at one virtual
-    instant stamps the same time, so the last answer is kept."""
+    """RFC 3339 with second precision, as metav1.Time serialises. Every write within one second of
+    virtual time stamps the same text, so the last answer is kept for that second."""
     global _last_time
-    epoch_last, seconds_last, text = _last_time
-    if seconds == seconds_last and epoch is epoch_last:
+    delta = timedelta(seconds=seconds)
+    # The whole seconds of `delta` decide the text when the epoch has no fraction of a second.
+    key: Any = delta.days * 86400 + delta.seconds if not epoch.microsecond else delta
+    epoch_last, key_last, text = _last_time
+    if key == key_last and epoch is epoch_last:
         return text
-    t = epoch + timedelta(seconds=seconds)  # formatted by hand: strftime costs twice as much
+    t = epoch + delta  # formatted by hand: strftime costs twice as much
     text = f"{t.year}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
-    _last_time = epoch, seconds, text
+    _last_time = epoch, key, text
     return text
 
 
-_last_time: tuple[datetime | None, float, str] = (None, 0.0, "")
+_last_time: tuple[datetime | None, Any, str] = (None, None, "")
 
 
 def parse_time(value: str) -> datetime:
