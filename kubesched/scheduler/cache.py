@@ -104,13 +104,16 @@ class NodeTable:
 
     def set_usage(self, ni: NodeInfo) -> None:
         s = ni.slot
-        self.req[s] = 0
+        for name in ni.requested:
+            if name not in self.columns:
+                self.column(name)
+        row = [0] * len(self.columns)  # written to the array at once: an item at a time costs more
+        columns = self.columns
         for name, amount in ni.requested.items():
-            col = self.column(name)
-            self.req[s, col] = min(amount, INT64_MAX)  # a node's pods may sum past int64; Go wraps
-        self.req[s, self.columns[PODS]] = len(ni.pods)
-        self.nonzero[s, 0] = min(ni.nonzero_cpu, INT64_MAX)
-        self.nonzero[s, 1] = min(ni.nonzero_memory, INT64_MAX)
+            row[columns[name]] = min(amount, INT64_MAX)  # a node's pods may sum past int64; Go wraps
+        row[columns[PODS]] = len(ni.pods)
+        self.req[s] = row
+        self.nonzero[s] = (min(ni.nonzero_cpu, INT64_MAX), min(ni.nonzero_memory, INT64_MAX))
         self._flag("has_ports", s, bool(ni.used_ports))
 
     def clear(self, slot: int) -> None:
