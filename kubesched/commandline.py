@@ -98,9 +98,9 @@ _NOTHING = object()
 
 def _encoded(value: Any, depth: int) -> bytes:
     """`value` indented by two a level, as if it stood `depth` levels down. What orjson cannot
-    encode (an integer past 64 bits) the standard library does."""
+    encode (an integer past 64 bits) the standard library does; numpy numbers are written as numbers."""
     try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY)
     except orjson.JSONEncodeError:
         text = json.dumps(value, indent=2, ensure_ascii=False).encode()
     return text.replace(b"\n", b"\n" + b"  " * depth) if depth else text

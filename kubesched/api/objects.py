@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,19 +40,13 @@ for _representer in (SafeRepresenter, Representer):  # what every YAML dumper, s
     _representer.add_representer(Shared, SafeRepresenter.represent_dict)
 
 _ATOMS = frozenset({str, int, float, bool, type(None), Shared})  # values shared as they are, without a call
-_CONDITIONS: dict[tuple[str, str, str], Shared] = {}
 
 
+@functools.lru_cache(maxsize=4096)
 def shared_condition(ctype: str, status: str, when: str) -> Shared:
     """A condition with no reason or message that changed at `when`: what a kubelet or the binding
     writes on every pod that gets there at that instant, kept once for all of them."""
-    key = (ctype, status, when)
-    condition = _CONDITIONS.get(key)
-    if condition is None:
-        if len(_CONDITIONS) >= 4096:  # instants long past: later pods are given new ones
-            _CONDITIONS.clear()
-        condition = _CONDITIONS[key] = Shared(type=ctype, status=status, lastProbeTime=None, lastTransitionTime=when)
-    return condition
+    return Shared(type=ctype, status=status, lastProbeTime=None, lastTransitionTime=when)
 
 
 def deep_copy(value: Any) -> Any:

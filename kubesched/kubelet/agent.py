@@ -192,6 +192,12 @@ class Kubelets:
 
             self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"], ready)
 
+    def _admitted_on(self, node: str) -> _Admitted:
+        admitted = self._admitted.get(node)
+        if admitted is None:
+            admitted = self._admitted[node] = _Admitted()
+        return admitted
+
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
         uid = pod["metadata"].get("uid", "")
@@ -213,7 +219,7 @@ class Kubelets:
         if not node:
             return
         if phase == "Running":
-            admitted = self._admitted.get(node) or self._admitted.setdefault(node, _Admitted())
+            admitted = self._admitted_on(node)
             requests = admitted.pods.get(uid)
             if requests is None:
                 if not pod["metadata"].get("deletionTimestamp"):
@@ -420,7 +426,7 @@ class Kubelets:
         if refusal is not None:
             self._reject(pod, *refusal)
             return
-        (self._admitted.get(node) or self._admitted.setdefault(node, _Admitted())).add(uid, requests)
+        self._admitted_on(node).add(uid, requests)
         now = self.api.timestamp()
 
         def running(status: Obj) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 from kubesched.commandline import echo_json
@@ -48,3 +49,8 @@ def test_text_beyond_ascii_round_trips(capsys: pytest.CaptureFixture[str]) -> No
 def _has_float_exponent(data: Any) -> bool:
     """Floats written with an exponent are spelled differently (1e-05 and 0.00001), the same number."""
     return "e-" in json.dumps(data) or "e+" in json.dumps(data)
+
+
+def test_numpy_numbers_are_written_as_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    echo_json({"utilization": {"average": np.float64(0.375), "nodes": np.int64(3)}})
+    assert json.loads(capsys.readouterr().out) == {"utilization": {"average": 0.375, "nodes": 3}}
