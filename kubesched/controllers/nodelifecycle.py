@@ -40,7 +40,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj, get_condition, set_condition
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodsByNode
+from kubesched.controllers.podindex import shared_pods_by_node
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
 from kubesched.scheduler.nodetree import zone_key
@@ -148,7 +148,7 @@ class NodeLifecycleController:
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
         self.clock = clock
-        self.pods = PodsByNode(api.store)
+        self.pods = shared_pods_by_node(api.store)
         self._health: dict[str, NodeHealth] = {}
         self._tainters: dict[str, ZoneTainter] = {}  # zone -> its NoExecute tainting queue
         self._states: dict[str, str] = {}  # zone -> disruption state

@@ -27,7 +27,7 @@ from kubesched.api.objects import Obj, is_terminal, is_terminating, set_conditio
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.nodelifecycle import ready_status
-from kubesched.controllers.podindex import PodKey, PodsByNode, object_key
+from kubesched.controllers.podindex import PodKey, object_key, shared_pods_by_node
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
@@ -42,7 +42,7 @@ class PodGCController:
         self.api = api
         self.clock = clock
         self.threshold = TERMINATED_POD_THRESHOLD
-        self.pods = PodsByNode(api.store)
+        self.pods = shared_pods_by_node(api.store)
         self._terminated: dict[PodKey, None] = {}
         self._unscheduled_terminating: dict[PodKey, None] = {}
         self._missing: dict[str, float] = {}  # node -> the pass that checks it is still gone

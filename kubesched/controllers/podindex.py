@@ -53,6 +53,17 @@ class OwnerIndex:
 _shared: weakref.WeakKeyDictionary[Store, OwnerIndex] = weakref.WeakKeyDictionary()
 
 
+_by_node: weakref.WeakKeyDictionary[Store, PodsByNode] = weakref.WeakKeyDictionary()
+
+
+def shared_pods_by_node(store: Store) -> PodsByNode:
+    """The one PodsByNode of `store`, which every controller reading pods by node shares."""
+    index = _by_node.get(store)
+    if index is None:
+        index = _by_node[store] = PodsByNode(store)
+    return index
+
+
 def shared_owner_index(store: Store) -> OwnerIndex:
     """The one index of a store's pods that every pod-owning controller reads (an informer's
     indexer is shared the same way). Its watch is registered when the first controller starts,
@@ -94,14 +105,21 @@ def object_key(obj: Obj) -> PodKey:
 
 class PodsByNode:
     """Pods by spec.nodeName, kept from watch events (the informers' spec.nodeName index), so a
-    node's pods are found without scanning every pod in the cluster."""
+    node's pods are found without scanning every pod in the cluster. The controllers that read it
+    share one per store (`shared_pods_by_node`), as they share an informer's indexer."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
         self._on_node: dict[str, dict[PodKey, None]] = {}
         self._node_of: dict[PodKey, str] = {}
+        self._started = False
 
     def start(self) -> None:
+        """Fill the index and follow the store; its first reader calls this before registering its
+        own watch, so the index is current whenever a reader hears of a pod. Later calls do nothing."""
+        if self._started:
+            return
+        self._started = True
         for pod in self._store.list("Pod"):
             self._place(object_key(pod), pod["spec"].get("nodeName"))
         self._store.watch(self._on_pod, {"Pod"})

@@ -31,7 +31,7 @@ from kubesched.api.objects import Obj, is_terminating, set_condition
 from kubesched.api.taints import tolerates
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodKey, PodsByNode, object_key
+from kubesched.controllers.podindex import PodKey, object_key, shared_pods_by_node
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import MODIFIED, WatchEvent
@@ -71,7 +71,7 @@ class TaintEvictionController:
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
         self.clock = clock
-        self.pods = PodsByNode(api.store)
+        self.pods = shared_pods_by_node(api.store)
         self._tainted: dict[str, list[Obj]] = {}  # node -> its NoExecute taints (taintedNodes)
         self._evictions: dict[PodKey, Timer] = {}  # pending timed evictions
         self._node_queue = WorkQueue(clock, self._sync_node)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import Obj
-from kubesched.controllers.podindex import PodsByNode
+from kubesched.controllers.podindex import shared_pods_by_node
 from kubesched.descheduler.framework import (
     BALANCE,
     DESCHEDULE,
@@ -70,7 +70,7 @@ class Descheduler:
         self.api = api
         self.clock = clock
         self.policy = policy
-        self.pods_by_node = PodsByNode(api.store)
+        self.pods_by_node = shared_pods_by_node(api.store)
         self.placement = Placement(api.store, scheduler_configs)
         self.pod_evictor = PodEvictor(api, policy.limits, policy.grace_period)
         self.pod_evictor.placement = self.placement
