@@ -51,7 +51,7 @@ _PREEMPTED = re.compile(r"Preempted by pod (?P<uid>\S+) on node \S+")
 PressureEviction = Mapping[str, Any]
 
 
-@dataclass
+@dataclass(slots=True)  # one per pod and per event of a run: slots keep them small
 class PodHistory:
     """The last known state of a pod, kept after it is deleted."""
 
@@ -101,7 +101,7 @@ class Rejection:
     code: int = 403
 
 
-@dataclass
+@dataclass(slots=True)
 class ClusterEvent:
     time: float
     type: str
