@@ -101,9 +101,11 @@ class TaintEvictionController:
                     and old.get("nodeName") == new.get("nodeName"):
                 return
         key = object_key(ev.obj)
-        if not self._tainted and not self._node_queue.waiting() and key not in self._evictions:
-            # Its sync would find no tainted node and no eviction to cancel, and only a node sync,
-            # none of which can run before it, would give it either.
+        if key not in self._evictions and (not (ev.obj.get("spec") or {}).get("nodeName")
+                                           or not self._tainted and not self._node_queue.waiting()):
+            # Its sync would find no eviction to cancel and no tainted node: the pod has no node
+            # (its binding will be an event of its own), or no node is tainted and only a node
+            # sync, none of which can run before it, would taint one.
             return
         self._pod_queue.add(key)
 
