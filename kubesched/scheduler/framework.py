@@ -393,6 +393,19 @@ def _pick(nodes: list[NodeInfo], positions: np.ndarray, start: int, array: np.nd
     return [nodes[i] for i in positions.tolist()]
 
 
+@dataclass
+class _Undecoded:
+    """A vectorised filter's failure codes, decoded into Statuses only if something reads them: a
+    pod that is placed never does, however many nodes failed on the way."""
+
+    plugin: FilterPlugin
+    state: CycleState
+    codes: np.ndarray
+
+    def __getitem__(self, which: np.ndarray) -> _Undecoded:
+        return _Undecoded(self.plugin, self.state, self.codes[which])
+
+
 def _intern_codes(pl: FilterPlugin, state: CycleState, codes: np.ndarray, statuses: NodeStatuses) -> np.ndarray:
     """Per code, the index in `statuses` of the Status it decodes to; distinct codes are decoded
     and interned once each, in increasing order."""
@@ -412,32 +425,48 @@ class NodeStatuses(Mapping[str, Status]):
     Status): the verdicts are kept as node positions with indices into the distinct Statuses, so
     that counting reasons, finding the rejecting plugins and the nodes preemption might help cost
     per distinct Status, not per node. The name -> Status dict is built only when something asks
-    for single nodes (decision records, a nominated node)."""
+    for single nodes (decision records, a nominated node), and a vectorised filter's codes are
+    decoded only when something reads the Statuses at all (a pod that fits nowhere)."""
 
     def __init__(self, nodes: list[NodeInfo]) -> None:
         self.nodes = nodes  # what the positions index
-        self.distinct: list[Status] = []
+        self._distinct: list[Status] = []
         self._index: dict[int, int] = {}  # id(status) -> its index in `distinct`
         self._positions: list[np.ndarray] = []
-        self._which: list[np.ndarray] = []
+        self._which: list[np.ndarray | _Undecoded] = []
+        self._undecoded = False
         self._count = 0
         self._extra: dict[str, Status] = {}  # added by name, after the rest
         self._dict: dict[str, Status] | None = None
 
+    @property
+    def distinct(self) -> list[Status]:
+        self._decode()
+        return self._distinct
+
     def intern(self, status: Status) -> int:
         i = self._index.get(id(status))
         if i is None:
-            i = self._index[id(status)] = len(self.distinct)
-            self.distinct.append(status)
+            i = self._index[id(status)] = len(self._distinct)
+            self._distinct.append(status)
         return i
 
-    def add_many(self, positions: np.ndarray, which: np.ndarray) -> None:
-        """The nodes at `positions` failed with `distinct[which]`."""
+    def add_many(self, positions: np.ndarray, which: np.ndarray | _Undecoded) -> None:
+        """The nodes at `positions` failed with `distinct[which]`, or with what a filter's codes
+        decode to."""
         if len(positions):
             self._positions.append(positions)
             self._which.append(which)
+            self._undecoded = self._undecoded or isinstance(which, _Undecoded)
             self._count += len(positions)
             self._dict = None
+
+    def _decode(self) -> None:
+        """Decode and intern the codes not read yet, in the order they came."""
+        if self._undecoded:
+            self._undecoded = False
+            self._which = [_intern_codes(w.plugin, w.state, w.codes, self) if isinstance(w, _Undecoded) else w
+                           for w in self._which]
 
     def __setitem__(self, name: str, status: Status) -> None:
         self.intern(status)
@@ -446,20 +475,23 @@ class NodeStatuses(Mapping[str, Status]):
 
     def counts(self) -> list[tuple[Status, int]]:
         """Each distinct Status with how many nodes failed with it."""
+        self._decode()
         per = np.bincount(np.concatenate(self._which), minlength=len(self.distinct)).tolist() if self._which \
             else [0] * len(self.distinct)
         for st in self._extra.values():
             per[self._index[id(st)]] += 1
-        return [(st, n) for st, n in zip(self.distinct, per, strict=True) if n]
+        return [(st, n) for st, n in zip(self._distinct, per, strict=True) if n]
 
     def first(self) -> Status | None:
         """The Status of the first node filtered out."""
         if self._which:
-            return self.distinct[int(self._which[0][0])]
+            self._decode()
+            return self._distinct[int(self._which[0][0])]
         return next(iter(self._extra.values()), None)
 
     def which_at(self) -> np.ndarray:
         """Per position in `nodes`, the index of its Status in `distinct` (-1: not filtered out)."""
+        self._decode()
         out = np.full(len(self.nodes), -1, dtype=np.int64)
         for positions, which in zip(self._positions, self._which, strict=True):
             out[positions] = which
@@ -472,7 +504,7 @@ class NodeStatuses(Mapping[str, Status]):
 
     def _as_dict(self) -> dict[str, Status]:
         if self._dict is None:
-            nodes, distinct = self.nodes, self.distinct
+            nodes, distinct = self.nodes, self.distinct  # decoded
             self._dict = {nodes[i].name: distinct[k] for positions, which in zip(self._positions, self._which,
                                                                                     strict=True)
                           for i, k in zip(positions.tolist(), which.tolist(), strict=True)}
@@ -592,11 +624,12 @@ class Profile:
 
     def _filter_chain(self, filters: list[Any], state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                       chunk: np.ndarray, live: np.ndarray | None, node_slots: np.ndarray, table: Any,
-                      statuses: NodeStatuses, failed: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+                      statuses: NodeStatuses, failed: list[tuple[np.ndarray, np.ndarray | _Undecoded]]
+                      ) -> np.ndarray | None:
         """Run the filters over the `live` offsets of `chunk` (None: all of it), whose slots are
         `node_slots`; return the offsets that pass every filter (None: all of the chunk). Failing
-        offsets are appended to `failed` with their Statuses' indices in `statuses`, in the order
-        they failed."""
+        offsets are appended to `failed` with their Statuses (indices in `statuses`, or codes yet
+        to decode), in the order they failed."""
         positions = chunk if live is None else chunk[live]
         for pl in filters:
             if not len(positions):
@@ -612,13 +645,14 @@ class Profile:
                 if not offsets:
                     continue
                 bad = np.array(offsets, dtype=np.int64)
-                lookup = np.array(which, dtype=np.int64)
+                lookup: np.ndarray | _Undecoded = np.array(which, dtype=np.int64)
             else:
-                # A pod that never fits fails on most nodes: each distinct code is decoded once.
+                # A pod that never fits fails on most nodes: each distinct code is decoded once, if
+                # the Statuses are read.
                 bad = np.flatnonzero(codes)
                 if not len(bad):
                     continue
-                lookup = _intern_codes(pl, state, codes[bad], statuses)
+                lookup = _Undecoded(pl, state, codes[bad])
             if live is None:
                 live = np.arange(len(chunk))
             failed.append((live[bad], lookup))
@@ -711,7 +745,7 @@ class Profile:
             else:
                 chunk = (first + np.arange(size)) % n  # positions in `nodes`
                 chunk_slots = slots.take(chunk)
-            failed: list[tuple[np.ndarray, np.ndarray]] = []  # (chunk offsets, statuses' indices)
+            failed: list[tuple[np.ndarray, np.ndarray | _Undecoded]] = []  # (chunk offsets, their Statuses)
             if has_nominated is None and not nominated:
                 ok = self._filter_chain(filters, state, pod, nodes, chunk, None, chunk_slots, table,
                                         out.statuses, failed)
