@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -86,19 +87,20 @@ def format_time(epoch: datetime, seconds: float) -> str:
     """RFC 3339 with second precision, as metav1.Time serialises. Every write within one second of
     virtual time stamps the same text, so the last answer is kept for that second."""
     global _last_time
+    epoch_last, seconds_last, key_last, text = _last_time
+    if seconds == seconds_last and epoch is epoch_last:
+        return text
     delta = timedelta(seconds=seconds)
     # The whole seconds of `delta` decide the text when the epoch has no fraction of a second.
     key: Any = delta.days * 86400 + delta.seconds if not epoch.microsecond else delta
-    epoch_last, key_last, text = _last_time
-    if key == key_last and epoch is epoch_last:
-        return text
-    t = epoch + delta  # formatted by hand: strftime costs twice as much
-    text = f"{t.year}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
-    _last_time = epoch, key, text
+    if key != key_last or epoch is not epoch_last:
+        t = epoch + delta  # formatted by hand: strftime costs twice as much
+        text = f"{t.year}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+    _last_time = epoch, seconds, key, text
     return text
 
 
-_last_time: tuple[datetime | None, Any, str] = (None, None, "")
+_last_time: tuple[datetime | None, float, Any, str] = (None, math.nan, None, "")
 
 
 def parse_time(value: str) -> datetime:

@@ -67,10 +67,11 @@ def select_host(totals: np.ndarray) -> int:
         width = int(top[-1] + 1).bit_length()
         return min(top.tolist(), key=lambda t: (((t + 1) << (width - (t + 1).bit_length())) << 6)
                    + (t + 1).bit_length())
-    number = top + 1
-    depth = np.frexp(number.astype(np.float64))[1].astype(np.int64)
-    key = (number << (depth.max() - depth)) * 64 + depth
-    return int(top[key.argmin()])
+    # Many: the path read as a binary fraction is the heap number's mantissa, which orders by
+    # preorder; among equal ones (a node and its leftmost descendants) the first, smallest number
+    # is the ancestor.
+    mantissa, _ = np.frexp(top + 1.0)
+    return int(top[mantissa.argmin()])
 
 
 def format_go_duration(seconds: float) -> str:
