@@ -52,7 +52,7 @@ class DeploymentController:
             self.queue.add(object_key(d))
         self.api.store.watch(self._on_deployment, {"Deployment"})
         self.api.store.watch(self._on_replica_set, {"ReplicaSet"})
-        self.api.store.watch(self._on_pod, {"Pod"})
+        self.api.store.watch(self._on_pod, {"Pod"}, while_held="Deployment")
 
     # ---- event handlers -----------------------------------------------------------------------------
 

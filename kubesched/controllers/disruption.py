@@ -83,7 +83,7 @@ class DisruptionController:
             self._index_budget(pdb)
             self.queue.add(object_key(pdb))
         self.api.store.watch(self._on_pdb, {"PodDisruptionBudget"})
-        self.api.store.watch(self._on_pod, {"Pod"})
+        self.api.store.watch(self._on_pod, {"Pod"}, while_held="PodDisruptionBudget")
         self.api.store.watch(self._on_scale, set(SCALABLE))
 
     def _on_pdb(self, ev: WatchEvent) -> None:

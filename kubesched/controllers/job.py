@@ -116,7 +116,7 @@ class JobController:
         for job in self.api.store.list("Job"):
             self.queue.add(object_key(job))
         self.api.store.watch(self._on_job, {"Job"})
-        self.api.store.watch(self._on_pod, {"Pod"})
+        self.api.store.watch(self._on_pod, {"Pod"}, while_held="Job")
 
     # ---- event handlers -------------------------------------------------------------------------
 

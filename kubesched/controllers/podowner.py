@@ -36,7 +36,7 @@ class PodOwnerController:
         for obj in self.api.store.list(self.kind):
             self.queue.add(object_key(obj))
         self.api.store.watch(self._on_owner, {self.kind})
-        self.api.store.watch(self._on_pod, {"Pod"})
+        self.api.store.watch(self._on_pod, {"Pod"}, while_held=self.kind)
 
     def _sync(self, key: tuple[str, str]) -> None:
         raise NotImplementedError

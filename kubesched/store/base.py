@@ -84,14 +84,16 @@ class Store(ABC):
     """Objects are treated as immutable once stored: writers pass new dicts, readers never mutate."""
 
     def __init__(self) -> None:
-        self._watchers: list[tuple[frozenset[str] | None, Watcher]] = []
+        self._watchers: list[tuple[frozenset[str] | None, Watcher, str | None]] = []
         # Each kind's watchers in registration order, built on first use: a write then calls only
         # the watchers of its kind instead of testing every watcher of every component.
-        self._by_kind: dict[str, tuple[Watcher, ...]] = {}
+        self._by_kind: dict[str, tuple[tuple[Watcher, str | None], ...]] = {}
 
-    def watch(self, fn: Watcher, kinds: Iterable[str] | None = None) -> None:
-        """Call `fn` for every later change to objects of `kinds` (all kinds if None)."""
-        self._watchers.append((frozenset(kinds) if kinds else None, fn))
+    def watch(self, fn: Watcher, kinds: Iterable[str] | None = None, while_held: str | None = None) -> None:
+        """Call `fn` for every later change to objects of `kinds` (all kinds if None). With
+        `while_held`, only while the store holds an object of that kind: a controller whose handler
+        has nothing to do without one (pods owned by a kind the cluster has none of) is not called."""
+        self._watchers.append((frozenset(kinds) if kinds else None, fn, while_held))
         self._by_kind = {}
 
     def unwatch(self, fn: Watcher) -> None:
@@ -103,9 +105,10 @@ class Store(ABC):
         fns = self._by_kind.get(event.kind)
         if fns is None:
             fns = self._by_kind[event.kind] = tuple(
-                fn for kinds, fn in self._watchers if kinds is None or event.kind in kinds)
-        for fn in fns:
-            fn(event)
+                (fn, held) for kinds, fn, held in self._watchers if kinds is None or event.kind in kinds)
+        for fn, held in fns:
+            if held is None or self.holds(held):
+                fn(event)
 
     def events_since(self, rv: int, kinds: Iterable[str] | None = None) -> list[WatchEvent]:
         """The events after version `rv`, in write order (of `kinds` only, if given): what a watch

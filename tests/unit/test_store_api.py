@@ -82,6 +82,27 @@ def test_watchers_are_told_in_registration_order_and_all_kinds_when_none_given(a
     assert seen == ["first:Node", "all:Node"]
 
 
+def test_a_watcher_held_to_a_kind_hears_only_while_the_store_holds_one(api: APIServer) -> None:
+    """A controller of pods owned by some kind is not called while the cluster has none of it, and
+    keeps its place in the order once it has."""
+    heard: list[tuple[str, str, str]] = []
+    api.store.watch(lambda ev: heard.append(("first", ev.type, ev.obj["metadata"]["name"])), {"Pod"})
+    api.store.watch(lambda ev: heard.append(("owner", ev.type, ev.obj["metadata"]["name"])), {"Pod"},
+                    while_held="ReplicaSet")
+    api.store.watch(lambda ev: heard.append(("last", ev.type, ev.obj["metadata"]["name"])), {"Pod"})
+    api.create(pod("a"))
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "default"},
+          "spec": {"selector": {"matchLabels": {"app": "x"}},
+                   "template": {"metadata": {"labels": {"app": "x"}}, "spec": pod()["spec"]}}}
+    api.create(rs)
+    api.create(pod("b"))
+    api.delete("ReplicaSet", "default", "rs")
+    api.create(pod("c"))
+    assert heard == [("first", ADDED, "a"), ("last", ADDED, "a"),
+                     ("first", ADDED, "b"), ("owner", ADDED, "b"), ("last", ADDED, "b"),
+                     ("first", ADDED, "c"), ("last", ADDED, "c")]
+
+
 def test_stored_objects_are_copies_of_the_input(api: APIServer) -> None:
     obj = node("n1")
     api.create(obj)
