@@ -347,7 +347,7 @@ def _merge_map(original: Any, patch: dict[str, Any], s: dict[str, Any]) -> dict[
             out[key] = value
             continue
         current = out[key]
-        if type(current) is not type(value):
+        if _json_type(current) is not _json_type(value):
             out[key] = value
         elif isinstance(value, dict):
             field, strategy, _ = _field_meta(s, key)
@@ -445,12 +445,17 @@ def _key_equal(left: Any, right: Any, merge_key: str) -> bool:
     return left[merge_key] == right[merge_key]
 
 
+def _json_type(value: Any) -> type:
+    """The JSON type of a value: a map shared between stored objects (`Shared`) is a map."""
+    return dict if isinstance(value, dict) else type(value)
+
+
 def _element_kind(*lists: list[Any], allow_empty: bool = False) -> str | None:
     """"map" or "scalar" for the items of the lists, which must all have one type."""
     seen: type | None = None
     for items in lists:
         for item in items:
-            kind = dict if isinstance(item, dict) else type(item)  # a Shared is a map like any other
+            kind = _json_type(item)
             if seen is None:
                 if isinstance(item, list):
                     raise PatchRejected("lists of lists are not supported")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.api.objects import Shared, shared_condition
 from kubesched.apiserver.errors import (
     BadRequest,
     Invalid,
@@ -315,3 +316,29 @@ def test_json_patch_body_must_be_a_list_of_operations() -> None:
     assert too_many.value.code == 413
     assert too_many.value.message == ("Request entity too large: The allowed maximum operations in a JSON patch "
                                       "is 10000, got 10001")
+
+
+def test_maps_shared_between_stored_pods_patch_like_any_other_map() -> None:
+    """The kubelet stores one condition and one container state for all the pods it starts at an
+    instant (`Shared`): a patch gives what it gives the same pod built of plain maps, and never
+    changes the shared values in place."""
+    ready = shared_condition("Ready", "True", "2026-01-01T00:00:00Z")
+    running = Shared(running=Shared(startedAt="2026-01-01T00:00:00Z"))
+
+    def pod(condition: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+                "spec": {"containers": [{"name": "c", "image": "app"}]},
+                "status": {"phase": "Running", "conditions": [condition],
+                           "containerStatuses": [{"name": "c", "ready": True, "state": state}],
+                           "extra": {"state": state}}}
+
+    shared, plain = pod(ready, running), copy.deepcopy(pod(ready, running))
+    assert type(plain["status"]["conditions"][0]) is dict
+    body = {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Probe"}],
+                       "containerStatuses": [{"name": "c", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}],
+                       "extra": {"state": {"waiting": {"reason": "x"}}}}}
+    for patched in (strategic_merge_patch, merge_patch):
+        assert patched(shared, body) == patched(plain, body)
+    assert strategic_merge_patch(shared, body)["status"]["extra"]["state"] == {
+        "running": {"startedAt": "2026-01-01T00:00:00Z"}, "waiting": {"reason": "x"}}
+    assert ready["status"] == "True" and dict(running) == {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
