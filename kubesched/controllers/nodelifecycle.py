@@ -40,7 +40,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj, get_condition, set_condition
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import shared_pods_by_node
+from kubesched.controllers.podindex import PodsByNode, shared_pods_by_node
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
 from kubesched.scheduler.nodetree import zone_key
@@ -145,10 +145,11 @@ class NodeHealth:
 
 
 class NodeLifecycleController:
+    pods: PodsByNode  # the store's pods by node, from start()
+
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
         self.clock = clock
-        self.pods = shared_pods_by_node(api.store)
         self._health: dict[str, NodeHealth] = {}
         self._tainters: dict[str, ZoneTainter] = {}  # zone -> its NoExecute tainting queue
         self._states: dict[str, str] = {}  # zone -> disruption state
@@ -156,7 +157,7 @@ class NodeLifecycleController:
         self._pass_queue = WorkQueue(clock, lambda _: self._monitor_pass())
 
     def start(self) -> None:
-        self.pods.start()
+        self.pods = shared_pods_by_node(self.api.store)
         for node in self.api.store.list("Node"):
             self._node_queue.add(node["metadata"]["name"])
         self.api.store.watch(self._on_node, {"Node"})

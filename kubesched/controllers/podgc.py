@@ -27,7 +27,7 @@ from kubesched.api.objects import Obj, is_terminal, is_terminating, set_conditio
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.nodelifecycle import ready_status
-from kubesched.controllers.podindex import PodKey, object_key, shared_pods_by_node
+from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
@@ -38,18 +38,19 @@ OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 
 
 class PodGCController:
+    pods: PodsByNode  # the store's pods by node, from start()
+
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
         self.clock = clock
         self.threshold = TERMINATED_POD_THRESHOLD
-        self.pods = shared_pods_by_node(api.store)
         self._terminated: dict[PodKey, None] = {}
         self._unscheduled_terminating: dict[PodKey, None] = {}
         self._missing: dict[str, float] = {}  # node -> the pass that checks it is still gone
         self._pass: Timer | None = None
 
     def start(self) -> None:
-        self.pods.start()
+        self.pods = shared_pods_by_node(self.api.store)
         for pod in self.api.store.list("Pod"):
             self._on_pod(WatchEvent(ADDED, "Pod", pod, None))
         self.api.store.watch(self._on_pod, {"Pod"})

@@ -51,28 +51,27 @@ class OwnerIndex:
 
 
 _shared: weakref.WeakKeyDictionary[Store, OwnerIndex] = weakref.WeakKeyDictionary()
-
-
 _by_node: weakref.WeakKeyDictionary[Store, PodsByNode] = weakref.WeakKeyDictionary()
 
 
-def shared_pods_by_node(store: Store) -> PodsByNode:
-    """The one PodsByNode of `store`, which every controller reading pods by node shares."""
-    index = _by_node.get(store)
-    if index is None:
-        index = _by_node[store] = PodsByNode(store)
-    return index
-
-
 def shared_owner_index(store: Store) -> OwnerIndex:
-    """The one index of a store's pods that every pod-owning controller reads (an informer's
-    indexer is shared the same way). Its watch is registered when the first controller starts,
-    before that controller's own, so it is current whenever a controller hears of a pod."""
+    """The one index of a store's pods by owner that every pod-owning controller reads (an
+    informer's indexer is shared the same way). Its watch is registered when the first controller
+    starts, before that controller's own, so it is current whenever a controller hears of a pod."""
     index = _shared.get(store)
     if index is None:
         index = _shared[store] = OwnerIndex()
         index.fill(store)
         store.watch(index.update, {"Pod"})
+    return index
+
+
+def shared_pods_by_node(store: Store) -> PodsByNode:
+    """The one index of a store's pods by node, shared and started as `shared_owner_index`."""
+    index = _by_node.get(store)
+    if index is None:
+        index = _by_node[store] = PodsByNode(store)
+        index.start()
     return index
 
 
@@ -112,14 +111,8 @@ class PodsByNode:
         self._store = store
         self._on_node: dict[str, dict[PodKey, None]] = {}
         self._node_of: dict[PodKey, str] = {}
-        self._started = False
 
     def start(self) -> None:
-        """Fill the index and follow the store; its first reader calls this before registering its
-        own watch, so the index is current whenever a reader hears of a pod. Later calls do nothing."""
-        if self._started:
-            return
-        self._started = True
         for pod in self._store.list("Pod"):
             self._place(object_key(pod), pod["spec"].get("nodeName"))
         self._store.watch(self._on_pod, {"Pod"})

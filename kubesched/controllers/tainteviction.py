@@ -31,7 +31,7 @@ from kubesched.api.objects import Obj, is_terminating, set_condition
 from kubesched.api.taints import tolerates
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodKey, object_key, shared_pods_by_node
+from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
 from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import MODIFIED, WatchEvent
@@ -68,10 +68,11 @@ def min_toleration_seconds(tolerations: list[Obj]) -> float | None:
 
 
 class TaintEvictionController:
+    pods: PodsByNode  # the store's pods by node, from start()
+
     def __init__(self, api: APIServer, clock: Any) -> None:
         self.api = api
         self.clock = clock
-        self.pods = shared_pods_by_node(api.store)
         self._tainted: dict[str, list[Obj]] = {}  # node -> its NoExecute taints (taintedNodes)
         self._evictions: dict[PodKey, Timer] = {}  # pending timed evictions
         self._node_queue = WorkQueue(clock, self._sync_node)
@@ -79,7 +80,7 @@ class TaintEvictionController:
 
     def start(self) -> None:
         store = self.api.store
-        self.pods.start()
+        self.pods = shared_pods_by_node(self.api.store)
         for node in store.list("Node"):
             self._node_queue.add(node["metadata"]["name"])
         for pod in store.list("Pod"):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import Obj
-from kubesched.controllers.podindex import shared_pods_by_node
+from kubesched.controllers.podindex import PodsByNode, shared_pods_by_node
 from kubesched.descheduler.framework import (
     BALANCE,
     DESCHEDULE,
@@ -65,12 +65,13 @@ class ProfileRunner:
 
 
 class Descheduler:
+    pods_by_node: PodsByNode  # the store's pods by node, from start()
+
     def __init__(self, api: APIServer, clock: VirtualClock, policy: Policy,
                  scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None) -> None:
         self.api = api
         self.clock = clock
         self.policy = policy
-        self.pods_by_node = shared_pods_by_node(api.store)
         self.placement = Placement(api.store, scheduler_configs)
         self.pod_evictor = PodEvictor(api, policy.limits, policy.grace_period)
         self.pod_evictor.placement = self.placement
@@ -80,7 +81,7 @@ class Descheduler:
         self._timer: Timer | None = None
 
     def start(self) -> None:
-        self.pods_by_node.start()
+        self.pods_by_node = shared_pods_by_node(self.api.store)
         self.placement.start()
         self._timer = self.clock.call_at(self.clock.now(), self.run_pass, rank=LATE)
 

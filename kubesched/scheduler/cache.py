@@ -104,14 +104,12 @@ class NodeTable:
 
     def set_usage(self, ni: NodeInfo) -> None:
         s = ni.slot
-        for name in ni.requested:
-            if name not in self.columns:
-                self.column(name)
+        # A node's pods may sum past int64 (Go wraps); column() may grow the arrays.
+        cells = [(self.column(name), min(amount, INT64_MAX)) for name, amount in ni.requested.items()]
         row = [0] * len(self.columns)  # written to the array at once: an item at a time costs more
-        columns = self.columns
-        for name, amount in ni.requested.items():
-            row[columns[name]] = min(amount, INT64_MAX)  # a node's pods may sum past int64; Go wraps
-        row[columns[PODS]] = len(ni.pods)
+        for col, amount in cells:
+            row[col] = amount
+        row[self.columns[PODS]] = len(ni.pods)
         self.req[s] = row
         self.nonzero[s] = (min(ni.nonzero_cpu, INT64_MAX), min(ni.nonzero_memory, INT64_MAX))
         self._flag("has_ports", s, bool(ni.used_ports))

@@ -126,7 +126,8 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: 
         else:
             clock.call_at(at, lambda obj=obj: cluster.create(obj, validated=True, owned=consume))
         if consume:  # the API's now; what the scenario may still be asked is the kind
-            scenario.objects[i] = (at, kinds.setdefault(obj["kind"], Shared(kind=obj["kind"])))
+            kind = obj["kind"]
+            scenario.objects[i] = (at, kinds.get(kind) or kinds.setdefault(kind, Shared(kind=kind)))
     recorder.check_snapshot()
     for action in scenario.actions:
         clock.call_at(action.at, lambda a=action: _apply(cluster, recorder, a))
