@@ -8,7 +8,7 @@ both always agree because both are updated by the same two methods.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +19,7 @@ from kubesched.scheduler.types import CPU, EPHEMERAL, MEMORY, PODS, NodeInfo, Po
 
 BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL, PODS)
 INT64_MAX = 2**63 - 1
+DERIVED_KEPT = 64  # alloc_derived arrays kept at most (one per pod shape, say)
 
 
 class NodeTable:
@@ -40,12 +41,43 @@ class NodeTable:
         self.freed: list[int] = []  # slots below `used` whose node was removed, the latest last
         self._own_alloc = self.alloc  # the table's own `alloc`; a view of some rows has another
         self._alloc_floor: tuple[np.ndarray, list[int]] | None = None  # (`alloc`, its floor)
+        # The same numbers laid out a row per column ((columns, slots)), written with the rows:
+        # filters and scorers gather a few resources for many slots, and numpy runs an (n, k)
+        # block with small k as n short loops. {name: (the row-major array mirrored, its mirror)}
+        self._mirrors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        self._mirror_all()
+        self._derived: dict[Hashable, np.ndarray] = {}  # alloc_derived's, for the own `alloc`
 
     def _flag(self, name: str, slot: int, value: bool) -> None:
         flags = getattr(self, name)
         if flags[slot] != value:
             flags[slot] = value
             self.flagged[name] += 1 if value else -1
+
+    def _mirror_all(self) -> None:
+        """Mirror the own arrays afresh (a new dict: views copied from the table keep the old)."""
+        self._mirrors = {name: (rows, np.ascontiguousarray(rows.T))
+                         for name, rows in (("alloc", self.alloc), ("req", self.req), ("nonzero", self.nonzero))}
+        self._derived = {}
+
+    def by_column(self, name: str) -> np.ndarray:
+        """`alloc`, `req` or `nonzero` as (columns, slots). A view whose arrays are not the table's
+        own (preemption's and nomination's what-ifs) gets a fresh copy each call."""
+        rows = getattr(self, name)
+        mirrored, mirror = self._mirrors[name]
+        return mirror if mirrored is rows else np.ascontiguousarray(rows.T)
+
+    def alloc_derived(self, key: Hashable, make: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """`make(alloc by column)`: a per-slot array that depends on allocatable alone, kept (per
+        `key`) until some node's allocatable changes."""
+        if self.alloc is not self._own_alloc:
+            return make(self.by_column("alloc"))
+        known = self._derived.get(key)
+        if known is None:
+            if len(self._derived) >= DERIVED_KEPT:
+                self._derived.clear()
+            known = self._derived[key] = make(self.by_column("alloc"))
+        return known
 
     def new_slot(self) -> int:
         """A slot for a new node: the one freed last, else the next never used."""
@@ -74,6 +106,7 @@ class NodeTable:
             self.req = np.hstack([self.req, pad])
             self._own_alloc = self.alloc
             self._alloc_floor = None
+            self._mirror_all()
         return col
 
     def ensure(self, slot: int) -> None:
@@ -87,16 +120,22 @@ class NodeTable:
             grown[:size] = old
             setattr(self, attr, grown)
         self._own_alloc = self.alloc
+        self._mirror_all()
 
     def set_node(self, ni: NodeInfo) -> None:
         s = ni.slot
         self.ensure(s)
         self.used = max(self.used, s + 1)
         self._alloc_floor = None
-        self.alloc[s] = 0
+        self._derived = {}
+        row = [0] * len(self.columns)
         for name, amount in ni.allocatable.items():
             col = self.column(name)  # may grow the arrays, so look them up afterwards
-            self.alloc[s, col] = amount
+            if col >= len(row):
+                row += [0] * (col + 1 - len(row))
+            row[col] = amount
+        self.alloc[s] = row
+        self._mirrors["alloc"][1][:, s] = row
         self._flag("unschedulable", s, ni.unschedulable)
         self._flag("hard_taints", s, any(t.get("effect") in ("NoSchedule", "NoExecute") for t in ni.taints))
         self._flag("prefer_taints", s, any(t.get("effect") == "PreferNoSchedule" for t in ni.taints))
@@ -111,15 +150,21 @@ class NodeTable:
             row[col] = amount
         row[self.columns[PODS]] = len(ni.pods)
         self.req[s] = row
-        self.nonzero[s] = (min(ni.nonzero_cpu, INT64_MAX), min(ni.nonzero_memory, INT64_MAX))
+        self._mirrors["req"][1][:, s] = row
+        cpu, memory = min(ni.nonzero_cpu, INT64_MAX), min(ni.nonzero_memory, INT64_MAX)
+        self.nonzero[s] = cpu, memory
+        nonzero = self._mirrors["nonzero"][1]
+        nonzero[0, s] = cpu
+        nonzero[1, s] = memory
         self._flag("has_ports", s, bool(ni.used_ports))
 
     def clear(self, slot: int) -> None:
-        self.alloc[slot] = 0
         self.freed.append(slot)
         self._alloc_floor = None
-        self.req[slot] = 0
-        self.nonzero[slot] = 0
+        self._derived = {}
+        for name in ("alloc", "req", "nonzero"):
+            getattr(self, name)[slot] = 0
+            self._mirrors[name][1][:, slot] = 0
         for name in self.flagged:
             self._flag(name, slot, False)
 

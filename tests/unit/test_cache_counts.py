@@ -4,7 +4,8 @@ A cycle trusts them instead of looking at rows: the counts of cordoned, tainted 
 nodes let it drop filters every node passes, the least allocatable per resource lets NodeResourcesFit
 skip its "more than the node has at all" test, and the counts of pods with pod (anti-)affinity let
 InterPodAffinity skip. A count that drifts would make a pod land where the real scheduler would not
-put it."""
+put it. The same goes for the table's column-major copies the vectorised plugins read, and for
+what they keep derived from allocatable."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubesched.scheduler.cache import Cache
+from kubesched.scheduler.cache import Cache, NodeTable
 from kubesched.scheduler.types import PodInfo
 
 NODES = ("n0", "n1", "n2", "n3")
@@ -60,6 +61,7 @@ changes = st.lists(st.one_of(
 @given(changes)
 def test_summaries_match_the_nodes_and_pods(steps: list[tuple]) -> None:
     cache = Cache()
+    cache.table = NodeTable(capacity=1)  # grown as nodes come, as a new resource's column is
     for step in steps:
         if step[0] == "node":
             obj = node(*step[1:])
@@ -80,6 +82,10 @@ def test_summaries_match_the_nodes_and_pods(steps: list[tuple]) -> None:
         if live:
             rows = np.array([table.alloc[ni.slot] for ni in live])
             assert table.alloc_floor() == rows.min(axis=0).tolist()
+        for name in ("alloc", "req", "nonzero"):
+            assert (table.by_column(name) == getattr(table, name).T).all(), name
+        below = table.alloc_derived(("cpu below", 8000), lambda alloc: alloc[0] < 8000)
+        assert (below == (table.alloc[:, 0] < 8000)).all()
         on_nodes = [p for ni in live for p in ni.pods.values()]
         assert cache.affinity_pods == sum(p.has_pod_affinity for p in on_nodes)
         assert cache.anti_affinity_pods == sum(p.has_pod_affinity and p.has_required_anti_affinity for p in on_nodes)

@@ -9,7 +9,7 @@ the Fit strategies, while BalancedAllocation uses the real requests — as upstr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,7 +41,7 @@ from kubesched.scheduler.types import (
 )
 
 FIT_STATE = "PreFilterNodeResourcesFit"
-ROWS_STATE = "NodeResources.allocatable"  # (slots, the table's array, its rows at slots)
+ALLOC_STATE = "NodeResources.allocatable"  # (slots, the table's array, its columns at slots)
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 BASE = (CPU, MEMORY, EPHEMERAL)
@@ -58,13 +58,25 @@ def _is_scalar(name: str) -> bool:
     return name not in (CPU, MEMORY, EPHEMERAL, PODS)
 
 
-def _rows(state: CycleState, table: NodeTable, slots: np.ndarray) -> np.ndarray:
-    """The allocatable rows of `slots`, gathered once per scoring pass for both resource scorers."""
-    known = state.get(ROWS_STATE)
+def _allocatable(state: CycleState, table: NodeTable, slots: np.ndarray) -> np.ndarray:
+    """Allocatable at `slots` as (columns, slots), gathered once per scoring pass for both
+    resource scorers."""
+    known = state.get(ALLOC_STATE)
     if known is None or known[0] is not slots or known[1] is not table.alloc:
-        # take() gathers rows several times faster than fancy indexing.
-        known = state[ROWS_STATE] = (slots, table.alloc, table.alloc.take(slots, axis=0))
+        # take() gathers several times faster than fancy indexing.
+        known = state[ALLOC_STATE] = (slots, table.alloc, table.by_column("alloc").take(slots, axis=1))
     return known[2]
+
+
+def _unresolvable(beyond: tuple[tuple[int, int], ...]) -> Callable[[np.ndarray], np.ndarray]:
+    """Per slot, UNRESOLVABLE_BIT where allocatable is below some (column, amount) of `beyond`:
+    the pod fits there not even when the node is empty."""
+    def make(alloc: np.ndarray) -> np.ndarray:
+        short = np.zeros(alloc.shape[1], dtype=bool)
+        for col, amount in beyond:
+            short |= alloc[col] < amount
+        return short * UNRESOLVABLE_BIT
+    return make
 
 
 def _resources(specs: list[dict] | None) -> list[tuple[str, int]]:
@@ -146,10 +158,19 @@ class _FitLayout:
             bits.append(2 << i)
             self.named.append((col, amount))
         self.cols = np.array(cols, dtype=np.int64)
-        self.amounts = np.array(amounts, dtype=np.int64)
+        self.amounts = np.array(amounts, dtype=np.int64)[:, None]  # against (columns, nodes)
         self.bits = np.array(bits, dtype=np.int64)
         # Sums of distinct powers of two up to 2**52 are exact in float64.
         self.float_bits = self.bits.astype(np.float64) if max(bits) <= 2**52 else None
+        self._beyond: tuple[list[int], tuple[tuple[int, int], ...]] | None = None
+
+    def beyond(self, floor: list[int]) -> tuple[tuple[int, int], ...]:
+        """The (column, amount)s some node may have less than in all, by the table's floor (the
+        same list until some node's allocatable changes)."""
+        known = self._beyond
+        if known is None or known[0] is not floor:
+            known = self._beyond = (floor, tuple((col, amount) for col, amount in self.named if amount > floor[col]))
+        return known[1]
 
 
 class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
@@ -214,22 +235,19 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
         layout = state[FIT_STATE].layout(table)
-        # take() gathers rows several times faster than fancy indexing does.
-        alloc = table.alloc.take(slots, axis=0)
-        free = (alloc - table.req.take(slots, axis=0)).take(layout.cols, axis=1)
-        short = free < layout.amounts
+        # take() gathers several times faster than fancy indexing does.
+        free = table.by_column("alloc").take(slots, axis=1)
+        free -= table.by_column("req").take(slots, axis=1)
+        short = free.take(layout.cols, axis=0) < layout.amounts
         if not short.any():  # most pods fit most nodes: no bits to build
             codes = np.zeros(len(slots), dtype=np.int64)
         elif layout.float_bits is not None:  # summed exactly, and faster, in floating point
-            codes = (short @ layout.float_bits).astype(np.int64)
+            codes = (layout.float_bits @ short).astype(np.int64)
         else:
-            codes = short @ layout.bits
-        floor = table.alloc_floor()
-        for col, amount in layout.named:
-            if amount > floor[col]:  # some node may have less than this in all
-                beyond = alloc[:, col] < amount
-                if beyond.any():
-                    codes |= beyond * UNRESOLVABLE_BIT
+            codes = layout.bits @ short
+        beyond = layout.beyond(table.alloc_floor())
+        if beyond:  # some node may have less than the pod asks for in all: unresolvable there
+            codes |= table.alloc_derived(("NodeResourcesFit", beyond), _unresolvable(beyond)).take(slots)
         if layout.missing:
             codes |= layout.missing
         return codes
@@ -262,8 +280,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                    table: NodeTable) -> np.ndarray | None:
         if self.shape is not None:
             return None
-        allocs = _rows(state, table, slots)
-        nonzero = table.nonzero.take(slots, axis=0)
+        allocs = _allocatable(state, table, slots)
+        nonzero = table.by_column("nonzero").take(slots, axis=1)
         fast = self._score_non_zero(pod, allocs, nonzero, table)
         if fast is not None:
             return fast
@@ -277,13 +295,13 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             col = table.columns.get(name)
             if col is None:
                 continue
-            alloc = allocs[:, col]
+            alloc = allocs[col]
             if name == CPU:
-                req = nonzero[:, 0] + pod_req
+                req = nonzero[0] + pod_req
             elif name == MEMORY:
-                req = nonzero[:, 1] + pod_req
+                req = nonzero[1] + pod_req
             else:
-                req = table.req[:, col].take(slots) + pod_req
+                req = table.by_column("req")[col].take(slots) + pod_req
             valid = alloc > 0
             everywhere = bool(valid.all())
             safe = alloc if everywhere else np.where(valid, alloc, 1)
@@ -302,26 +320,23 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def _score_non_zero(self, pod: PodInfo, allocs: np.ndarray, nonzero: np.ndarray, table: NodeTable
                         ) -> np.ndarray | None:
         """score_many when cpu and memory are what is scored (the default) and every node has both:
-        the same integer arithmetic, a column at a time (numpy runs an (n, 2) array as n loops of
-        two, a column as one loop of n). None otherwise."""
+        the same integer arithmetic on both resources at once. None otherwise."""
         if not self._cpu_memory or min(table.alloc_floor()[:2]) <= 0:
             return None
-        most = self.strategy == "MostAllocated"
-        scores = []
-        # The table's first two columns are cpu and memory, as in `nonzero`.
-        for col, pod_req in ((0, pod.score_cpu), (1, pod.score_memory)):
-            alloc = allocs[:, col]
-            req = nonzero[:, col] + pod_req
-            if most:
-                score = np.minimum(req, alloc, out=req)
-            else:  # LeastAllocated: a request beyond allocatable scores 0
-                score = np.subtract(alloc, req, out=req)
-                np.maximum(score, 0, out=score)
-            score *= MAX_NODE_SCORE
-            score //= alloc
-            scores.append(score)
+        # The table's first two columns are cpu and memory, as in `nonzero`; `nonzero` is the
+        # caller's own gather, so it is worked on in place.
+        alloc, score = allocs[:2], nonzero
+        score[0] += pod.score_cpu
+        score[1] += pod.score_memory
+        if self.strategy == "MostAllocated":
+            np.minimum(score, alloc, out=score)
+        else:  # LeastAllocated: a request beyond allocatable scores 0
+            np.subtract(alloc, score, out=score)
+            np.maximum(score, 0, out=score)
+        score *= MAX_NODE_SCORE
+        score //= alloc
         (_, w_cpu), (_, w_mem) = self.resources
-        cpu, mem = scores
+        cpu, mem = score[0], score[1]
         if w_cpu != 1:
             cpu *= w_cpu
         if w_mem != 1:
@@ -405,6 +420,8 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)
         self.resources = [name for name, _ in _resources(self.args.get("resources"))]
+        # Two resources every node reports (no extended ones) are scored as arrays.
+        self._vectorised = len(self.resources) == 2 and not any(_is_scalar(n) for n in self.resources)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
         if not any(pod.requests.get(name) for name in self.resources):
@@ -432,22 +449,24 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
 
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                    table: NodeTable) -> np.ndarray | None:
-        if len(self.resources) != 2 or any(_is_scalar(n) for n in self.resources):
+        if not self._vectorised:
             return None
         cols = [table.columns[n] for n in self.resources]
-        rows, req_rows = _rows(state, table, slots), table.req.take(slots, axis=0)
+        allocs, req = _allocatable(state, table, slots), table.by_column("req")
         if cols == [0, 1]:  # cpu and memory, the default
-            alloc, req = rows[:, :2], req_rows[:, :2]
+            alloc, req = allocs[:2], req[:2].take(slots, axis=1)
         else:
-            alloc, req = rows.take(cols, axis=1), req_rows.take(cols, axis=1)
+            alloc, req = allocs.take(cols, axis=0), req.take(slots, axis=1).take(cols, axis=0)
         floor = table.alloc_floor()
-        if min(floor[c] for c in cols) <= 0 and not (alloc > 0).all():
+        if min(floor[cols[0]], floor[cols[1]]) <= 0 and not (alloc > 0).all():
             return None
-        # A column at a time, as NodeResourcesFit scores. int64 / int64 divides as float64.
-        first, second = ((req[:, i] + pod.requests.get(n, 0)) / alloc[:, i] for i, n in enumerate(self.resources))
-        np.minimum(first, 1.0, out=first)
-        np.minimum(second, 1.0, out=second)
-        std = np.subtract(first, second, out=first)
+        for i, name in enumerate(self.resources):
+            amount = pod.requests.get(name, 0)
+            if amount:
+                req[i] += amount
+        fractions = req / alloc  # int64 / int64 divides as float64
+        np.minimum(fractions, 1.0, out=fractions)
+        std = np.subtract(fractions[0], fractions[1])
         std /= 2
         np.abs(std, out=std)
         score = np.subtract(1, std, out=std)
