@@ -13,7 +13,7 @@ import functools
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -526,14 +526,14 @@ class NodeStatuses(Mapping[str, Status]):
         return self._count + len(self._extra)
 
 
-@dataclass
+@dataclass(slots=True)
 class FilterOutcome:
     """Result of the filter phase over the nodes processed in iteration order."""
 
     statuses: NodeStatuses  # failing node -> first failing status
-    feasible: list[NodeInfo] = field(default_factory=list)
-    positions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # into the node list
-    processed: int = 0
+    feasible: list[NodeInfo]
+    positions: np.ndarray  # of `feasible`, in the node list
+    processed: int
 
 
 @dataclass
@@ -631,7 +631,8 @@ class Profile:
         offsets are appended to `failed` with their Statuses (indices in `statuses`, or codes yet
         to decode), in the order they failed."""
         positions = chunk if live is None else chunk[live]
-        for pl in filters:
+        last = len(filters) - 1
+        for at, pl in enumerate(filters):
             if not len(positions):
                 break
             codes = pl.filter_many(state, pod, nodes, positions, node_slots, table)
@@ -646,6 +647,8 @@ class Profile:
                     continue
                 bad = np.array(offsets, dtype=np.int64)
                 lookup: np.ndarray | _Undecoded = np.array(which, dtype=np.int64)
+                kept = np.ones(len(positions), dtype=bool)
+                kept[bad] = False
             else:
                 # A pod that never fits fails on most nodes: each distinct code is decoded once, if
                 # the Statuses are read.
@@ -653,13 +656,11 @@ class Profile:
                 if not len(bad):
                     continue
                 lookup = _Undecoded(pl, state, codes[bad])
-            if live is None:
-                live = np.arange(len(chunk))
-            failed.append((live[bad], lookup))
-            # The next filters see only the nodes that passed this one.
-            kept = np.ones(len(positions), dtype=bool)
-            kept[bad] = False
-            live, positions, node_slots = live[kept], positions[kept], node_slots[kept]
+                kept = codes == 0
+            failed.append((bad if live is None else live[bad], lookup))
+            live = np.flatnonzero(kept) if live is None else live[kept]
+            if at < last:  # the next filters see only the nodes that passed this one
+                positions, node_slots = positions[kept], node_slots[kept]
         return live
 
     def _with_nominated_requests(self, table: NodeTable, nominated: dict[str, list[PodInfo]]) -> Any:
@@ -713,7 +714,7 @@ class Profile:
         with `nominated` pods are checked with them too, vectorised when every filter sees pods
         only through requests, else one by one.
         """
-        out = FilterOutcome(NodeStatuses(nodes))
+        statuses = NodeStatuses(nodes)
         n = len(nodes)
         filters = [pl for pl in self.at("filter") if pl.name not in state.skip_filter]
         vectorised = all(pl.pods_via_requests for pl in filters)
@@ -748,7 +749,7 @@ class Profile:
             failed: list[tuple[np.ndarray, np.ndarray | _Undecoded]] = []  # (chunk offsets, their Statuses)
             if has_nominated is None and not nominated:
                 ok = self._filter_chain(filters, state, pod, nodes, chunk, None, chunk_slots, table,
-                                        out.statuses, failed)
+                                        statuses, failed)
             else:
                 alive = np.ones(size, dtype=bool)  # passed every filter so far
                 check = np.ones(size, dtype=bool)  # still to run through the plain filters
@@ -756,7 +757,7 @@ class Profile:
                 if adjusted is not None:
                     live = np.flatnonzero(special)
                     passed = self._filter_chain(filters, state, pod, nodes, chunk, live, chunk_slots[live], adjusted,
-                                                out.statuses, failed)
+                                                statuses, failed)
                     rejected = special.copy()
                     rejected[live if passed is None else passed] = False
                     alive &= ~rejected
@@ -768,11 +769,11 @@ class Profile:
                         node = nodes[int(chunk[j])]
                         st = self.filter_with_nominated(state, pod, node, nominated[node.name])
                         if not st.ok:
-                            failed.append((np.array([j]), np.array([out.statuses.intern(st)])))
+                            failed.append((np.array([j]), np.array([statuses.intern(st)])))
                             alive[j] = False
                 live = np.flatnonzero(check)
                 passed = self._filter_chain(filters, state, pod, nodes, chunk, live, chunk_slots[live], table,
-                                            out.statuses, failed)
+                                            statuses, failed)
                 if passed is not None:
                     alive[live] = False
                     alive[passed] = True
@@ -786,15 +787,14 @@ class Profile:
             num_found += min(count, need)
             for offsets, which in failed:
                 within = offsets < cut
-                out.statuses.add_many(chunk[offsets[within]], which[within])
+                statuses.add_many(chunk[offsets[within]], which[within])
             pos += cut
         if len(found) == 1:
-            out.positions = found[0]
+            positions = found[0]
         else:
-            out.positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-        out.feasible = _pick(nodes, out.positions, start, self.handle.cache.ordered_array(nodes))
-        out.processed = pos
-        return out
+            positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        return FilterOutcome(statuses, _pick(nodes, positions, start, self.handle.cache.ordered_array(nodes)),
+                             positions, pos)
 
     # ---- PreScore / Score --------------------------------------------------------------------
 
