@@ -375,6 +375,38 @@ def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], absent: St
     return msg
 
 
+class Picked(Sequence[NodeInfo]):
+    """The feasible nodes: `nodes` at `positions`. Most cycles read only how many there are and
+    the winner, so the list is made only when something walks or slices it."""
+
+    __slots__ = ("_nodes", "_positions", "_start", "_array", "_list")
+
+    def __init__(self, nodes: list[NodeInfo], positions: np.ndarray, start: int, array: np.ndarray | None) -> None:
+        self._nodes, self._positions, self._start, self._array = nodes, positions, start, array
+        self._list: list[NodeInfo] | None = None
+
+    def __len__(self) -> int:
+        return len(self._positions)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return self.as_list()[i]
+        return self._nodes[int(self._positions[i])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        return iter(self.as_list())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def as_list(self) -> list[NodeInfo]:
+        if self._list is None:
+            self._list = _pick(self._nodes, self._positions, self._start, self._array)
+        return self._list
+
+
 def _pick(nodes: list[NodeInfo], positions: np.ndarray, start: int, array: np.ndarray | None = None
           ) -> list[NodeInfo]:
     """`nodes` at `positions` (walk order from `start`). Usually they are one unbroken stretch of
@@ -531,7 +563,7 @@ class FilterOutcome:
     """Result of the filter phase over the nodes processed in iteration order."""
 
     statuses: NodeStatuses  # failing node -> first failing status
-    feasible: list[NodeInfo]
+    feasible: Sequence[NodeInfo]
     positions: np.ndarray  # of `feasible`, in the node list
     processed: int
 
@@ -793,7 +825,7 @@ class Profile:
             positions = found[0]
         else:
             positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-        return FilterOutcome(statuses, _pick(nodes, positions, start, self.handle.cache.ordered_array(nodes)),
+        return FilterOutcome(statuses, Picked(nodes, positions, start, self.handle.cache.ordered_array(nodes)),
                              positions, pos)
 
     # ---- PreScore / Score --------------------------------------------------------------------
