@@ -94,13 +94,26 @@ def format_time(epoch: datetime, seconds: float) -> str:
     # The whole seconds of `delta` decide the text when the epoch has no fraction of a second.
     key: Any = delta.days * 86400 + delta.seconds if not epoch.microsecond else delta
     if key != key_last or epoch is not epoch_last:
-        t = epoch + delta  # formatted by hand: strftime costs twice as much
-        text = f"{t.year}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+        if epoch.microsecond:
+            t = epoch + delta  # formatted by hand: strftime costs twice as much
+            text = f"{t.year}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+        else:  # the time of day from whole seconds, the date from the few days a run spans
+            day, second = divmod(epoch.hour * 3600 + epoch.minute * 60 + epoch.second + key, 86400)
+            date = _dates.get((epoch, day))
+            if date is None:
+                if len(_dates) >= 1024:
+                    _dates.clear()
+                d = epoch + timedelta(days=day)
+                date = _dates[epoch, day] = f"{d.year}-{d.month:02d}-{d.day:02d}T"
+            hour, second = divmod(second, 3600)
+            minute, second = divmod(second, 60)
+            text = f"{date}{hour:02d}:{minute:02d}:{second:02d}Z"
     _last_time = epoch, seconds, key, text
     return text
 
 
 _last_time: tuple[datetime | None, float, Any, str] = (None, math.nan, None, "")
+_dates: dict[tuple[datetime, int], str] = {}  # (epoch, days after it) -> "YYYY-MM-DDT"
 
 
 def parse_time(value: str) -> datetime:
