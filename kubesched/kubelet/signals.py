@@ -41,7 +41,7 @@ SIGNAL_RESOURCE = {MEMORY_AVAILABLE: "memory", ALLOCATABLE_MEMORY_AVAILABLE: "me
 _SIGNAL_ORDER = {s: i for i, s in enumerate((MEMORY_AVAILABLE, ALLOCATABLE_MEMORY_AVAILABLE, *SIGNALS[1:]))}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made for every signal at every touch of a node, and three times cheaper
 class Observation:
     available: int
     capacity: int
