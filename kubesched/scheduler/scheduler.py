@@ -140,7 +140,10 @@ class Scheduler:
     def _kick(self) -> None:
         if self._cycle_timer is None and self.queue.has_ready():
             self._cycle_timer = self.clock.call_soon(self._run_cycle, rank=SCHEDULE)
-        for due, daemon in zip(self.queue.next_flushes(), (False, True), strict=True):
+        flushes = self.queue.next_flushes()
+        if flushes == (None, None):
+            return  # nothing waits for a flush (timers set before stay: they find nothing to do)
+        for due, daemon in zip(flushes, (False, True), strict=True):
             timer = self._flush_timers[daemon]
             if due is None or (timer is not None and not timer.cancelled and timer.when <= due):
                 continue
