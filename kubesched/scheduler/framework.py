@@ -396,11 +396,6 @@ class Picked(Sequence[NodeInfo]):
     def __iter__(self) -> Iterator[NodeInfo]:
         return iter(self.as_list())
 
-    def __eq__(self, other: object) -> bool:
-        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
     def as_list(self) -> list[NodeInfo]:
         if self._list is None:
             self._list = _pick(self._nodes, self._positions, self._start, self._array)
