@@ -106,6 +106,20 @@ def test_paths_load_in_the_order_given() -> None:
     assert [o.obj["metadata"]["name"] for o in load_paths(["d", "x.yaml"])] == ["y", "x"]
 
 
+@pytest.mark.parametrize("spec", [
+    '{"n": 1180591620717411303424, "m": -9223372036854775809, "k": 18446744073709551615}',
+    '{"huge": 1e400, "tiny": 5e-324, "nan": NaN, "neg": -0.0, "x": "\\ud800"}',
+    '\ufeff{"bom": 1, "same": 1, "same": 2}',
+    '{"plain": [1, 2.5, "1234567890123456789", true, null]}',
+])
+def test_json_numbers_and_text_read_exactly_as_python_json_reads_them(spec: str) -> None:
+    text = '{"kind": "Pod", "metadata": {"name": "p"}, "spec": %s}' % spec.removeprefix("\ufeff")
+    Path("p.json").write_bytes(("\ufeff" if spec.startswith("\ufeff") else "").encode() + text.encode())
+    [obj] = load_paths(["p.json"])
+    expected = json.loads(text)["spec"]
+    assert repr(obj.obj["spec"]) == repr(expected)  # repr: an int past 64 bits must not come back a float
+
+
 def test_json_form_timestamps_stay_strings_and_keys_become_strings() -> None:
     write("p.yaml", "metadata:\n  creationTimestamp: 2024-01-01T00:00:00Z\n  labels: {1: a, true: b, null: c}\n"
           "x: &anchor {q: 1}\ny: *anchor\nz:\n  <<: *anchor\n  r: 2\n")
