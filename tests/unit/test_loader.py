@@ -113,7 +113,7 @@ def test_paths_load_in_the_order_given() -> None:
     '{"plain": [1, 2.5, "1234567890123456789", true, null]}',
 ])
 def test_json_numbers_and_text_read_exactly_as_python_json_reads_them(spec: str) -> None:
-    text = '{"kind": "Pod", "metadata": {"name": "p"}, "spec": %s}' % spec.removeprefix("\ufeff")
+    text = '{"kind": "Pod", "metadata": {"name": "p"}, "spec": ' + spec.removeprefix("\ufeff") + "}"
     Path("p.json").write_bytes(("\ufeff" if spec.startswith("\ufeff") else "").encode() + text.encode())
     [obj] = load_paths(["p.json"])
     expected = json.loads(text)["spec"]
