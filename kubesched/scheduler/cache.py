@@ -47,6 +47,7 @@ class NodeTable:
         self._mirrors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self._mirror_all()
         self._derived: dict[Hashable, np.ndarray] = {}  # alloc_derived's, for the own `alloc`
+        self._req_ceiling: list[int] | None = None  # see req_ceiling
 
     def _flag(self, name: str, slot: int, value: bool) -> None:
         flags = getattr(self, name)
@@ -59,6 +60,7 @@ class NodeTable:
         self._mirrors = {name: (rows, np.ascontiguousarray(rows.T))
                          for name, rows in (("alloc", self.alloc), ("req", self.req), ("nonzero", self.nonzero))}
         self._derived = {}
+        self._req_ceiling = None
 
     def by_column(self, name: str) -> np.ndarray:
         """`alloc`, `req` or `nonzero` as (columns, slots). A view whose arrays are not the table's
@@ -78,6 +80,15 @@ class NodeTable:
                 self._derived.clear()
             known = self._derived[key] = make(self.by_column("alloc"))
         return known
+
+    def req_ceiling(self) -> list[int]:
+        """Per column, at least the most any node has requested: raised as pods come, never lowered
+        as they go, so that allocatable's floor minus it is room every node has for certain."""
+        if self.req is not self._mirrors["req"][0]:  # a what-if view
+            return self.req.max(axis=0).tolist() if len(self.req) else [0] * len(self.columns)
+        if self._req_ceiling is None:
+            self._req_ceiling = self._mirrors["req"][1].max(axis=1).tolist()
+        return self._req_ceiling
 
     def new_slot(self) -> int:
         """A slot for a new node: the one freed last, else the next never used."""
@@ -151,6 +162,11 @@ class NodeTable:
         row[self.columns[PODS]] = len(ni.pods)
         self.req[s] = row
         self._mirrors["req"][1][:, s] = row
+        ceiling = self._req_ceiling
+        if ceiling is not None:
+            for col, amount in enumerate(row):
+                if amount > ceiling[col]:
+                    ceiling[col] = amount
         cpu, memory = min(ni.nonzero_cpu, INT64_MAX), min(ni.nonzero_memory, INT64_MAX)
         self.nonzero[s] = cpu, memory
         nonzero = self._mirrors["nonzero"][1]

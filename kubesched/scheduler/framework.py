@@ -756,9 +756,10 @@ class Profile:
             nominated = {k: v for k, v in nominated.items() if k in self.handle.cache.nodes}
             nom_slots = np.fromiter((self.handle.cache.nodes[k].slot for k in nominated), dtype=np.int64)
             adjusted = self._with_nominated_requests(table, nominated) if nominated and vectorised else None
-        # Filters every node passes (nothing to repel, say) are left out; pods nominated to a node
-        # do not change their verdicts, as they do not read requests.
-        filters = [pl for pl in filters if pl.uses_requests or not pl.passes_all(state, pod, table)]
+        # Filters every node passes (nothing to repel, room for the pod everywhere) are left out;
+        # pods nominated to a node change the verdicts of those reading requests only.
+        own = adjusted is None and not nominated  # the requests are the cache's, as they stand
+        filters = [pl for pl in filters if not ((own or not pl.uses_requests) and pl.passes_all(state, pod, table))]
         found: list[np.ndarray] = []
         num_found = 0
         pos = 0

@@ -86,6 +86,9 @@ def test_summaries_match_the_nodes_and_pods(steps: list[tuple]) -> None:
             assert (table.by_column(name) == getattr(table, name).T).all(), name
         below = table.alloc_derived(("cpu below", 8000), lambda alloc: alloc[0] < 8000)
         assert (below == (table.alloc[:, 0] < 8000)).all()
+        if live:  # a bound on what any node has requested, which NodeResourcesFit trusts to skip
+            most = np.array([table.req[ni.slot] for ni in live]).max(axis=0)
+            assert (np.array(table.req_ceiling()) >= most).all()
         on_nodes = [p for ni in live for p in ni.pods.values()]
         assert cache.affinity_pods == sum(p.has_pod_affinity for p in on_nodes)
         assert cache.anti_affinity_pods == sum(p.has_pod_affinity and p.has_required_anti_affinity for p in on_nodes)

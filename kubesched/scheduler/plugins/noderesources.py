@@ -157,6 +157,7 @@ class _FitLayout:
             amounts.append(amount)
             bits.append(2 << i)
             self.named.append((col, amount))
+        self.checks = list(zip(cols, amounts, strict=True))  # (column, amount needed free)
         self.cols = np.array(cols, dtype=np.int64)
         self.amounts = np.array(amounts, dtype=np.int64)[:, None]  # against (columns, nodes)
         self.bits = np.array(bits, dtype=np.int64)
@@ -251,6 +252,16 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         if layout.missing:
             codes |= layout.missing
         return codes
+
+    def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """The pod fits every node when, per column, the least allocatable of any node less the most
+        any node has requested leaves room for it: most cycles of a cluster that is filling up."""
+        layout = state[FIT_STATE].layout(table)
+        floor = table.alloc_floor()
+        if layout.missing or layout.beyond(floor):
+            return False  # some node could not hold it even empty
+        ceiling = table.req_ceiling()
+        return all(amount <= floor[col] - ceiling[col] for col, amount in layout.checks)
 
     def decode(self, state: CycleState, code: int) -> Status:
         s: _FitState = state[FIT_STATE]
