@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, namespaced, ref
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
@@ -29,8 +30,6 @@ from kubesched.controllers.resourcequota import ResourceQuotaController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.controllers.tainteviction import TaintEvictionController
 from kubesched.controllers.ttlafterfinished import TTLAfterFinishedController
-from kubesched.descheduler.descheduler import Descheduler
-from kubesched.descheduler.policy import Policy
 from kubesched.kubectl.drain import Drainer, DrainOptions
 from kubesched.kubelet.agent import Kubelets
 from kubesched.runtime.clock import VirtualClock
@@ -39,6 +38,10 @@ from kubesched.scheduler.scheduler import Scheduler
 from kubesched.sim.recorder import Recorder
 from kubesched.store.base import Store
 from kubesched.store.memory import MemoryStore
+
+if TYPE_CHECKING:  # the descheduler is imported only by a run that has one (a third of start-up's imports)
+    from kubesched.descheduler.descheduler import Descheduler
+    from kubesched.descheduler.policy import Policy
 
 
 def running_since_created(pod: Obj, now: str) -> Obj:
@@ -103,6 +106,8 @@ class Cluster:
         self.kubelets.start()
         self.descheduler: Descheduler | None = None
         if self.descheduler_policy is not None:
+            from kubesched.descheduler.descheduler import Descheduler
+
             self.descheduler = Descheduler(self.api, self.clock, self.descheduler_policy,
                                            [s.config for s in self.schedulers], self.kubelets.usage)
             self.descheduler.start()

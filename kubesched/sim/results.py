@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -19,13 +19,15 @@ from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, format_memory
-from kubesched.descheduler.descheduler import PassRecord
-from kubesched.descheduler.framework import EvictionAttempt
 from kubesched.runtime.cluster import Cluster
 from kubesched.scheduler.record import DecisionRecord
 from kubesched.sim import summary as run_summary
 from kubesched.sim.recorder import Recorder
 from kubesched.sim.runner import SimResult
+
+if TYPE_CHECKING:
+    from kubesched.descheduler.descheduler import PassRecord
+    from kubesched.descheduler.framework import EvictionAttempt
 
 SHOWN_RESOURCES = ("cpu", "memory", "pods")
 LISTED = 100  # rows per listing in the table; the JSON has them all
