@@ -263,3 +263,34 @@ def test_scalars_that_only_look_like_numbers_stay_strings(alias: str) -> None:
     write("n.yaml", alias + "a: 0x_\nb: 0b_\nc: 0x_1\nd: 0b101\n0x_: key\n")
     [obj] = load_paths(["n.yaml"])
     assert {k: obj.obj[k] for k in ("a", "b", "c", "d", "0x_")} == {"a": "0x_", "b": "0b_", "c": 1, "d": 5, "0x_": "key"}
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+TRICKY_TEXT = st.text(alphabet=st.sampled_from(list('[]{}"\\a≻紂')), max_size=6)
+JSON_VALUES = st.recursive(st.none() | st.integers() | TRICKY_TEXT,
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TRICKY_TEXT, inner, max_size=3),
+                           max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES, st.sampled_from(["utf-8", "utf-16", "utf-32"]), st.booleans())
+def test_json_depth_is_counted_from_brackets_outside_strings(value: object, encoding: str, ascii_only: bool) -> None:
+    data = json.dumps(value, ensure_ascii=ascii_only).encode(encoding)
+    depth = _depth(value)
+    assert [loader._json_deeper_than(data, limit) for limit in (depth - 1, depth, depth + 1)] == [True, False, False]
+
+
+def test_json_nested_past_the_limit_is_refused_however_its_strings_look() -> None:
+    strings = '"[[[{{{\\"]]]\\\\", '
+    write("ok.json", '{"kind": "Pod", "metadata": {"name": "ok"}, "x": ' + "[" + strings * 3 + "[" * 98 + "]" * 99 + "}")
+    write("deep.json", '{"kind": "Pod", "metadata": {"name": "deep"}, "x": ' + "[" * 100 + "]" * 100 + "}")
+    assert problems(["ok.json", "deep.json"]) == ["deep.json doc 1: nested more than 100 levels deep"]
+    [obj] = load_paths(["ok.json"])
+    assert _depth(obj.obj) == 100
