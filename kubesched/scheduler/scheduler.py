@@ -191,8 +191,9 @@ class Scheduler:
             if not assigned:
                 self._nomination_given_up(pod, (pod.get("status") or {}).get("nominatedNodeName"))
         elif assigned:
-            self.queue.delete(uid)
-            self.nominator.delete(uid)
+            if old is None or not old.get("spec", {}).get("nodeName"):  # it was queued or nominated until now
+                self.queue.delete(uid)
+                self.nominator.delete(uid)
             node = pod["spec"]["nodeName"]
             cached = self.cache.pod_info(uid)
             if cached is not None and self.cache.node_of(uid) == node and same_scheduling_view(cached.obj, pod):
