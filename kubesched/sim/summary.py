@@ -157,7 +157,7 @@ def utilization(requested: tl.Requested, allocatable: dict[str, tl.Step], end: f
     out: dict[str, Any] = {}
     for r in names:
         used_over_time, offer = requested.step(r), allocatable[r]
-        times = np.union1d(used_over_time.times, offer.times)
+        times = tl.union_of_times(used_over_time.times, offer.times)
         times = times[times <= end]
         used, have = used_over_time.values_at(times), offer.values_at(times)
         held = np.diff(np.append(times, max(end, times[-1])))

@@ -1,11 +1,16 @@
-"""RequestsBySpec answers what pod_requests answers, working it out once for the pods of a template."""
+"""RequestsBySpec answers what pod_requests answers, working it out once for the pods of a template;
+union_of_times answers what np.union1d answers."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
 from kubesched.api.resources import pod_requests
-from kubesched.sim.timeline import RequestsBySpec
+from kubesched.sim.timeline import RequestsBySpec, union_of_times
 
 
 def spec(requests: dict[str, Any], limits: dict[str, Any] | None = None, **more: Any) -> dict[str, Any]:
@@ -49,3 +54,12 @@ def test_pods_of_other_shapes_are_worked_out_one_by_one() -> None:
     for s in shapes:
         assert requests(s) == pod_requests(s)
     assert requests(shapes[0]) != requests(spec({"cpu": "1"}))
+
+
+INSTANTS = st.lists(st.sampled_from([-1.5, -0.0, 0.0, 0.5, 1.0, 2.0, 3.25, 86400.0]), max_size=8).map(sorted)
+
+
+@given(INSTANTS, INSTANTS)
+def test_union_of_times_is_numpys_union(a: list[float], b: list[float]) -> None:
+    ours, numpys = union_of_times(np.array(a), np.array(b)), np.union1d(np.array(a), np.array(b))
+    assert ours.dtype == numpys.dtype and ours.tolist() == numpys.tolist()
