@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 import yaml
-from rich.console import Console
 
 from kubesched.commandline import bad_input_exits, echo_json, exit_at_once, option, results_only, warn
 
@@ -61,6 +60,17 @@ def _load(paths: list[str], strict: bool = False, now: str | None = None,
     return scenario
 
 
+def _terminal_console() -> Any:
+    """A rich Console on stderr for a progress bar, if stderr is a terminal a person watches; rich
+    is imported only then (a run writing JSON to a pipe does not need it)."""
+    if not sys.stderr.isatty():
+        return None
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    return err if err.is_terminal else None
+
+
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--output", "-o", type=click.Choice(["table", "json", "yaml"]), default="table",
@@ -80,16 +90,15 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
 
     Exit codes: 0 ran and every expectation held, 1 an expectation failed, 2 bad input.
     """
-    from kubesched.sim import explain as explain_view
     from kubesched.sim.results import decision_records, preemptions, render_table, to_json
     from kubesched.sim.runner import collector_paused
     from kubesched.sim.runner import simulate as run
 
-    err = Console(stderr=True)
+    progress = _terminal_console()
     with collector_paused():  # and frozen before it resumes: it has nothing to look for in the run
         scenario = _load(list(paths), strict, now, until)
         keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
-        result = run(scenario, explain=keys or None, progress=err if err.is_terminal else None, consume=True)
+        result = run(scenario, explain=keys or None, progress=progress, consume=True)
         results_only()
     if report:
         from kubesched.sim.report import write_report
@@ -98,6 +107,10 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
     disruptions = result.recorder.disruptions
     warn(result.recorder.warnings)
     if output == "table":
+        from rich.console import Console
+
+        from kubesched.sim import explain as explain_view
+
         console = Console(width=None if sys.stdout.isatty() else 1 << 20)  # piped: a row per line, names whole
         render_table(result, console)
         records, preempted = decision_records(result.cluster), preemptions(result.cluster)
@@ -131,6 +144,8 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
 
     Exit codes: 0 planned (even if nothing would move), 2 bad input.
     """
+    from rich.console import Console
+
     from kubesched.descheduler.planner import plan as make_plan
     from kubesched.descheduler.planner import render_plan
     from kubesched.sim.runner import load

@@ -12,9 +12,6 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-
 from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import get_condition
@@ -25,7 +22,10 @@ from kubesched.sim import summary as run_summary
 from kubesched.sim.recorder import Recorder
 from kubesched.sim.runner import SimResult
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # rich draws only the table: `-o json` does not import it
+    from rich.console import Console
+    from rich.table import Table
+
     from kubesched.descheduler.descheduler import PassRecord
     from kubesched.descheduler.framework import EvictionAttempt
 
@@ -47,6 +47,8 @@ def percent(ratio: float) -> str:
 
 def fold_table(title: str, *columns: str) -> Table:
     """A titled table whose cells fold (never end in an ellipsis) when the console is narrow."""
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", caption_justify="left")
     for col in columns:
         table.add_column(col, overflow="fold")

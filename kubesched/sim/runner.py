@@ -7,9 +7,7 @@ import gc
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from typing import TYPE_CHECKING
 
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
@@ -24,6 +22,9 @@ from kubesched.sim.expect import ExpectResult, check
 from kubesched.sim.recorder import Recorder
 from kubesched.sim.scenario import Scenario, TimedAction, build
 from kubesched.sim.validation import check_config, component_problems, validate
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @dataclass
@@ -140,6 +141,8 @@ def simulate(scenario: Scenario, explain: set[str] | None = None, progress: Cons
     runs. `consume`: see build_cluster."""
     if progress is None:
         return _simulate(scenario, explain, None, consume)
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=progress,
                   transient=True) as bar:
         task = bar.add_task("simulating", total=None)
