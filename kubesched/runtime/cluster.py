@@ -39,7 +39,7 @@ from kubesched.sim.recorder import Recorder
 from kubesched.store.base import Store
 from kubesched.store.memory import MemoryStore
 
-if TYPE_CHECKING:  # the descheduler is imported only by a run that has one (a third of start-up's imports)
+if TYPE_CHECKING:  # the descheduler is imported only by a run that has one (tens of ms of start-up)
     from kubesched.descheduler.descheduler import Descheduler
     from kubesched.descheduler.policy import Policy
 
