@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 import yaml
@@ -12,6 +12,8 @@ import yaml
 from kubesched.commandline import bad_input_exits, echo_json, exit_at_once, option, results_only, warn
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from kubesched.sim.scenario import Scenario
 
 
@@ -60,7 +62,7 @@ def _load(paths: list[str], strict: bool = False, now: str | None = None,
     return scenario
 
 
-def _terminal_console() -> Any:
+def _terminal_console() -> Console | None:
     """A rich Console on stderr for a progress bar, if stderr is a terminal a person watches; rich
     is imported only then (a run writing JSON to a pipe does not need it)."""
     if not sys.stderr.isatty():

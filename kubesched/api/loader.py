@@ -340,12 +340,10 @@ def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) 
         problems.append(Problem(path, None, "", f"cannot read: {e.strerror or e}"))
         return
     if path.endswith(".json"):
-        docs = []
-        for doc, value in _json_documents(path, data, problems):
-            if _json_deeper_than(data, MAX_DEPTH):
-                problems.append(Problem(path, doc, "", f"nested more than {MAX_DEPTH} levels deep"))
-            else:
-                docs.append((doc, value))
+        docs = _json_documents(path, data, problems)  # the one document, if it parsed
+        if docs and _json_deeper_than(data, MAX_DEPTH):
+            problems.append(Problem(path, docs[0][0], "", f"nested more than {MAX_DEPTH} levels deep"))
+            docs = []
     else:
         docs = _yaml_documents(path, data, problems)
     for doc, value in docs:

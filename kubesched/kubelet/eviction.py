@@ -166,9 +166,7 @@ class EvictionManager:
         second only matters when the first holds."""
         obs = self.observations(node)
         met = self._met(obs, st)
-        # A pod at its requests (no usage given) is within its limits: most pods, not asked.
-        over_limit = any(self._storage_limit_message(node, p) for p in self.usage.on_node(node)
-                         if p.base is None and not p.critical)
+        over_limit = any(self._storage_limit_message(node, p) for p in self.usage.on_node(node))
         need = bool(met or st.conditions or st.first_observed or st.thresholds_met or over_limit)
         if not need:
             return False, False

@@ -431,8 +431,10 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
     def __init__(self, handle, args=None) -> None:  # type: ignore[no-untyped-def]
         super().__init__(handle, args)
         self.resources = [name for name, _ in _resources(self.args.get("resources"))]
-        # Two resources every node reports (no extended ones) are scored as arrays.
+        # Two resources every node reports (no extended ones) are scored as arrays; cpu and memory,
+        # the default, are the table's first two columns.
         self._vectorised = len(self.resources) == 2 and not any(_is_scalar(n) for n in self.resources)
+        self._cpu_memory = self.resources == [CPU, MEMORY]
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
         if not any(pod.requests.get(name) for name in self.resources):
@@ -462,11 +464,12 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
                    table: NodeTable) -> np.ndarray | None:
         if not self._vectorised:
             return None
-        cols = [table.columns[n] for n in self.resources]
         allocs, req = _allocatable(state, table, slots), table.by_column("req")
-        if cols == [0, 1]:  # cpu and memory, the default
+        if self._cpu_memory:
+            cols = [0, 1]
             alloc, req = allocs[:2], req[:2].take(slots, axis=1)
         else:
+            cols = [table.columns[n] for n in self.resources]
             alloc, req = allocs.take(cols, axis=0), req.take(slots, axis=1).take(cols, axis=0)
         floor = table.alloc_floor()
         if min(floor[cols[0]], floor[cols[1]]) <= 0 and not (alloc > 0).all():
