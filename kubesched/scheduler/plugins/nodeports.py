@@ -13,9 +13,9 @@ from kubesched.scheduler.framework import (
     FilterPlugin,
     PreFilterPlugin,
     PreFilterResult,
-    reject_flagged,
 )
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, HostPort, NodeInfo, PodInfo, Status
+from kubesched.scheduler.vectorised.filters import reject_flagged
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 WILDCARD = "0.0.0.0"

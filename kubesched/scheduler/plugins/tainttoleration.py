@@ -16,9 +16,9 @@ from kubesched.scheduler.framework import (
     PreScorePlugin,
     ScorePlugin,
     default_normalize,
-    reject_flagged,
 )
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.vectorised.filters import reject_flagged
 
 # v1.35 aggregates this reason; older releases named the taint ("had untolerated taint {k: v}").
 REASON = "node(s) had untolerated taint(s)"
