@@ -23,7 +23,7 @@ from kubesched.scheduler.vectorised.filters import FilterOutcome, NodeStatuses, 
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
-    from kubesched.scheduler.cache import Cache, NodeTable
+    from kubesched.scheduler.cache import Cache, NodeFlag, NodeTable
     from kubesched.store.base import Store
 
 MAX_NODE_SCORE = 100
@@ -175,10 +175,14 @@ class Handle:
 
 class Plugin:
     name: ClassVar[str] = ""
+    # Per-node flags the plugin's vectorised paths read from the cache table (NodeTable.flags).
+    node_flags: ClassVar[tuple[NodeFlag, ...]] = ()
 
     def __init__(self, handle: Handle, args: dict[str, Any] | None = None) -> None:
         self.handle = handle
         self.args = args or {}
+        for flag in self.node_flags:
+            handle.cache.register_flag(flag)
 
     def events_to_register(self) -> list[ClusterEvent]:
         """Events after which a pod this plugin rejected is worth retrying."""

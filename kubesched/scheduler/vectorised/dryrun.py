@@ -284,6 +284,7 @@ def _rows_view(table: Any, slots: np.ndarray) -> Any:
     for attr, value in vars(table).items():
         if attr != "req" and isinstance(value, np.ndarray) and value.shape[:1] == (size,):
             setattr(view, attr, value.take(slots, axis=0))
+    view.flags = {name: flags.take(slots) for name, flags in table.flags.items()}
     return view
 
 
