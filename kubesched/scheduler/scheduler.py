@@ -350,8 +350,9 @@ class Scheduler:
                 reasons, nominate = [], (result.nominated_node_name if result is not None else None)
                 break
             if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                # An error ends the phase; the pod is still unschedulable, the error the message's end.
                 message = fit_error_message(num_all, statuses, absent, prefilter_msg, status.message())
-                return Failure(message, Code.ERROR, set(), statuses, "")
+                return Failure(message, Code.UNSCHEDULABLE, rejectors, statuses, None)
             if result is not None:
                 nominate = result.nominated_node_name
             reasons.extend(status.reasons)

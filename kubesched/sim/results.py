@@ -97,6 +97,11 @@ def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = F
         "events": events if stream else list(events),
         "rejected": [{"time": r.time, "object": r.object, "message": r.message} for r in recorder.rejected],
     }
+    claims = [{"namespace": pvc["metadata"].get("namespace", "default"), "name": pvc["metadata"]["name"],
+               "volumeName": (pvc.get("spec") or {}).get("volumeName") or None}
+              for pvc in cluster.store.list("PersistentVolumeClaim")]
+    if claims:
+        out["persistentVolumeClaims"] = sorted(claims, key=lambda c: (c["namespace"], c["name"]))
     budgets = [_budget_json(pdb) for pdb in cluster.store.list("PodDisruptionBudget")]
     if budgets:
         out["podDisruptionBudgets"] = budgets

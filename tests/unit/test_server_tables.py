@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -592,7 +591,7 @@ def test_empty_lists() -> None:
     assert to_table("Role", [], NOW)["rows"] is None  # the default convertor leaves rows null
 
 
-def test_ten_thousand_pods_is_fast() -> None:
+def test_ten_thousand_pods_each_get_their_row() -> None:
     pods = []
     for i in range(10_000):
         p = pod(f"web-{i}", containers=2, podIPs=[{"ip": f"10.1.{i // 250}.{i % 250}"}],
@@ -601,8 +600,5 @@ def test_ten_thousand_pods_is_fast() -> None:
                                            lastState={"terminated": {"finishedAt": ago(minutes=i % 50)}}),
                                    running("c1")])
         pods.append(p)
-    start = time.perf_counter()
-    table = to_table("Pod", pods, NOW)
-    elapsed = time.perf_counter() - start
+    table = to_table("Pod", pods, NOW)  # how fast: speed targets live in `make bench`, not in tests
     assert len(table["rows"]) == 10_000 and table["rows"][49]["cells"][3] == "1 (49m ago)"
-    assert elapsed < 1.0, f"{elapsed:.2f}s for 10,000 pods"

@@ -37,8 +37,8 @@ REGISTRY: dict[str, type[Plugin]] = {
 }
 
 # The v1.35 default profile's multiPoint list (apis/config/v1/default_plugins.go), with its
-# score weights (0: none given, the default of 1 if the plugin scores); of DynamicResources only its
-# PostFilter is modelled (resource claims are not simulated).
+# score weights (0: none given, the default of 1 if the plugin scores); of DynamicResources only what
+# a pod without resource claims meets is modelled.
 DEFAULT_MULTIPOINT: list[tuple[str, int]] = [
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),

@@ -55,7 +55,7 @@ from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, St
 
 NAME = "VolumeBinding"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-NODE_CONFLICT = "node(s) had volume node affinity conflict"
+NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"  # ErrReasonNodeConflict since v1.33
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 DEFAULT_BIND_TIMEOUT = 600

@@ -26,7 +26,7 @@ from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, St
 NAME = "VolumeRestrictions"
 STATE_KEY = "PreFilter" + NAME
 DISK_CONFLICT = "node(s) had no available disk"
-RWOP_CONFLICT = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+RWOP_CONFLICT = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
 DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
 
