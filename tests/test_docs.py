@@ -17,6 +17,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,17 +127,26 @@ def test_make_demo() -> None:
     assert "Expectations: 3 held, 0 failed" in run.stdout
 
 
+_RUNS: dict[str, subprocess.CompletedProcess[str]] = {}  # script -> its run: a block shown twice runs once
+
+
+def _run(script: str, scratch: Path) -> subprocess.CompletedProcess[str]:
+    if script not in _RUNS:
+        work = Path(tempfile.mkdtemp(dir=scratch.parent))
+        for link in scratch.iterdir():
+            (work / link.name).symlink_to(link.resolve())
+        env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        env.pop("KUBECONFIG", None)
+        # Servers an example starts in the background are stopped when it ends.
+        wrapped = "set -eo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + script
+        _RUNS[script] = subprocess.run(["bash", "-c", wrapped], cwd=work, env=env, capture_output=True, text=True,
+                                       timeout=60)
+    return _RUNS[script]
+
+
 @pytest.mark.parametrize("example", [e for e in ALL if not e.illustrative and not _is_make(e)], ids=str)
-def test_example_runs(example: Example, scratch: Path, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    work.mkdir()
-    for link in scratch.iterdir():
-        (work / link.name).symlink_to(link.resolve())
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    env.pop("KUBECONFIG", None)
-    # Servers an example starts in the background are stopped when it ends.
-    script = "set -eo pipefail\ntrap 'kill $(jobs -p) 2>/dev/null || true' EXIT\n" + example.script
-    run = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=60)
+def test_example_runs(example: Example, scratch: Path) -> None:
+    run = _run(example.script, scratch)
     printed = run.stdout + run.stderr
     assert run.returncode == 0, f"{example} exited {run.returncode}:\n{printed[-3000:]}"
     if example.output is not None:
