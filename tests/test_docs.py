@@ -152,3 +152,22 @@ def test_example_runs(example: Example, scratch: Path) -> None:
     if example.output is not None:
         assert _words(example.output) in _words(printed), \
             f"{example}: the documented output\n  {example.output}\nis not in what it printed:\n{printed[:3000]}"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_links_resolve(page: Path) -> None:
+    """Every relative link names a file that exists, and a heading in it when it has an anchor."""
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+        if re.match(r"\w+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        linked = (page.parent / path).resolve() if path else page
+        assert linked.exists(), f"{page.relative_to(ROOT)}: {target} does not exist"
+        if anchor and linked.suffix == ".md":
+            anchors = {_anchor(h) for h in re.findall(r"^#+ (.*)$", linked.read_text(), re.M)}
+            assert anchor in anchors, f"{page.relative_to(ROOT)}: no heading #{anchor} in {path or page.name}"
