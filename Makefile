@@ -1,13 +1,13 @@
-# Every target sets up .venv itself, so a fresh clone needs nothing but python3.
+# Every target sets up .venv itself, so a fresh clone needs nothing but python3 (and, for
+# `make test` only, Chromium: the HTML report's tests open the report in a headless browser).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint setup clean
+.PHONY: demo test bench lint setup clean chromium
 
 $(STAMP): pyproject.toml
-	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -19,7 +19,19 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/kubesched simulate examples/quickstart/
 
-test: $(STAMP)
+# Installed with apt where we may (root on Debian or Ubuntu); anywhere else, say what to install.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else \
+	    echo "make test needs Chromium on the PATH as 'chromium' (tests/test_report.py opens the HTML report in it)." >&2; \
+	    echo "Install it, e.g. 'sudo apt-get install chromium' (Debian, Ubuntu), 'sudo dnf install chromium' (Fedora)" >&2; \
+	    echo "or 'brew install --cask chromium' (macOS), then run make test again. make demo does not need it." >&2; \
+	    exit 1; \
+	  fi; }
+
+test: $(STAMP) chromium
 	$(BIN)/ruff check kubesched tests bench
 	$(BIN)/python -m pytest
 

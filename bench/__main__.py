@@ -46,7 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     # The runs of the CLI are timed as an installed kubesched runs: pip byte-compiles what it
     # installs, while an editable checkout is compiled on each run when PYTHONDONTWRITEBYTECODE is
-    # set (as on these machines), about half a second that no user pays.
+    # set (as in a container image often), about half a second that no user pays.
     compileall.compile_dir(os.path.join(os.path.dirname(__file__), "..", "kubesched"), quiet=1)
     console = Console()
     if not console.is_terminal:  # a log file: room for every column rather than rich's 80

@@ -1,4 +1,4 @@
-"""Property tests for the Eviction API against PodDisruptionBudgets (seed 004 §11, seed 002).
+"""Property tests for the Eviction API against PodDisruptionBudgets (kubernetes.io "API-initiated Eviction", the rescheduling design proposal).
 
 However many evictions are asked, and however many at the same instant, the API never lets a
 budget's selected pods drop below what it demands: every approved eviction debits the budget

@@ -1,7 +1,7 @@
-"""Same decisions as the real kube-scheduler: the fidelity corpus, run as `check.py` runs it.
+"""Same decisions as the real kube-scheduler: the fidelity corpus, compared pod by pod.
 
-tests/fidelity/ is a copy of ../shared/fidelity (its README says how the outcomes were recorded
-from kube-scheduler v1.35.6's own code). For every scenario, each pod's final node, whether
+tests/fidelity/ holds the corpus (its README says how the outcomes were recorded from
+kube-scheduler v1.35.6's own code). For every scenario, each pod's final node, whether
 preemption deleted it, and the last FailedScheduling message of every pod left pending must be
 the real scheduler's. Scenarios recorded the same way are checked elsewhere, so a difference here
 is fixed in the mechanism, never for a scenario.
@@ -22,7 +22,7 @@ SCENARIOS = sorted((CORPUS / "scenarios").glob("*.yaml"))
 
 
 def differences(scenario: Path) -> list[str]:
-    """check.py's comparison, on kubesched's JSON results."""
+    """The recorded outcome against kubesched's JSON results."""
     want = json.loads((CORPUS / "expected" / f"{scenario.stem}.json").read_text())
     result = to_json(simulate(load([str(scenario)])))
     got = {f"{p.get('namespace') or 'default'}/{p['name']}": p for p in result["pods"]}

@@ -1,4 +1,4 @@
-"""Property tests for node-pressure eviction (seed 004 §10, seed 001).
+"""Property tests for node-pressure eviction (kubernetes.io "Node-pressure Eviction", the Pod Priority and Preemption docs).
 
 - The kubelet never evicts a pod using no more memory than it requests while a pod using more
   than it requests is still running on that node (usage above requests ranks first).

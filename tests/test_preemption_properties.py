@@ -5,18 +5,18 @@ Pods here ask for cpu only and nodes have plenty of memory, so "fits" is plain a
 pod's included) and the reference rules below are written from the spec, not from kubesched:
 
 * Victims always have strictly lower priority than their preemptor; equal- or higher-priority pods
-  are never preempted; a pod with preemptionPolicy Never preempts nobody (seed 001, "Pod Priority
+  are never preempted; a pod with preemptionPolicy Never preempts nobody (the Pod Priority and Preemption docs, "Pod Priority
   and Preemption": non-preempting PriorityClass, troubleshooting).
 * Preemption only happens when the pod fits nowhere (checked on a snapshot of the cluster taken at
   the moment of each preemption), and on the chosen node the victims are enough and each one is
-  needed (seed 003 selectVictimsOnNode: remove all lower-priority pods, then reprieve greedily).
+  needed (kube-scheduler's preemption code selectVictimsOnNode: remove all lower-priority pods, then reprieve greedily).
 * After its victims are gone the preemptor gets a node, unless a higher-priority pod took the node
-  it preempted on (seed 001, "Pods are preempted, but the preemptor is not scheduled").
+  it preempted on (the Pod Priority and Preemption docs, "Pods are preempted, but the preemptor is not scheduled").
 * No node is ever over-committed, terminating pods still counting until the kubelet removes them;
   the scheduler's own accounting agrees with the reference at every step.
 * PodDisruptionBudgets are best effort: the chosen node has the fewest budget-violating victims,
   then the lowest highest-victim priority, then the smallest priority sum, then the fewest victims
-  (seed 003 pickOneNodeForPreemption; a budget with an empty selector protects nothing).
+  (kube-scheduler's preemption code pickOneNodeForPreemption; a budget with an empty selector protects nothing).
 """
 
 from __future__ import annotations

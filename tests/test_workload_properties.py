@@ -1,6 +1,6 @@
 """Properties of the ReplicaSet and DaemonSet controllers under random disruption.
 
-A ReplicaSet keeps `spec.replicas` active pods (seed 002 and pkg/controller/replicaset: a pod
+A ReplicaSet keeps `spec.replicas` active pods (the rescheduling design proposal and pkg/controller/replicaset: a pod
 stops counting when its graceful termination starts or it fails), so whatever happens to its pods
 — deleted (gracefully or at once), evicted through the Eviction API (a PodDisruptionBudget may
 refuse), failed on their node — and however its scale changes, the rules below hold when the

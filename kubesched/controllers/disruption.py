@@ -16,8 +16,8 @@ pods it was seen to have at once, when the pods' reference names a kind with a s
 the budget fails as upstream's would ("found no controllers for pod") and the run's warnings say
 that the export lacked the controller.
 
-A pod counts as disrupted from the moment its graceful termination starts (seed 002,
-"Disruption budget"): a terminating pod is never healthy. An eviction the API server approved is
+A pod counts as disrupted from the moment its graceful termination starts (the rescheduling
+design proposal, "Disruption budget"): a terminating pod is never healthy. An eviction the API server approved is
 recorded in status.disruptedPods; if the pod is still not being deleted two minutes later the
 controller stops counting it as disrupted.
 """

@@ -1,4 +1,4 @@
-"""numFeasibleNodesToFind (schedule_one.go) and seed 004 §7's percentageOfNodesToScore rules."""
+"""numFeasibleNodesToFind (schedule_one.go) and kubernetes.io "Scheduler Performance Tuning" percentageOfNodesToScore rules."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def tree_of(*nodes: dict[str, Any]) -> NodeTree:
 
 
 def test_the_documented_two_zone_example() -> None:
-    # kubernetes.io docs (seed 004): zone 1 has nodes 1-4, zone 2 nodes 5-6 -> 1, 5, 2, 6, 3, 4.
+    # kubernetes.io docs: zone 1 has nodes 1-4, zone 2 nodes 5-6 -> 1, 5, 2, 6, 3, 4.
     tree = tree_of(*(node(f"node-{i}", "zone-1") for i in range(1, 5)),
                    *(node(f"node-{i}", "zone-2") for i in range(5, 7)))
     assert tree.ordered() == ["node-1", "node-5", "node-2", "node-6", "node-3", "node-4"]

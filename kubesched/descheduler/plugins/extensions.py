@@ -1,4 +1,5 @@
-"""kubesched's own descheduler plugins: seed 002's rescheduler ideas the descheduler lacks.
+"""kubesched's own descheduler plugins: ideas of the rescheduling design proposal that the
+descheduler lacks.
 
 None of them exists upstream; a policy enables them like any plugin, all at the
 preEvictionFilter point, so a policy that does not name them behaves exactly as the
@@ -7,10 +8,10 @@ descheduler does.
 - DisruptionRateLimit: "no more than one disruption per hour across the pods of a budget" —
   a rate on top of the budget's minAvailable/maxUnavailable.
 - ScoreImprovement: evict only when our scheduler would score some other node at least
-  `minScoreGain` points above the pod's current node (descheduler issue 238; seed 002's "only
+  `minScoreGain` points above the pod's current node (descheduler issue 238; the proposal's "only
   act when it sees particularly bad situations").
 - PreferAvoidPods: after an eviction, the node the pod left is annotated with the pod's
-  controller (seed 002's PreferAvoidPods) so the scheduler's NodePreferAvoidPods score plugin
+  controller (the proposal's PreferAvoidPods) so the scheduler's NodePreferAvoidPods score plugin
   steers the replacement elsewhere; entries expire after `ttl`.
 """
 
@@ -128,7 +129,7 @@ class PreferAvoidPods(Plugin):
         handle.evictor.hooks.append(self._evicted)
 
     def prepare(self) -> None:
-        """Drop expired entries on every node before the pass (the seed's garbage collection)."""
+        """Drop expired entries on every node before the pass (the proposal's garbage collection)."""
         for node in self.handle.api.store.list("Node"):
             entries = _entries(node)
             kept = self._fresh(entries)

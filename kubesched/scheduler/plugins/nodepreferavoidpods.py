@@ -3,7 +3,7 @@ annotation names the pod's ReplicaSet or ReplicationController, 100 elsewhere.
 
 An in-tree plugin until Kubernetes v1.24 (default weight 10000, so it overrode every other score),
 removed since; kubesched ships it, off by default, for the descheduler's PreferAvoidPods hint
-(seed 002): enable it in a KubeSchedulerConfiguration profile's `score` plugins. A missing or
+(from the rescheduling design proposal): enable it in a KubeSchedulerConfiguration profile's `score` plugins. A missing or
 unreadable annotation avoids nothing, as upstream did.
 """
 
