@@ -25,8 +25,7 @@ from kubesched.api.kinds import model_name
 from kubesched.api.loader import type_name
 from kubesched.api.objects import parse_time
 
-# The model of each kind kubesched reads. policy/v1beta1 PodDisruptionBudgets are read with the
-# v1 model: the client no longer ships v1beta1, and v1 only added fields to it.
+# The model of each kind kubesched reads.
 MODELS = {
     "Namespace": "V1Namespace",
     "Node": "V1Node",

@@ -21,6 +21,7 @@ from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.fieldschema import TIME_MSG, decode
 from kubesched.api.loader import LoadedObject, type_name
+from kubesched.api.names import dns_label_errors, dns_subdomain_errors, group_of, name_rule
 from kubesched.api.objects import namespaced, parse_time
 from kubesched.api.quantity import (
     QuantityError,
@@ -31,6 +32,7 @@ from kubesched.api.quantity import (
 )
 from kubesched.api.quota import SCOPE_OPERATORS, SCOPES, is_extended_resource
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
+from kubesched.api.served import is_builtin_group, no_match
 from kubesched.api.storage import (
     ACCESS_MODES,
     IMMEDIATE,
@@ -44,7 +46,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Node": ("v1",),
     "Pod": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1",),
-    "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
+    "PodDisruptionBudget": ("policy/v1",),
     "RuntimeClass": ("node.k8s.io/v1",),
     "ReplicaSet": ("apps/v1",),
     "Deployment": ("apps/v1",),
@@ -84,16 +86,10 @@ SIM_EXIT_CODE = "sim.kubesched.io/exit-code"  # how a pod's containers exit at t
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _PERCENT = re.compile(r"[0-9]+%")
 
-_DNS_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                  "and must start and end with an alphanumeric character")
-_DNS_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                      "'-' or '.', and must start and end with an alphanumeric character")
 _QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
                        "and must start and end with an alphanumeric character")
 _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
@@ -108,18 +104,6 @@ _EXPECTED = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolea
 
 
 # --- name and label rules (k8s.io/apimachinery/pkg/util/validation) ---------------------------------
-
-def dns_label_errors(value: str) -> list[str]:
-    """Why `value` is not an RFC 1123 label (namespace names, container names), if it is not."""
-    errs = ["must be no more than 63 characters"] if len(value) > 63 else []
-    return errs + ([] if _DNS_LABEL.fullmatch(value) else [_DNS_LABEL_MSG])
-
-
-def dns_subdomain_errors(value: str) -> list[str]:
-    """Why `value` is not an RFC 1123 subdomain (most object names), if it is not."""
-    errs = ["must be no more than 253 characters"] if len(value) > 253 else []
-    return errs + ([] if _DNS_SUBDOMAIN.fullmatch(value) else [_DNS_SUBDOMAIN_MSG])
-
 
 def qualified_name_errors(value: str) -> list[str]:
     """Why `value` is not a qualified name (label and taint keys: optional DNS prefix, '/', name)."""
@@ -336,7 +320,9 @@ def _metadata(c: Checker, obj: dict[str, Any], kind: str, path: str) -> None:
         return
     name = c.need(meta, "name", meta_path, str)
     if name is not None:
-        c.names(name, subpath(meta_path, "name"), dns_label_errors if kind == "Namespace" else dns_subdomain_errors)
+        api_version = obj.get("apiVersion")
+        group = group_of(api_version) if isinstance(api_version, str) else ""
+        c.names(name, subpath(meta_path, "name"), name_rule(group, kind, obj))
     if namespaced(kind):
         namespace = c.get(meta, "namespace", meta_path, str)
         if namespace:
@@ -778,6 +764,11 @@ def _node(c: Checker, obj: dict[str, Any], path: str) -> None:
             check_resource_list(c, status.get(key), subpath(subpath(path, "status"), key))
         check_shape(c, status.get("images"), subpath(path, "status.images"),
                     [{"names": [str], "sizeBytes": int}])
+    if not (status or {}).get("allocatable") and not (status or {}).get("capacity"):
+        # Its kubelet would report them; without them the node fits no pod that requests anything.
+        name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+        c.warn(subpath(path, "status"), f"Node {_show(name)} has neither allocatable nor capacity: "
+                                        "it offers 0 cpu and 0 memory to pods")
 
 
 def _priority_class(c: Checker, obj: dict[str, Any], path: str) -> None:
@@ -1525,6 +1516,9 @@ def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str,
         if kind in kinds:
             c.unsupported(subpath(path, "kind"), kind, allowed)
             return False
+        if isinstance(api_version, str) and (refusal := no_match(api_version, kind)) is not None:
+            c.err(path, refusal)  # as kubectl refuses it, before the API server is asked
+            return False
         findings = c.decode(kind, obj)
         before = len(c.problems)
         _metadata(c, obj, kind, path)
@@ -1545,13 +1539,30 @@ def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str,
 
 
 def object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
-    """(kind, namespace, name) identifying an object; namespaced kinds default to "default"."""
+    """(kind, namespace, name) identifying an object; namespaced kinds of the built-in groups
+    default to "default" (a custom resource's scope is its CRD's: its namespace is kept as given)."""
     kind = obj.get("kind")
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-    namespace = meta.get("namespace") or "default" if kind in OBJECT_KINDS and namespaced(kind) else ""
-    return str(kind), str(namespace), name
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    if not namespace and namespaced(str(kind)) and (kind in OBJECT_KINDS or is_builtin_group(_api_version(obj))):
+        namespace = "default"
+    return str(kind), namespace if namespaced(str(kind)) else "", name
+
+
+def _api_version(obj: dict[str, Any]) -> str:
+    api_version = obj.get("apiVersion")
+    return api_version if isinstance(api_version, str) else "v1"
+
+
+def _group(obj: dict[str, Any], kind: str) -> str:
+    """The API group whose resource stores `obj`: a ServiceMonitor and a Service are different
+    resources however alike their kinds, and an Event is one resource served by two groups."""
+    if kind in API_VERSIONS:
+        return group_of(API_VERSIONS[kind][0])
+    group = group_of(_api_version(obj))
+    return "" if (group, kind) == ("events.k8s.io", "Event") else group
 
 
 def _describe(key: tuple[str, str, str]) -> str:
@@ -1562,21 +1573,23 @@ def _describe(key: tuple[str, str, str]) -> str:
 
 
 class Definitions:
-    """The objects an input defines, by key, with where each was defined first: defining one
-    again is a duplicate, as creating it twice would be refused."""
+    """The objects an input defines, by resource and key, with where each was defined first:
+    defining one again is a duplicate, as creating it twice would be refused."""
 
     def __init__(self) -> None:
-        self.first: dict[tuple[str, str, str], str] = {}  # object -> where it was defined first
+        # (group, kind, namespace, name) -> where it was defined first
+        self.first: dict[tuple[str, str, str, str], str] = {}
         self.known: dict[tuple[str, str, str], dict[str, Any]] = {}  # object -> its latest known content
 
     def define(self, c: Checker, obj: dict[str, Any], path: str, where: str,
                key: tuple[str, str, str] | None = None) -> None:
         key = key or object_key(obj)
-        if key in self.first:
+        identity = (_group(obj, key[0]), *key)
+        if identity in self.first:
             c.err(subpath(path, "metadata.name" if key[2] else "kind"),
-                  f"duplicate {_describe(key)} (first defined in {self.first[key]})")
+                  f"duplicate {_describe(key)} (first defined in {self.first[identity]})")
         else:
-            self.first[key] = where
+            self.first[identity] = where
             self.known[key] = obj
 
     def define_document(self, c: Checker, lo: LoadedObject) -> None:
@@ -1586,7 +1599,8 @@ class Definitions:
             self.define(c, lo.obj, "", lo.where, key)
 
     def remove(self, key: tuple[str, str, str]) -> None:
-        self.first.pop(key, None)
+        """Forget a modelled object (a Scenario's delete or eviction of it)."""
+        self.first.pop((_group({}, key[0]), *key), None)
         self.known.pop(key, None)
 
 
