@@ -81,9 +81,34 @@ def _split(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+# Groups of the components' own configuration files (read from disk, never served) and ours.
+COMPONENT_GROUPS = frozenset({"kubescheduler.config.k8s.io", "kubelet.config.k8s.io", "descheduler", "kubesched.io"})
+# Every kind a built-in group serves: a custom resource of the same kind is another resource.
+BUILTIN_KINDS = frozenset(kind for versions in SERVED.values() for kinds in versions.values() for kind in kinds)
+
+
 def is_builtin_group(api_version: str) -> bool:
     """Whether kube-apiserver itself serves (or served) the group of `api_version`."""
     return _split(api_version)[0] in SERVED
+
+
+def is_custom_group(api_version: str) -> bool:
+    """Whether `api_version` names a group a CustomResourceDefinition or an aggregated API server
+    may serve: one with a dot in it (the CRD's rule), neither built in nor a component's."""
+    group = _split(api_version)[0]
+    return "." in group and group not in SERVED and group not in COMPONENT_GROUPS
+
+
+def resource_kind(obj: dict) -> str:
+    """The kind the store files `obj` under: its kind, qualified by its group when a custom
+    resource's kind is also a built-in one (a Knative `Service`, a Volcano `Job`), so that neither
+    the built-in resource's objects nor its controllers take it for one of theirs."""
+    kind = obj["kind"]
+    if kind in BUILTIN_KINDS:
+        api_version = obj.get("apiVersion")
+        if isinstance(api_version, str) and "." in api_version and is_custom_group(api_version):
+            return f"{kind}.{_split(api_version)[0]}"
+    return kind
 
 
 def serves(api_version: str, kind: str) -> bool:
@@ -99,13 +124,13 @@ def served_versions(kind: str, group: str | None = None) -> list[str]:
 
 def no_match(api_version: str, kind: str) -> str | None:
     """kubectl's refusal of `kind` in `api_version` when the API server does not serve it there and
-    the group is built in (None when it does, or the group is a custom one), with what to use
-    instead: `no matches for kind "Ingress" in version "extensions/v1beta1" (removed in v1.22;
+    no CRD could (None when it does, or the group may be a custom one), with what to use instead: `no matches for kind "Ingress" in version "extensions/v1beta1" (removed in v1.22;
     expected "networking.k8s.io/v1")`."""
-    if not is_builtin_group(api_version) or serves(api_version, kind):
-        return None
-    message = f'no matches for kind "{kind}" in version "{api_version}"'
     group = _split(api_version)[0]
+    if serves(api_version, kind) or not is_builtin_group(api_version) and (
+            "." in group or group in COMPONENT_GROUPS):
+        return None  # served, or a group a CRD or a component may have (kept as it is)
+    message = f'no matches for kind "{kind}" in version "{api_version}"'
     instead = ([_MOVED[kind]] if _MOVED[kind] else []) if kind in _MOVED \
         else served_versions(kind, group) or served_versions(kind)
     notes = []

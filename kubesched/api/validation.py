@@ -32,7 +32,7 @@ from kubesched.api.quantity import (
 )
 from kubesched.api.quota import SCOPE_OPERATORS, SCOPES, is_extended_resource
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
-from kubesched.api.served import is_builtin_group, no_match
+from kubesched.api.served import is_builtin_group, is_custom_group, no_match, resource_kind
 from kubesched.api.storage import (
     ACCESS_MODES,
     IMMEDIATE,
@@ -1512,8 +1512,9 @@ def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str,
     api_version = c.need(obj, "apiVersion", path, str)
     if kind is None:
         return False
-    if kind not in allowed:
-        if kind in kinds:
+    custom = isinstance(api_version, str) and is_custom_group(api_version)
+    if kind not in allowed or custom:
+        if kind in kinds and not custom:
             c.unsupported(subpath(path, "kind"), kind, allowed)
             return False
         if isinstance(api_version, str) and (refusal := no_match(api_version, kind)) is not None:
@@ -1557,11 +1558,13 @@ def _api_version(obj: dict[str, Any]) -> str:
 
 
 def _group(obj: dict[str, Any], kind: str) -> str:
-    """The API group whose resource stores `obj`: a ServiceMonitor and a Service are different
-    resources however alike their kinds, and an Event is one resource served by two groups."""
-    if kind in API_VERSIONS:
-        return group_of(API_VERSIONS[kind][0])
-    group = group_of(_api_version(obj))
+    """The API group whose resource stores `obj` (a modelled kind's own when `obj` does not say):
+    a ServiceMonitor and a Service are different resources however alike their kinds, and an
+    Event is one resource served by two groups."""
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str):
+        return group_of(API_VERSIONS[kind][0]) if kind in API_VERSIONS else ""
+    group = group_of(api_version)
     return "" if (group, kind) == ("events.k8s.io", "Event") else group
 
 
@@ -1643,7 +1646,7 @@ def object_problems(obj: dict[str, Any]) -> list[str]:
 
     Kinds kubesched does not model (Event, ...) are accepted as they are.
     """
-    if obj.get("kind") not in OBJECT_KINDS:
+    if not isinstance(obj.get("kind"), str) or resource_kind(obj) not in OBJECT_KINDS:
         return []
     problems: list[Problem] = []
     check_object(Checker(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)
