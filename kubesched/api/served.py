@@ -11,6 +11,8 @@ turn them on).
 
 from __future__ import annotations
 
+from typing import Any
+
 _CORE = ("Binding", "ComponentStatus", "ConfigMap", "Endpoints", "Event", "LimitRange", "Namespace", "Node",
          "PersistentVolume", "PersistentVolumeClaim", "Pod", "PodTemplate", "ReplicationController",
          "ResourceQuota", "Secret", "Service", "ServiceAccount")
@@ -99,7 +101,7 @@ def is_custom_group(api_version: str) -> bool:
     return "." in group and group not in SERVED and group not in COMPONENT_GROUPS
 
 
-def resource_kind(obj: dict) -> str:
+def resource_kind(obj: dict[str, Any]) -> str:
     """The kind the store files `obj` under: its kind, qualified by its group when a custom
     resource's kind is also a built-in one (a Knative `Service`, a Volcano `Job`), so that neither
     the built-in resource's objects nor its controllers take it for one of theirs."""

@@ -32,7 +32,7 @@ from kubesched.api.quantity import (
 )
 from kubesched.api.quota import SCOPE_OPERATORS, SCOPES, is_extended_resource
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
-from kubesched.api.served import is_builtin_group, is_custom_group, no_match, resource_kind
+from kubesched.api.served import is_custom_group, no_match, resource_kind
 from kubesched.api.storage import (
     ACCESS_MODES,
     IMMEDIATE,
@@ -766,7 +766,8 @@ def _node(c: Checker, obj: dict[str, Any], path: str) -> None:
                     [{"names": [str], "sizeBytes": int}])
     if not (status or {}).get("allocatable") and not (status or {}).get("capacity"):
         # Its kubelet would report them; without them the node fits no pod that requests anything.
-        name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
         c.warn(subpath(path, "status"), f"Node {_show(name)} has neither allocatable nor capacity: "
                                         "it offers 0 cpu and 0 memory to pods")
 
@@ -1547,14 +1548,10 @@ def object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
     meta = meta if isinstance(meta, dict) else {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else ""
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-    if not namespace and namespaced(str(kind)) and (kind in OBJECT_KINDS or is_builtin_group(_api_version(obj))):
+    api_version = obj.get("apiVersion")
+    if not namespace and not (isinstance(api_version, str) and is_custom_group(api_version)):
         namespace = "default"
     return str(kind), namespace if namespaced(str(kind)) else "", name
-
-
-def _api_version(obj: dict[str, Any]) -> str:
-    api_version = obj.get("apiVersion")
-    return api_version if isinstance(api_version, str) else "v1"
 
 
 def _group(obj: dict[str, Any], kind: str) -> str:
