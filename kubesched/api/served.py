@@ -50,32 +50,43 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {group: {v: frozenset(kinds) for 
                               "VolumeAttributesClass")},
 }.items()}
 
-# The release that stopped serving an apiVersion (the deprecated API migration guide), for every
-# kind of it unless the entry names one.
-_REMOVED_IN: dict[str, str] = {
-    "extensions/v1beta1": "v1.22", "apps/v1beta1": "v1.16", "apps/v1beta2": "v1.16",
-    "admissionregistration.k8s.io/v1beta1": "v1.22", "apiextensions.k8s.io/v1beta1": "v1.22",
-    "apiregistration.k8s.io/v1beta1": "v1.22", "authentication.k8s.io/v1beta1": "v1.22",
-    "authorization.k8s.io/v1beta1": "v1.22", "certificates.k8s.io/v1beta1": "v1.22",
-    "coordination.k8s.io/v1beta1": "v1.22", "networking.k8s.io/v1beta1": "v1.22",
-    "rbac.authorization.k8s.io/v1beta1": "v1.22", "rbac.authorization.k8s.io/v1alpha1": "v1.22",
-    "scheduling.k8s.io/v1beta1": "v1.22", "scheduling.k8s.io/v1alpha1": "v1.22",
-    "storage.k8s.io/v1beta1": "v1.22",
-    "batch/v1beta1": "v1.25", "batch/v2alpha1": "v1.21", "discovery.k8s.io/v1beta1": "v1.25",
-    "events.k8s.io/v1beta1": "v1.25", "autoscaling/v2beta1": "v1.25", "policy/v1beta1": "v1.25",
-    "node.k8s.io/v1beta1": "v1.25", "node.k8s.io/v1alpha1": "v1.25",
-    "flowcontrol.apiserver.k8s.io/v1beta1": "v1.26", "autoscaling/v2beta2": "v1.26",
-    "flowcontrol.apiserver.k8s.io/v1beta2": "v1.29", "flowcontrol.apiserver.k8s.io/v1beta3": "v1.32",
-    "settings.k8s.io/v1alpha1": "v1.20",
-}
-# Kinds that left a version in another release than the rest of it.
-_REMOVED_KIND_IN: dict[tuple[str, str], str] = {
-    ("extensions/v1beta1", "DaemonSet"): "v1.16", ("extensions/v1beta1", "Deployment"): "v1.16",
-    ("extensions/v1beta1", "ReplicaSet"): "v1.16", ("extensions/v1beta1", "NetworkPolicy"): "v1.16",
-    ("extensions/v1beta1", "PodSecurityPolicy"): "v1.16", ("storage.k8s.io/v1beta1", "CSIStorageCapacity"): "v1.27",
-}
-# Kinds that moved to another group when their old version went.
-_MOVED = {"PodSecurityPolicy": None, "Ingress": "networking.k8s.io/v1", "NetworkPolicy": "networking.k8s.io/v1"}
+_RBAC = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+_FLOWCONTROL = ("FlowSchema", "PriorityLevelConfiguration")
+# The release that stopped serving each kind of an apiVersion (the deprecated API migration guide).
+_REMOVED: dict[tuple[str, str], str] = {(api_version, kind): release for api_version, release, kinds in (
+    ("extensions/v1beta1", "v1.16", ("DaemonSet", "Deployment", "NetworkPolicy", "PodSecurityPolicy", "ReplicaSet")),
+    ("extensions/v1beta1", "v1.22", ("Ingress",)),
+    ("apps/v1beta1", "v1.16", ("ControllerRevision", "Deployment", "StatefulSet")),
+    ("apps/v1beta2", "v1.16", ("ControllerRevision", "DaemonSet", "Deployment", "ReplicaSet", "StatefulSet")),
+    ("settings.k8s.io/v1alpha1", "v1.20", ("PodPreset",)),
+    ("batch/v2alpha1", "v1.21", ("CronJob",)),
+    ("admissionregistration.k8s.io/v1beta1", "v1.22", ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")),
+    ("apiextensions.k8s.io/v1beta1", "v1.22", ("CustomResourceDefinition",)),
+    ("apiregistration.k8s.io/v1beta1", "v1.22", ("APIService",)),
+    ("authentication.k8s.io/v1beta1", "v1.22", ("TokenReview",)),
+    ("authorization.k8s.io/v1beta1", "v1.22", ("LocalSubjectAccessReview", "SelfSubjectAccessReview",
+                                               "SelfSubjectRulesReview", "SubjectAccessReview")),
+    ("certificates.k8s.io/v1beta1", "v1.22", ("CertificateSigningRequest",)),
+    ("coordination.k8s.io/v1beta1", "v1.22", ("Lease",)),
+    ("networking.k8s.io/v1beta1", "v1.22", ("Ingress", "IngressClass")),
+    ("rbac.authorization.k8s.io/v1beta1", "v1.22", _RBAC),
+    ("rbac.authorization.k8s.io/v1alpha1", "v1.22", _RBAC),
+    ("scheduling.k8s.io/v1beta1", "v1.22", ("PriorityClass",)),
+    ("scheduling.k8s.io/v1alpha1", "v1.22", ("PriorityClass",)),
+    ("storage.k8s.io/v1beta1", "v1.22", ("CSIDriver", "CSINode", "StorageClass", "VolumeAttachment")),
+    ("batch/v1beta1", "v1.25", ("CronJob",)),
+    ("discovery.k8s.io/v1beta1", "v1.25", ("EndpointSlice",)),
+    ("events.k8s.io/v1beta1", "v1.25", ("Event",)),
+    ("autoscaling/v2beta1", "v1.25", ("HorizontalPodAutoscaler",)),
+    ("policy/v1beta1", "v1.25", ("PodDisruptionBudget", "PodSecurityPolicy")),
+    ("node.k8s.io/v1beta1", "v1.25", ("RuntimeClass",)),
+    ("node.k8s.io/v1alpha1", "v1.25", ("RuntimeClass",)),
+    ("autoscaling/v2beta2", "v1.26", ("HorizontalPodAutoscaler",)),
+    ("flowcontrol.apiserver.k8s.io/v1beta1", "v1.26", _FLOWCONTROL),
+    ("storage.k8s.io/v1beta1", "v1.27", ("CSIStorageCapacity",)),
+    ("flowcontrol.apiserver.k8s.io/v1beta2", "v1.29", _FLOWCONTROL),
+    ("flowcontrol.apiserver.k8s.io/v1beta3", "v1.32", _FLOWCONTROL),
+) for kind in kinds}
 
 
 def _split(api_version: str) -> tuple[str, str]:
@@ -126,19 +137,19 @@ def served_versions(kind: str, group: str | None = None) -> list[str]:
 
 def no_match(api_version: str, kind: str) -> str | None:
     """kubectl's refusal of `kind` in `api_version` when the API server does not serve it there and
-    no CRD could (None when it does, or the group may be a custom one), with what to use instead: `no matches for kind "Ingress" in version "extensions/v1beta1" (removed in v1.22;
-    expected "networking.k8s.io/v1")`."""
+    no CRD could (None when it does, or the group may be a custom one), with when it was removed
+    and what to use instead: `no matches for kind "Ingress" in version "extensions/v1beta1"
+    (removed in v1.22; expected "networking.k8s.io/v1")`."""
     group = _split(api_version)[0]
     if serves(api_version, kind) or not is_builtin_group(api_version) and (
             "." in group or group in COMPONENT_GROUPS):
         return None  # served, or a group a CRD or a component may have (kept as it is)
     message = f'no matches for kind "{kind}" in version "{api_version}"'
-    instead = ([_MOVED[kind]] if _MOVED[kind] else []) if kind in _MOVED \
-        else served_versions(kind, group) or served_versions(kind)
+    # Where the kind is served now: in its own group, or where it moved (extensions' Ingress).
+    instead = served_versions(kind, group) or served_versions(kind)
     notes = []
-    if kind in _MOVED or instead:  # a kind Kubernetes has: say whether this version of it was removed
-        removed = _REMOVED_KIND_IN.get((api_version, kind)) or _REMOVED_IN.get(api_version)
-        notes = [f"removed in {removed}" + ("" if instead else " with no replacement")] if removed else []
+    if removed := _REMOVED.get((api_version, kind)):
+        notes.append(f"removed in {removed}" + ("" if instead else " with no replacement"))
     if instead:
         notes.append("expected " + " or ".join(f'"{v}"' for v in instead))
     return f"{message} ({'; '.join(notes)})" if notes else message
