@@ -172,6 +172,9 @@ def test_one_event_resource_served_by_two_groups() -> None:
      ' (removed in v1.22; expected "certificates.k8s.io/v1")'),
     ("storage.k8s.io/v1beta1", "CSIStorageCapacity", ' (removed in v1.27; expected "storage.k8s.io/v1")'),
     ("storage.k8s.io/v1beta1", "VolumeAttachment", ' (removed in v1.22; expected "storage.k8s.io/v1")'),
+    ("settings.k8s.io/v1alpha1", "PodPreset", " (removed in v1.20 with no replacement)"),
+    # A beta that is off by default was never removed: only where the kind is served is said.
+    ("networking.k8s.io/v1beta1", "IPAddress", ' (expected "networking.k8s.io/v1")'),
     ("app/v1", "Widget", ""),  # no CRD can have a group without a dot
 ])
 def test_what_no_built_in_group_serves_is_refused_as_kubectl_does(api_version: str, kind: str, note: str) -> None:
