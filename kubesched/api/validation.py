@@ -1541,17 +1541,14 @@ def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str,
 
 
 def object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
-    """(kind, namespace, name) identifying an object; namespaced kinds of the built-in groups
-    default to "default" (a custom resource's scope is its CRD's: its namespace is kept as given)."""
-    kind = obj.get("kind")
+    """(kind, namespace, name) identifying an object; a namespaced object without a namespace is
+    in "default", where the API server creates it (custom resources too: see namespaced)."""
+    kind = str(obj.get("kind"))
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else ""
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
-    api_version = obj.get("apiVersion")
-    if not namespace and not (isinstance(api_version, str) and is_custom_group(api_version)):
-        namespace = "default"
-    return str(kind), namespace if namespaced(str(kind)) else "", name
+    return kind, (namespace or "default") if namespaced(kind) else "", name
 
 
 def _group(obj: dict[str, Any], kind: str) -> str:

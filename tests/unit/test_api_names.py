@@ -121,6 +121,13 @@ def test_a_namespaced_object_of_any_kind_twice_in_one_namespace_is_a_duplicate()
     ]
 
 
+def test_a_custom_resource_without_a_namespace_is_in_default() -> None:
+    smon = "monitoring.coreos.com/v1"
+    assert check(obj(smon, "ServiceMonitor", "web") + obj(smon, "ServiceMonitor", "web", "default")
+                 + obj(smon, "ServiceMonitor", "web", "monitoring")) == [
+        'in.yaml doc 2: metadata.name: duplicate ServiceMonitor "default/web" (first defined in in.yaml doc 1)']
+
+
 def test_the_same_kind_in_another_group_is_another_resource() -> None:
     knative = "spec: {template: {spec: {containers: [{image: example.com/web}]}}}\n"
     text = (obj("v1", "Service", "web", "shop") + obj("serving.knative.dev/v1", "Service", "web", "shop", knative)
