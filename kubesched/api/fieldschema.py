@@ -24,9 +24,9 @@ from typing import Any
 from kubesched.api.kinds import model_name
 from kubesched.api.loader import type_name
 from kubesched.api.objects import parse_time
+from kubesched.api.served import is_custom_group
 
-# The model of each kind kubesched reads. policy/v1beta1 PodDisruptionBudgets are read with the
-# v1 model: the client no longer ships v1beta1, and v1 only added fields to it.
+# The model of each kind kubesched reads.
 MODELS = {
     "Namespace": "V1Namespace",
     "Node": "V1Node",
@@ -105,6 +105,8 @@ def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[st
     without a model. A merge `patch` keeps its null fields and map values: they delete.
     """
     api_version = obj.get("apiVersion")
+    if isinstance(api_version, str) and is_custom_group(api_version):
+        return []  # a custom resource, though its kind may be a built-in one's: its CRD has its schema
     model = MODELS.get(kind) or (_model_of(api_version, kind) if isinstance(api_version, str) else None)
     if model is None:
         return []

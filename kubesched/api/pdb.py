@@ -9,9 +9,8 @@ from kubesched.api.selectors import LabelSelector, SelectorError
 def pdb_selector(pdb: Obj) -> LabelSelector | None:
     """The pods a budget selects, or None for none at all.
 
-    A missing or invalid selector selects nothing. An empty selector (`{}`) selects every pod in
-    the namespace in policy/v1, but nothing in policy/v1beta1 (the API server converts it to a
-    match-nothing selector), so the stored apiVersion decides.
+    A missing or invalid selector selects nothing; an empty one (`{}`) selects every pod in the
+    namespace (policy/v1; policy/v1beta1, where it selected nothing, is no longer served).
     """
     raw = (pdb.get("spec") or {}).get("selector")
     if raw is None:
@@ -19,8 +18,6 @@ def pdb_selector(pdb: Obj) -> LabelSelector | None:
     try:
         selector = LabelSelector.compile(raw)
     except SelectorError:
-        return None
-    if selector.is_empty and pdb.get("apiVersion") == "policy/v1beta1":
         return None
     return selector
 

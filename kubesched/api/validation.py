@@ -21,6 +21,7 @@ from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.fieldschema import TIME_MSG, decode
 from kubesched.api.loader import LoadedObject, type_name
+from kubesched.api.names import dns_label_errors, dns_subdomain_errors, group_of, name_rule
 from kubesched.api.objects import namespaced, parse_time
 from kubesched.api.quantity import (
     QuantityError,
@@ -31,6 +32,7 @@ from kubesched.api.quantity import (
 )
 from kubesched.api.quota import SCOPE_OPERATORS, SCOPES, is_extended_resource
 from kubesched.api.selectors import LabelSelector, NodeSelector, SelectorError
+from kubesched.api.served import is_custom_group, no_match, resource_kind
 from kubesched.api.storage import (
     ACCESS_MODES,
     IMMEDIATE,
@@ -44,7 +46,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Node": ("v1",),
     "Pod": ("v1",),
     "PriorityClass": ("scheduling.k8s.io/v1",),
-    "PodDisruptionBudget": ("policy/v1", "policy/v1beta1"),
+    "PodDisruptionBudget": ("policy/v1",),
     "RuntimeClass": ("node.k8s.io/v1",),
     "ReplicaSet": ("apps/v1",),
     "Deployment": ("apps/v1",),
@@ -84,16 +86,10 @@ SIM_EXIT_CODE = "sim.kubesched.io/exit-code"  # how a pod's containers exit at t
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 _PERCENT = re.compile(r"[0-9]+%")
 
-_DNS_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                  "and must start and end with an alphanumeric character")
-_DNS_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                      "'-' or '.', and must start and end with an alphanumeric character")
 _QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', "
                        "and must start and end with an alphanumeric character")
 _LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, "
@@ -108,18 +104,6 @@ _EXPECTED = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolea
 
 
 # --- name and label rules (k8s.io/apimachinery/pkg/util/validation) ---------------------------------
-
-def dns_label_errors(value: str) -> list[str]:
-    """Why `value` is not an RFC 1123 label (namespace names, container names), if it is not."""
-    errs = ["must be no more than 63 characters"] if len(value) > 63 else []
-    return errs + ([] if _DNS_LABEL.fullmatch(value) else [_DNS_LABEL_MSG])
-
-
-def dns_subdomain_errors(value: str) -> list[str]:
-    """Why `value` is not an RFC 1123 subdomain (most object names), if it is not."""
-    errs = ["must be no more than 253 characters"] if len(value) > 253 else []
-    return errs + ([] if _DNS_SUBDOMAIN.fullmatch(value) else [_DNS_SUBDOMAIN_MSG])
-
 
 def qualified_name_errors(value: str) -> list[str]:
     """Why `value` is not a qualified name (label and taint keys: optional DNS prefix, '/', name)."""
@@ -336,7 +320,9 @@ def _metadata(c: Checker, obj: dict[str, Any], kind: str, path: str) -> None:
         return
     name = c.need(meta, "name", meta_path, str)
     if name is not None:
-        c.names(name, subpath(meta_path, "name"), dns_label_errors if kind == "Namespace" else dns_subdomain_errors)
+        api_version = obj.get("apiVersion")
+        group = group_of(api_version) if isinstance(api_version, str) else ""
+        c.names(name, subpath(meta_path, "name"), name_rule(group, kind, obj))
     if namespaced(kind):
         namespace = c.get(meta, "namespace", meta_path, str)
         if namespace:
@@ -778,6 +764,12 @@ def _node(c: Checker, obj: dict[str, Any], path: str) -> None:
             check_resource_list(c, status.get(key), subpath(subpath(path, "status"), key))
         check_shape(c, status.get("images"), subpath(path, "status.images"),
                     [{"names": [str], "sizeBytes": int}])
+    if not (status or {}).get("allocatable") and not (status or {}).get("capacity"):
+        # Its kubelet would report them; without them the node fits no pod that requests anything.
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        c.warn(subpath(path, "status"), f"Node {_show(name)} has neither allocatable nor capacity: "
+                                        "it offers 0 cpu and 0 memory to pods")
 
 
 def _priority_class(c: Checker, obj: dict[str, Any], path: str) -> None:
@@ -1521,9 +1513,13 @@ def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str,
     api_version = c.need(obj, "apiVersion", path, str)
     if kind is None:
         return False
-    if kind not in allowed:
-        if kind in kinds:
+    custom = isinstance(api_version, str) and is_custom_group(api_version)
+    if kind not in allowed or custom:
+        if kind in kinds and not custom:
             c.unsupported(subpath(path, "kind"), kind, allowed)
+            return False
+        if isinstance(api_version, str) and (refusal := no_match(api_version, kind)) is not None:
+            c.err(path, refusal)  # as kubectl refuses it, before the API server is asked
             return False
         findings = c.decode(kind, obj)
         before = len(c.problems)
@@ -1545,13 +1541,25 @@ def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str,
 
 
 def object_key(obj: dict[str, Any]) -> tuple[str, str, str]:
-    """(kind, namespace, name) identifying an object; namespaced kinds default to "default"."""
-    kind = obj.get("kind")
+    """(kind, namespace, name) identifying an object; a namespaced object without a namespace is
+    in "default", where the API server creates it (custom resources too: see namespaced)."""
+    kind = str(obj.get("kind"))
     meta = obj.get("metadata")
     meta = meta if isinstance(meta, dict) else {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else ""
-    namespace = meta.get("namespace") or "default" if kind in OBJECT_KINDS and namespaced(kind) else ""
-    return str(kind), str(namespace), name
+    namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
+    return kind, (namespace or "default") if namespaced(kind) else "", name
+
+
+def _group(obj: dict[str, Any], kind: str) -> str:
+    """The API group whose resource stores `obj` (a modelled kind's own when `obj` does not say):
+    a ServiceMonitor and a Service are different resources however alike their kinds, and an
+    Event is one resource served by two groups."""
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str):
+        return group_of(API_VERSIONS[kind][0]) if kind in API_VERSIONS else ""
+    group = group_of(api_version)
+    return "" if (group, kind) == ("events.k8s.io", "Event") else group
 
 
 def _describe(key: tuple[str, str, str]) -> str:
@@ -1562,21 +1570,23 @@ def _describe(key: tuple[str, str, str]) -> str:
 
 
 class Definitions:
-    """The objects an input defines, by key, with where each was defined first: defining one
-    again is a duplicate, as creating it twice would be refused."""
+    """The objects an input defines, by resource and key, with where each was defined first:
+    defining one again is a duplicate, as creating it twice would be refused."""
 
     def __init__(self) -> None:
-        self.first: dict[tuple[str, str, str], str] = {}  # object -> where it was defined first
+        # (group, kind, namespace, name) -> where it was defined first
+        self.first: dict[tuple[str, str, str, str], str] = {}
         self.known: dict[tuple[str, str, str], dict[str, Any]] = {}  # object -> its latest known content
 
     def define(self, c: Checker, obj: dict[str, Any], path: str, where: str,
                key: tuple[str, str, str] | None = None) -> None:
         key = key or object_key(obj)
-        if key in self.first:
+        identity = (_group(obj, key[0]), *key)
+        if identity in self.first:
             c.err(subpath(path, "metadata.name" if key[2] else "kind"),
-                  f"duplicate {_describe(key)} (first defined in {self.first[key]})")
+                  f"duplicate {_describe(key)} (first defined in {self.first[identity]})")
         else:
-            self.first[key] = where
+            self.first[identity] = where
             self.known[key] = obj
 
     def define_document(self, c: Checker, lo: LoadedObject) -> None:
@@ -1586,7 +1596,8 @@ class Definitions:
             self.define(c, lo.obj, "", lo.where, key)
 
     def remove(self, key: tuple[str, str, str]) -> None:
-        self.first.pop(key, None)
+        """Forget a modelled object (a Scenario's delete or eviction of it)."""
+        self.first.pop((_group({}, key[0]), *key), None)
         self.known.pop(key, None)
 
 
@@ -1629,7 +1640,7 @@ def object_problems(obj: dict[str, Any]) -> list[str]:
 
     Kinds kubesched does not model (Event, ...) are accepted as they are.
     """
-    if obj.get("kind") not in OBJECT_KINDS:
+    if not isinstance(obj.get("kind"), str) or resource_kind(obj) not in OBJECT_KINDS:
         return []
     problems: list[Problem] = []
     check_object(Checker(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)

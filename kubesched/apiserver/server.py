@@ -24,6 +24,7 @@ from kubesched.api.objects import (
     shared_condition,
 )
 from kubesched.api.qos import qos_class
+from kubesched.api.served import resource_kind
 from kubesched.api.validation import object_problems
 from kubesched.apiserver import admission, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
@@ -89,9 +90,9 @@ class APIServer(StoreReads):
         large input would otherwise be held twice for the whole run)."""
         if not owned:
             obj = deep_copy(obj)
-        kind = obj.get("kind")
-        if not kind:
+        if not obj.get("kind"):
             raise BadRequest("Object 'Kind' is missing")
+        kind = resource_kind(obj)  # a custom resource is never taken for the built-in kind it shares a name with
         meta = obj.setdefault("metadata", {})
         if namespaced(kind):
             meta.setdefault("namespace", "default")

@@ -16,6 +16,7 @@ from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, format_memory
+from kubesched.api.served import resource_kind
 from kubesched.runtime.cluster import Cluster
 from kubesched.scheduler.record import DecisionRecord
 from kubesched.sim import summary as run_summary
@@ -105,7 +106,8 @@ def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = F
     budgets = [_budget_json(pdb) for pdb in cluster.store.list("PodDisruptionBudget")]
     if budgets:
         out["podDisruptionBudgets"] = budgets
-    stored = Counter(obj["kind"] for _, obj in result.scenario.objects if obj["kind"] not in SIMULATED)
+    stored = Counter(kind for kind in (resource_kind(obj) for _, obj in result.scenario.objects)
+                     if kind not in SIMULATED)
     if stored:
         out["storedOnly"] = dict(sorted(stored.items()))
     warnings = [str(w) for w in result.scenario.warnings] + recorder.warnings

@@ -13,6 +13,7 @@ from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
 from kubesched.api.objects import Shared, namespaced, ref
+from kubesched.api.served import resource_kind
 from kubesched.apiserver.errors import APIError
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
@@ -127,7 +128,7 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: 
         else:
             clock.call_at(at, lambda obj=obj: cluster.create(obj, validated=True, owned=consume))
         if consume:  # the API's now; what the scenario may still be asked is the kind
-            kind = obj["kind"]
+            kind = resource_kind(obj)
             scenario.objects[i] = (at, kinds.get(kind) or kinds.setdefault(kind, Shared(kind=kind)))
     recorder.check_snapshot()
     for action in scenario.actions:

@@ -282,7 +282,8 @@ def _configuration(check: Callable[[dict[str, Any]], Findings]) -> KindCheck:
 # Every kind a run's input may hold: the Kubernetes objects, the configurations, the Scenario.
 INPUT_KINDS: dict[str, KindRule] = {
     **KINDS,
-    "KubeSchedulerConfiguration": (("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3"),
+    # v1beta3 left kube-scheduler in v1.29, as v1beta2 and v1beta1 had before it.
+    "KubeSchedulerConfiguration": (("kubescheduler.config.k8s.io/v1",),
                                    _configuration(scheduler_config.check_configuration)),
     "KubeletConfiguration": (("kubelet.config.k8s.io/v1beta1",),
                              _configuration(kubelet_config.check_configuration)),

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.api.served import resource_kind
+
 Obj = dict[str, Any]
 Key = tuple[str, str, str]  # kind, namespace ("" if cluster-scoped), name
 
@@ -77,7 +79,7 @@ class TooLarge(Exception):
 
 def key_of(obj: Obj) -> Key:
     meta = obj["metadata"]
-    return obj["kind"], meta.get("namespace", ""), meta["name"]
+    return resource_kind(obj), meta.get("namespace", ""), meta["name"]
 
 
 class Store(ABC):

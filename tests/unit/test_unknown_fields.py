@@ -92,7 +92,7 @@ metadata: {name: high}
 value: 1000
 preemptionPolicyy: Never
 ---
-apiVersion: policy/v1beta1
+apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata: {name: pdb}
 spec: {minAvailable: 1, selectr: {}}

@@ -148,9 +148,9 @@ kind: PodDisruptionBudget
 metadata: {name: pdb}
 spec: {minAvailable: "50%", selector: {matchLabels: {app: web}}, unhealthyPodEvictionPolicy: AlwaysAllow}
 ---
-apiVersion: policy/v1beta1
+apiVersion: policy/v1
 kind: PodDisruptionBudget
-metadata: {name: pdb-old}
+metadata: {name: pdb-max}
 spec: {maxUnavailable: 1}
 ---
 apiVersion: node.k8s.io/v1
@@ -280,10 +280,11 @@ def test_missing_kind_and_api_version() -> None:
     ("Deployment", "v1", '"apps/v1"'),
     ("Pod", "apps/v1", '"v1"'),
     ("PriorityClass", "scheduling.k8s.io/v1beta1", '"scheduling.k8s.io/v1"'),
-    ("PodDisruptionBudget", "v1", '"policy/v1" or "policy/v1beta1"'),
+    ("PodDisruptionBudget", "v1", '"policy/v1"'),
+    ("PodDisruptionBudget", "policy/v1beta1", '"policy/v1"'),
     ("RuntimeClass", "v1", '"node.k8s.io/v1"'),
-    ("KubeSchedulerConfiguration", "v1",
-     '"kubescheduler.config.k8s.io/v1" or "kubescheduler.config.k8s.io/v1beta3"'),
+    ("KubeSchedulerConfiguration", "v1", '"kubescheduler.config.k8s.io/v1"'),
+    ("KubeSchedulerConfiguration", "kubescheduler.config.k8s.io/v1beta3", '"kubescheduler.config.k8s.io/v1"'),
     ("KubeletConfiguration", "v1", '"kubelet.config.k8s.io/v1beta1"'),
     ("DeschedulerPolicy", "v1", '"descheduler/v1alpha2"'),
     ("Scenario", "v1", '"kubesched.io/v1alpha1"'),
@@ -833,7 +834,7 @@ def test_scenario_expectations() -> None:
 
 def test_problems_from_every_document_are_reported_together() -> None:
     text = (pod("{containers: x}") + "---\n" + node("spec: {taints: [{key: a, effect: NoRun}]}") + "---\n"
-            + "apiVersion: v1\nkind: Foo\n")
+            + "apiVersion: example.com/v1\nkind: Foo\n")
     assert check(text) == [
         "in.yaml doc 1: spec.containers: expected a list, got string",
         'in.yaml doc 2: spec.taints[0].effect: Unsupported value: "NoRun": supported values: "NoExecute", '
