@@ -17,6 +17,7 @@ import numpy as np
 import orjson
 import yaml
 
+from kubesched.api import yamljson
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import parse_time
 
@@ -34,22 +35,59 @@ _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is m
 
 
 class _Loader(_Base):  # type: ignore[misc, valid-type]
-    """SafeLoader that yields Kubernetes' JSON form, as sigs.k8s.io/yaml does.
+    """SafeLoader that yields Kubernetes' JSON form, as sigs.k8s.io/yaml does (see yamljson).
 
-    Timestamps stay strings (metav1.Time is a string in JSON) and mapping keys are always strings
-    (`1: x` and `true: x` become "1" and "true").
+    Plain scalars resolve as go-yaml v2 resolves them; a tag on a mapping or list changes nothing
+    and an unknown tag on a scalar keeps its text, as in go-yaml; merge keys apply in their
+    order, a later one replacing keys before it, as go-yaml v2 applies them.
     """
 
-    yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in _Base.yaml_implicit_resolvers.items()
-    }
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode:
+            return yamljson.plain_scalar(value)[0] if implicit[0] else _STR
+        return _MAP if kind is yaml.MappingNode else _SEQ
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        node.value = _merged_pairs(node, set())
 
 
-def _json_key(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return "null" if key is None else str(key)
+def _merged_pairs(node: yaml.MappingNode, expanding: set[int]) -> list[tuple[yaml.Node, yaml.Node]]:
+    """A mapping's (key, value) pairs with each `<<` replaced by the pairs it merges, in go-yaml
+    v2's order: where it stands, and a list of mappings last to first. Built into a mapping in
+    this order, a later pair wins, as the later assignment does in Go."""
+    if id(node) in expanding:
+        raise yaml.constructor.ConstructorError(
+            "while constructing a mapping", node.start_mark, "a merge key refers to a mapping that contains it",
+            node.start_mark)
+    expanding.add(id(node))
+    pairs: list[tuple[yaml.Node, yaml.Node]] = []
+    for key_node, value_node in node.value:
+        if not (key_node.tag == yamljson.MERGE and key_node.value == "<<" and key_node.__class__ is yaml.ScalarNode):
+            pairs.append((key_node, value_node))
+            continue
+        merged = value_node.value[::-1] if value_node.__class__ is yaml.SequenceNode else [value_node]
+        for source in merged:
+            if source.__class__ is not yaml.MappingNode:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    "map merge requires map or sequence of maps as the value", source.start_mark)
+            pairs.extend(_merged_pairs(source, expanding))
+    expanding.discard(id(node))
+    return pairs
+
+
+def _mapping_key(node: yaml.Node, key_node: yaml.Node) -> str:
+    """A key as sigs.k8s.io/yaml writes it into JSON: `1`, `true`, `1.5` become strings."""
+    if key_node.__class__ is not yaml.ScalarNode:
+        raise yaml.constructor.ConstructorError(
+            "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
+    tag = key_node.tag
+    if tag == _STR:
+        return key_node.value
+    try:
+        return yamljson.json_key(yamljson.tagged_scalar(tag, key_node.value)[1])
+    except yamljson.YAMLValueError as e:
+        raise yaml.constructor.ConstructorError(None, None, str(e), key_node.start_mark) from None
 
 
 def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
@@ -58,31 +96,46 @@ def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[dict[str
     loader.flatten_mapping(node)  # expand `<<` merge keys
     for key_node, value_node in node.value:
         # Convert each key before it meets the dict: `1` and `true` are equal in Python but not in JSON.
-        key = loader.construct_object(key_node)
-        if isinstance(key, (list, dict)):
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
-        data[key if isinstance(key, str) else _json_key(key)] = loader.construct_object(value_node)
+        data[_mapping_key(node, key_node)] = loader.construct_object(value_node)
 
 
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> Iterator[list[Any]]:
+    data: list[Any] = []
+    yield data
+    data.extend(loader.construct_object(child) for child in node.value)
 
 
-def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int | str:
-    """An integer; a plain scalar that only looks like one (`0x_`, `0b_`: a base prefix and no
-    digits) stays a string, as sigs.k8s.io/yaml reads any plain scalar that is no number."""
+def _construct_scalar(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    """A number, boolean or null; mostly plain and untagged, so resolved from this very text."""
     try:
-        return loader.construct_yaml_int(node)
-    except ValueError:
-        return node.value
+        found, value = yamljson.plain_scalar(node.value)
+        if found != node.tag:  # `!!int abc`, `!!float 1`: an explicit tag the text must fit
+            value = yamljson.tagged_scalar(node.tag, node.value)[1]
+        return yamljson.json_value(value)
+    except yamljson.YAMLValueError as e:
+        raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
 
 
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+def _construct_tagged(loader: _Loader, node: yaml.Node) -> Any:
+    """Any node with an explicit tag: go-yaml builds a mapping or list whatever its tag, and a
+    scalar from its text as its tag says (yamljson.tagged_scalar)."""
+    if node.__class__ is yaml.MappingNode:
+        return _construct_map(loader, node)
+    if node.__class__ is yaml.SequenceNode:
+        return _construct_seq(loader, node)
+    try:
+        return yamljson.json_value(yamljson.tagged_scalar(node.tag, node.value)[1])
+    except yamljson.YAMLValueError as e:
+        raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
 
-_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
-# Tags whose constructors depend only on the scalar's text, so they may skip PyYAML's bookkeeping.
-_PLAIN_SCALARS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "bool", "null"))
-_MERGING_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
+
+_STR, _MAP, _SEQ = yamljson.STR, "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+# Tags the resolver gives plain scalars, whose constructors depend only on the scalar's text.
+_PLAIN_SCALARS = frozenset({yamljson.INT, yamljson.FLOAT, yamljson.BOOL, yamljson.NULL})
+_Loader.yaml_constructors = {tag: _construct_tagged for tag in (*_Loader.yaml_constructors, None)}
+_Loader.yaml_multi_constructors = {}
+for _tag in _PLAIN_SCALARS:
+    _Loader.add_constructor(_tag, _construct_scalar)
 
 
 class _FastLoader(_Loader):
@@ -174,15 +227,12 @@ class _FastLoader(_Loader):
             data.extend([child.value if child.__class__ is scalar and child.tag == _STR else value(child)
                          for child in node.value])
             return
-        if any(key_node.tag in _MERGING_KEYS for key_node, _ in node.value):
+        if any(key_node.tag == yamljson.MERGE for key_node, _ in node.value):
             self.flatten_mapping(node)
         for key_node, value_node in node.value:
             # Plain strings, most keys and values, inline: a call per scalar is much of the cost.
-            key = key_node.value if key_node.__class__ is scalar and key_node.tag == _STR else value(key_node)
-            if isinstance(key, (list, dict)):
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
-            data[key if isinstance(key, str) else _json_key(key)] = (
+            key = key_node.value if key_node.__class__ is scalar and key_node.tag == _STR else _mapping_key(node, key_node)
+            data[key] = (
                 value_node.value if value_node.__class__ is scalar and value_node.tag == _STR else value(value_node))
 
 
@@ -222,9 +272,13 @@ def _simple_document(loader: _FastLoader, root: yaml.Node) -> tuple[Any, int]:
                     raise _Unusual
                 if key_node.tag == _STR:
                     key = key_node.value
+                elif key_node.tag in _PLAIN_SCALARS:
+                    try:
+                        key = _mapping_key(node, key_node)
+                    except yaml.YAMLError as e:
+                        raise _Unusual from e
                 else:
-                    key = scalar(key_node)
-                    key = key if isinstance(key, str) else _json_key(key)
+                    raise _Unusual
                 cls = value_node.__class__
                 data[key] = (value_node.value if value_node.tag == _STR else scalar(value_node)) \
                     if cls is scalar_node else container(value_node, below)
@@ -451,9 +505,11 @@ def _yaml_message(e: yaml.YAMLError) -> str:
         return f"not valid text at byte {e.position}: {e.reason}"
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
     what = getattr(e, "problem", None) or str(e).splitlines()[0]
+    # A constructor's error is about a value the syntax allows (`!!int abc`, `.inf`, a null key).
+    kind = "invalid YAML value" if isinstance(e, yaml.constructor.ConstructorError) else "YAML syntax error"
     if mark is None:
-        return f"YAML syntax error: {what}"
-    return f"YAML syntax error at line {mark.line + 1}, column {mark.column + 1}: {what}"
+        return f"{kind}: {what}"
+    return f"{kind} at line {mark.line + 1}, column {mark.column + 1}: {what}"
 
 
 def _add_document(path: str, doc: int, value: Any, objects: list[LoadedObject], problems: list[Problem]) -> None:
