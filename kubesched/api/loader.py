@@ -108,10 +108,10 @@ def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> Iterator[list[An
 def _construct_scalar(loader: _Loader, node: yaml.ScalarNode) -> Any:
     """A number, boolean or null; mostly plain and untagged, so resolved from this very text."""
     try:
-        found, value = yamljson.plain_scalar(node.value)
+        found, value = yamljson.plain_json(node.value)
         if found != node.tag:  # `!!int abc`, `!!float 1`: an explicit tag the text must fit
-            value = yamljson.tagged_scalar(node.tag, node.value)[1]
-        return yamljson.json_value(value)
+            value = yamljson.json_value(yamljson.tagged_scalar(node.tag, node.value)[1])
+        return value
     except yamljson.YAMLValueError as e:
         raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
 

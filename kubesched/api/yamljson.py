@@ -120,6 +120,14 @@ def plain_scalar(text: str) -> tuple[str, Any]:
     return STR, text
 
 
+@lru_cache(maxsize=4096)
+def plain_json(text: str) -> tuple[str, Any]:
+    """(tag, value in the JSON form) of an untagged plain scalar; raises YAMLValueError for NaN
+    and infinities. Cached: numbers and booleans repeat throughout a file."""
+    tag, value = plain_scalar(text)
+    return tag, json_value(value)
+
+
 def tagged_scalar(tag: str, text: str) -> tuple[str, Any]:
     """(tag, Go value) of a scalar with an explicit tag (or a quoted one, `tag` STR). Text that
     does not fit its tag is refused as go-yaml refuses it; a tag go-yaml does not resolve keeps
