@@ -473,6 +473,22 @@ def _yaml_documents(path: str, data: bytes, problems: list[Problem]) -> list[tup
     return unshared
 
 
+def read_yaml(data: bytes) -> Any:
+    """The first YAML document of `data` in Kubernetes' JSON form, as the API server reads a YAML
+    request body; raises yaml.YAMLError for bad YAML, ValueError for aliases that expand too far
+    or nesting deeper than MAX_DEPTH."""
+    loader = _FastLoader(data)
+    try:
+        value = loader.get_data() if loader.check_data() else None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    finally:
+        loader.dispose()
+    if loader.depth > MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    return _Unaliaser().copy(value, frozenset(), 0) if b"*" in data else value
+
+
 class _Unaliaser:
     """Copies a document so each YAML alias becomes an independent value, as in Kubernetes' JSON form.
 
