@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -349,9 +349,12 @@ def load_paths(paths: list[str]) -> list[LoadedObject]:
     return objects
 
 
-def collect_paths(paths: list[str]) -> tuple[list[LoadedObject], list[Problem]]:
+def collect_paths(paths: list[str], skipped: list[Problem] | None = None) -> tuple[list[LoadedObject], list[Problem]]:
     """Like `load_paths`, but return the problems beside whatever did load, so later checks can
-    still report on the good files in the same run."""
+    still report on the good files in the same run. With `skipped`, a file found in a directory
+    that holds no Kubernetes object (a support bundle's `groups.json`, a list of error strings)
+    is named there, to be warned about, rather than being a problem: a directory is read whole,
+    and whatever else lives in it is not the user's input."""
     problems: list[Problem] = []
     objects: list[LoadedObject] = []
     for path in paths:
@@ -360,17 +363,30 @@ def collect_paths(paths: list[str]) -> tuple[list[LoadedObject], list[Problem]]:
             if not files:
                 problems.append(Problem(path, None, "", "no .yaml, .yml or .json files in this directory"))
             for name in files:
-                _load_file(name, objects, problems)
+                _load_file(name, objects, problems, skipped)
         else:
             _load_file(path, objects, problems)
     return objects, problems
 
 
-def nothing_loaded(objects: list[LoadedObject], problems: list[Problem]) -> list[Problem]:
-    """kubectl's `error: no objects passed` when the input held no object at all (empty files, only
-    `---`, an empty List) and nothing else was wrong with it: a run on nothing would only pretend to
-    have simulated the user's cluster. It names no file, as there is none to point at."""
-    return [] if objects or problems else [Problem("error", None, "", "no objects passed")]
+def nothing_loaded(paths: list[str], objects: list[LoadedObject], problems: list[Problem],
+                   skipped: Sequence[Problem] = ()) -> list[Problem]:
+    """kubectl's `no objects passed` when the input held no object at all (empty files, only
+    `---`, an empty List, nothing but skipped files) and nothing else was wrong with it: a run on
+    nothing would only pretend to have simulated the user's cluster. Each path given is named,
+    with a directory's files that were skipped (their warnings are not shown when a run fails)."""
+    if objects or problems:
+        return []
+    found = []
+    for path in paths:
+        if not os.path.isdir(path):
+            found.append(Problem(path, None, "", "no objects in this file (kubectl: no objects passed)"))
+            continue
+        inside = os.path.join(path, "")
+        foreign = sum(p.source.startswith(inside) for p in skipped)
+        also = f"; {foreign} file{'s' if foreign != 1 else ''} skipped, holding no Kubernetes object" if foreign else ""
+        found.append(Problem(path, None, "", f"no objects in this directory (kubectl: no objects passed){also}"))
+    return found
 
 
 def _directory_files(directory: str) -> list[str]:
@@ -383,7 +399,8 @@ def _directory_files(directory: str) -> list[str]:
     return [os.path.join(directory, rel) for rel in sorted(found, key=lambda p: p.split(os.sep))]
 
 
-def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) -> None:
+def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem],
+               skipped: list[Problem] | None = None) -> None:
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -400,8 +417,29 @@ def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) 
             docs = []
     else:
         docs = _yaml_documents(path, data, problems)
+    if skipped is not None and (foreign := _not_objects(docs)) and not any(p.source == path for p in problems):
+        skipped.append(Problem(path, None, "", f"skipped: holds no Kubernetes object ({foreign})"))
+        return
     for doc, value in docs:
         _add_document(path, doc, value, objects, problems)
+
+
+def _not_objects(docs: list[tuple[int, Any]]) -> str:
+    """What a file's documents are when none is a Kubernetes object (a mapping with `kind` or
+    `apiVersion`), e.g. "a list of 3 strings"; "" when one is, or when there are none."""
+    values = [value for _doc, value in docs if value is not None]
+    if not values or any(isinstance(v, dict) and ("kind" in v or "apiVersion" in v) for v in values):
+        return ""
+    first = values[0]
+    if isinstance(first, list):
+        plural = "" if len(first) == 1 else "s"
+        kinds = " and ".join(sorted({type_name(item) + plural for item in first}))
+        what = f"a list of {len(first)} {kinds}" if first else "an empty list"
+    elif isinstance(first, dict):
+        what = "a mapping without apiVersion and kind"
+    else:
+        what = f"a {type_name(first)}"
+    return what if len(values) == 1 else f"{what}, and {len(values) - 1} more documents"
 
 
 def _json_deeper_than(data: bytes, limit: int) -> bool:
@@ -422,6 +460,8 @@ def _json_deeper_than(data: bytes, limit: int) -> bool:
 
 
 def _json_documents(path: str, data: bytes, problems: list[Problem]) -> list[tuple[int, Any]]:
+    if not data.strip():  # an empty file, as a support bundle writes where a collector found nothing
+        return []
     # orjson parses twice as fast and agrees with json wherever it succeeds, but for integers past
     # 64 bits, which it turns into floats: with a run of 19 digits anywhere, json reads the file.
     if data.translate(_DIGITS_AS_ZERO).find(b"0" * 19) < 0:
