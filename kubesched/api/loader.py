@@ -293,6 +293,26 @@ def _simple_document(loader: _FastLoader, root: yaml.Node) -> tuple[Any, int]:
     return container(root, 1), deepest
 
 
+class _GoQuoting:
+    """A dumper's resolver that quotes, beside the strings PyYAML itself would misread, those
+    go-yaml would read as something else (`y`, `n`, `1e3`, `0o17`): kubectl reads our files back
+    as written."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[misc]
+        if tag == _STR and kind is yaml.ScalarNode and implicit[0]:
+            return yamljson.plain_scalar(value)[0]
+        return tag
+
+
+class Dumper(_GoQuoting, yaml.SafeDumper):
+    """yaml.safe_dump's dumper, quoting as _GoQuoting does."""
+
+
+class CDumper(_GoQuoting, getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The C emitter, if there is one (exports run to 100k objects), quoting as _GoQuoting does."""
+
+
 @dataclass
 class LoadedObject:
     """One object with its origin: `doc` is 1-based in `source`; `item` is its index in a List;

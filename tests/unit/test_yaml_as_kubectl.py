@@ -6,9 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubesched.api.errors import InputError
-from kubesched.api.loader import load_paths
+from kubesched.api.loader import CDumper, Dumper, load_paths, read_yaml
 
 
 def _read(text: str, tmp_path: Path) -> object:
@@ -154,3 +157,26 @@ spec:
     value = _read(text, tmp_path)
     enum = value["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["matchType"]["enum"]  # type: ignore[index]
     assert enum == ["!=", "=", "=~", "!~"]
+
+
+TOKENS = [text for text, _ in SCALARS] + [text for text, _ in KEYS] + ["<<", "=", "1:30", "2024-01-01", "-", "? x"]
+STRINGS = st.sampled_from(TOKENS) | st.text(st.characters(exclude_categories=("Cs", "Cc", "Zl", "Zp")), max_size=8)
+# Integers within 64 bits: beyond them go-yaml reads a float, as kubectl does.
+VALUES = st.recursive(st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | STRINGS,
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(STRINGS, inner, max_size=3),
+                      max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(STRINGS, VALUES, max_size=4), st.sampled_from([Dumper, CDumper]))
+def test_what_kubesched_writes_reads_back_as_written(value: dict[str, object], dumper: type) -> None:
+    """Our YAML output (exports, -o yaml) quotes every string go-yaml would read as something
+    else, so kubectl and kubesched read back exactly what was written."""
+    text = yaml.dump(value, Dumper=dumper, sort_keys=False, allow_unicode=True)
+    assert read_yaml(text.encode()) == value
+
+
+@pytest.mark.parametrize("text", ["y", "n", "1e3", "0o17", "0B1", ".5e3", "08", "1_", "=", "<<"])
+def test_strings_go_would_misread_are_quoted(text: str) -> None:
+    assert yaml.dump({"label": text}, Dumper=Dumper) != f"label: {text}\n"
+    assert read_yaml(yaml.dump({text: text}, Dumper=CDumper).encode()) == {text: text}
