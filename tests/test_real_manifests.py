@@ -48,3 +48,10 @@ def test_ingress_nginx_deploy_yaml_alone_runs(tmp_path: Path) -> None:
     proc = simulate(tmp_path, str(DEPLOY), "-o", "json")
     assert (proc.returncode, proc.stderr) == (0, "")
     assert len(json.loads(proc.stdout)["pods"]) == 3
+
+
+def test_kube_prometheus_crd_with_a_plain_equals_sign_runs(tmp_path: Path) -> None:
+    """The Prometheus operator's CRDs list the matcher `=` unquoted; go-yaml reads it as a string."""
+    proc = simulate(tmp_path, str(DEPLOY.parent.parent / "kube-prometheus"), "-o", "json")
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert json.loads(proc.stdout)["storedOnly"] == {"CustomResourceDefinition": 1}
