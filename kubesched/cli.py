@@ -129,7 +129,9 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
         if output == "json":
             echo_json(data)
         else:
-            click.echo(yaml.safe_dump(data, sort_keys=False))
+            from kubesched.api.loader import Dumper
+
+            click.echo(yaml.dump(data, Dumper=Dumper, sort_keys=False))
     exit_at_once(0 if result.ok else 1)
 
 
@@ -166,7 +168,9 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
     elif output == "json":
         echo_json(result.to_json())
     else:
-        click.echo(yaml.safe_dump(result.to_json(), sort_keys=False))
+        from kubesched.api.loader import Dumper
+
+        click.echo(yaml.dump(result.to_json(), Dumper=Dumper, sort_keys=False))
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ def test_wrong_types(tmp_path: Path) -> None:
 def test_bad_quantity_in_the_documented_words(tmp_path: Path) -> None:
     good = POD.format(name="x", spec=f"{{{C}}}")
     bad = POD.format(name="c", spec='{containers: [{name: c, resources: {requests: {cpu: "1.5x"}}}]}')
-    f = write(tmp_path, "pods.yaml", good + "---\n" + good.replace("name: x", "name: y") + "---\n" + bad)
+    f = write(tmp_path, "pods.yaml", good + "---\n" + good.replace("name: x", "name: w") + "---\n" + bad)
     assert bad_input(tmp_path, f) == [
         'pods.yaml doc 3: spec.containers[0].resources.requests.cpu: "1.5x" is not a quantity']
 

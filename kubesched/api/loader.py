@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,6 +17,7 @@ import numpy as np
 import orjson
 import yaml
 
+from kubesched.api import yamljson
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import parse_time
 
@@ -34,22 +35,59 @@ _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is m
 
 
 class _Loader(_Base):  # type: ignore[misc, valid-type]
-    """SafeLoader that yields Kubernetes' JSON form, as sigs.k8s.io/yaml does.
+    """SafeLoader that yields Kubernetes' JSON form, as sigs.k8s.io/yaml does (see yamljson).
 
-    Timestamps stay strings (metav1.Time is a string in JSON) and mapping keys are always strings
-    (`1: x` and `true: x` become "1" and "true").
+    Plain scalars resolve as go-yaml v2 resolves them; a tag on a mapping or list changes nothing
+    and an unknown tag on a scalar keeps its text, as in go-yaml; merge keys apply in their
+    order, a later one replacing keys before it, as go-yaml v2 applies them.
     """
 
-    yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in _Base.yaml_implicit_resolvers.items()
-    }
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        if kind is yaml.ScalarNode:
+            return yamljson.plain_scalar(value)[0] if implicit[0] else _STR
+        return _MAP if kind is yaml.MappingNode else _SEQ
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        node.value = _merged_pairs(node, set())
 
 
-def _json_key(key: Any) -> str:
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    return "null" if key is None else str(key)
+def _merged_pairs(node: yaml.MappingNode, expanding: set[int]) -> list[tuple[yaml.Node, yaml.Node]]:
+    """A mapping's (key, value) pairs with each `<<` replaced by the pairs it merges, in go-yaml
+    v2's order: where it stands, and a list of mappings last to first. Built into a mapping in
+    this order, a later pair wins, as the later assignment does in Go."""
+    if id(node) in expanding:
+        raise yaml.constructor.ConstructorError(
+            "while constructing a mapping", node.start_mark, "a merge key refers to a mapping that contains it",
+            node.start_mark)
+    expanding.add(id(node))
+    pairs: list[tuple[yaml.Node, yaml.Node]] = []
+    for key_node, value_node in node.value:
+        if not (key_node.tag == yamljson.MERGE and key_node.value == "<<" and key_node.__class__ is yaml.ScalarNode):
+            pairs.append((key_node, value_node))
+            continue
+        merged = value_node.value[::-1] if value_node.__class__ is yaml.SequenceNode else [value_node]
+        for source in merged:
+            if source.__class__ is not yaml.MappingNode:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    "map merge requires map or sequence of maps as the value", source.start_mark)
+            pairs.extend(_merged_pairs(source, expanding))
+    expanding.discard(id(node))
+    return pairs
+
+
+def _mapping_key(node: yaml.Node, key_node: yaml.Node) -> str:
+    """A key as sigs.k8s.io/yaml writes it into JSON: `1`, `true`, `1.5` become strings."""
+    if key_node.__class__ is not yaml.ScalarNode:
+        raise yaml.constructor.ConstructorError(
+            "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
+    tag = key_node.tag
+    if tag == _STR:
+        return key_node.value
+    try:
+        return yamljson.json_key(yamljson.tagged_scalar(tag, key_node.value)[1])
+    except yamljson.YAMLValueError as e:
+        raise yaml.constructor.ConstructorError(None, None, str(e), key_node.start_mark) from None
 
 
 def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[dict[str, Any]]:
@@ -58,31 +96,46 @@ def _construct_map(loader: _Loader, node: yaml.MappingNode) -> Iterator[dict[str
     loader.flatten_mapping(node)  # expand `<<` merge keys
     for key_node, value_node in node.value:
         # Convert each key before it meets the dict: `1` and `true` are equal in Python but not in JSON.
-        key = loader.construct_object(key_node)
-        if isinstance(key, (list, dict)):
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
-        data[key if isinstance(key, str) else _json_key(key)] = loader.construct_object(value_node)
+        data[_mapping_key(node, key_node)] = loader.construct_object(value_node)
 
 
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> Iterator[list[Any]]:
+    data: list[Any] = []
+    yield data
+    data.extend(loader.construct_object(child) for child in node.value)
 
 
-def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int | str:
-    """An integer; a plain scalar that only looks like one (`0x_`, `0b_`: a base prefix and no
-    digits) stays a string, as sigs.k8s.io/yaml reads any plain scalar that is no number."""
+def _construct_scalar(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    """A number, boolean or null; mostly plain and untagged, so resolved from this very text."""
     try:
-        return loader.construct_yaml_int(node)
-    except ValueError:
-        return node.value
+        found, value = yamljson.plain_json(node.value)
+        if found != node.tag:  # `!!int abc`, `!!float 1`: an explicit tag the text must fit
+            value = yamljson.json_value(yamljson.tagged_scalar(node.tag, node.value)[1])
+        return value
+    except yamljson.YAMLValueError as e:
+        raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
 
 
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+def _construct_tagged(loader: _Loader, node: yaml.Node) -> Any:
+    """Any node with an explicit tag: go-yaml builds a mapping or list whatever its tag, and a
+    scalar from its text as its tag says (yamljson.tagged_scalar)."""
+    if node.__class__ is yaml.MappingNode:
+        return _construct_map(loader, node)
+    if node.__class__ is yaml.SequenceNode:
+        return _construct_seq(loader, node)
+    try:
+        return yamljson.json_value(yamljson.tagged_scalar(node.tag, node.value)[1])
+    except yamljson.YAMLValueError as e:
+        raise yaml.constructor.ConstructorError(None, None, str(e), node.start_mark) from None
 
-_STR, _MAP, _SEQ = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
-# Tags whose constructors depend only on the scalar's text, so they may skip PyYAML's bookkeeping.
-_PLAIN_SCALARS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("int", "float", "bool", "null"))
-_MERGING_KEYS = frozenset({"tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"})
+
+_STR, _MAP, _SEQ = yamljson.STR, "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+# Tags the resolver gives plain scalars, whose constructors depend only on the scalar's text.
+_PLAIN_SCALARS = frozenset({yamljson.INT, yamljson.FLOAT, yamljson.BOOL, yamljson.NULL})
+_Loader.yaml_constructors = {tag: _construct_tagged for tag in (*_Loader.yaml_constructors, None)}
+_Loader.yaml_multi_constructors = {}
+for _tag in _PLAIN_SCALARS:
+    _Loader.add_constructor(_tag, _construct_scalar)
 
 
 class _FastLoader(_Loader):
@@ -174,15 +227,12 @@ class _FastLoader(_Loader):
             data.extend([child.value if child.__class__ is scalar and child.tag == _STR else value(child)
                          for child in node.value])
             return
-        if any(key_node.tag in _MERGING_KEYS for key_node, _ in node.value):
+        if any(key_node.tag == yamljson.MERGE for key_node, _ in node.value):
             self.flatten_mapping(node)
         for key_node, value_node in node.value:
             # Plain strings, most keys and values, inline: a call per scalar is much of the cost.
-            key = key_node.value if key_node.__class__ is scalar and key_node.tag == _STR else value(key_node)
-            if isinstance(key, (list, dict)):
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark)
-            data[key if isinstance(key, str) else _json_key(key)] = (
+            key = key_node.value if key_node.__class__ is scalar and key_node.tag == _STR else _mapping_key(node, key_node)
+            data[key] = (
                 value_node.value if value_node.__class__ is scalar and value_node.tag == _STR else value(value_node))
 
 
@@ -222,9 +272,13 @@ def _simple_document(loader: _FastLoader, root: yaml.Node) -> tuple[Any, int]:
                     raise _Unusual
                 if key_node.tag == _STR:
                     key = key_node.value
+                elif key_node.tag in _PLAIN_SCALARS:
+                    try:
+                        key = _mapping_key(node, key_node)
+                    except yaml.YAMLError as e:
+                        raise _Unusual from e
                 else:
-                    key = scalar(key_node)
-                    key = key if isinstance(key, str) else _json_key(key)
+                    raise _Unusual
                 cls = value_node.__class__
                 data[key] = (value_node.value if value_node.tag == _STR else scalar(value_node)) \
                     if cls is scalar_node else container(value_node, below)
@@ -237,6 +291,26 @@ def _simple_document(loader: _FastLoader, root: yaml.Node) -> tuple[Any, int]:
     if root.__class__ is scalar_node:
         return scalar(root), 0
     return container(root, 1), deepest
+
+
+class _GoQuoting:
+    """A dumper's resolver that quotes, beside the strings PyYAML itself would misread, those
+    go-yaml would read as something else (`y`, `n`, `1e3`, `0o17`): kubectl reads our files back
+    as written."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        tag: str = super().resolve(kind, value, implicit)  # type: ignore[misc]
+        if tag == _STR and kind is yaml.ScalarNode and implicit[0]:
+            return yamljson.plain_scalar(value)[0]
+        return tag
+
+
+class Dumper(_GoQuoting, yaml.SafeDumper):
+    """yaml.safe_dump's dumper, quoting as _GoQuoting does."""
+
+
+class CDumper(_GoQuoting, getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The C emitter, if there is one (exports run to 100k objects), quoting as _GoQuoting does."""
 
 
 @dataclass
@@ -295,9 +369,12 @@ def load_paths(paths: list[str]) -> list[LoadedObject]:
     return objects
 
 
-def collect_paths(paths: list[str]) -> tuple[list[LoadedObject], list[Problem]]:
+def collect_paths(paths: list[str], skipped: list[Problem] | None = None) -> tuple[list[LoadedObject], list[Problem]]:
     """Like `load_paths`, but return the problems beside whatever did load, so later checks can
-    still report on the good files in the same run."""
+    still report on the good files in the same run. With `skipped`, a file found in a directory
+    that holds no Kubernetes object (a support bundle's `groups.json`, a list of error strings)
+    is named there, to be warned about, rather than being a problem: a directory is read whole,
+    and whatever else lives in it is not the user's input."""
     problems: list[Problem] = []
     objects: list[LoadedObject] = []
     for path in paths:
@@ -306,17 +383,30 @@ def collect_paths(paths: list[str]) -> tuple[list[LoadedObject], list[Problem]]:
             if not files:
                 problems.append(Problem(path, None, "", "no .yaml, .yml or .json files in this directory"))
             for name in files:
-                _load_file(name, objects, problems)
+                _load_file(name, objects, problems, skipped)
         else:
             _load_file(path, objects, problems)
     return objects, problems
 
 
-def nothing_loaded(objects: list[LoadedObject], problems: list[Problem]) -> list[Problem]:
-    """kubectl's `error: no objects passed` when the input held no object at all (empty files, only
-    `---`, an empty List) and nothing else was wrong with it: a run on nothing would only pretend to
-    have simulated the user's cluster. It names no file, as there is none to point at."""
-    return [] if objects or problems else [Problem("error", None, "", "no objects passed")]
+def nothing_loaded(paths: list[str], objects: list[LoadedObject], problems: list[Problem],
+                   skipped: Sequence[Problem] = ()) -> list[Problem]:
+    """kubectl's `no objects passed` when the input held no object at all (empty files, only
+    `---`, an empty List, nothing but skipped files) and nothing else was wrong with it: a run on
+    nothing would only pretend to have simulated the user's cluster. Each path given is named,
+    with a directory's files that were skipped (their warnings are not shown when a run fails)."""
+    if objects or problems:
+        return []
+    found = []
+    for path in paths:
+        if not os.path.isdir(path):
+            found.append(Problem(path, None, "", "no objects in this file (kubectl: no objects passed)"))
+            continue
+        inside = os.path.join(path, "")
+        foreign = sum(p.source.startswith(inside) for p in skipped)
+        also = f"; {foreign} file{'s' if foreign != 1 else ''} skipped, holding no Kubernetes object" if foreign else ""
+        found.append(Problem(path, None, "", f"no objects in this directory (kubectl: no objects passed){also}"))
+    return found
 
 
 def _directory_files(directory: str) -> list[str]:
@@ -329,7 +419,8 @@ def _directory_files(directory: str) -> list[str]:
     return [os.path.join(directory, rel) for rel in sorted(found, key=lambda p: p.split(os.sep))]
 
 
-def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) -> None:
+def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem],
+               skipped: list[Problem] | None = None) -> None:
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -346,8 +437,29 @@ def _load_file(path: str, objects: list[LoadedObject], problems: list[Problem]) 
             docs = []
     else:
         docs = _yaml_documents(path, data, problems)
+    if skipped is not None and (foreign := _not_objects(docs)) and not any(p.source == path for p in problems):
+        skipped.append(Problem(path, None, "", f"skipped: holds no Kubernetes object ({foreign})"))
+        return
     for doc, value in docs:
         _add_document(path, doc, value, objects, problems)
+
+
+def _not_objects(docs: list[tuple[int, Any]]) -> str:
+    """What a file's documents are when none is a Kubernetes object (a mapping with `kind` or
+    `apiVersion`), e.g. "a list of 3 strings"; "" when one is, or when there are none."""
+    values = [value for _doc, value in docs if value is not None]
+    if not values or any(isinstance(v, dict) and ("kind" in v or "apiVersion" in v) for v in values):
+        return ""
+    first = values[0]
+    if isinstance(first, list):
+        plural = "" if len(first) == 1 else "s"
+        kinds = " and ".join(sorted({type_name(item) + plural for item in first}))
+        what = f"a list of {len(first)} {kinds}" if first else "an empty list"
+    elif isinstance(first, dict):
+        what = "a mapping without apiVersion and kind"
+    else:
+        what = f"a {type_name(first)}"
+    return what if len(values) == 1 else f"{what}, and {len(values) - 1} more documents"
 
 
 def _json_deeper_than(data: bytes, limit: int) -> bool:
@@ -368,6 +480,8 @@ def _json_deeper_than(data: bytes, limit: int) -> bool:
 
 
 def _json_documents(path: str, data: bytes, problems: list[Problem]) -> list[tuple[int, Any]]:
+    if not data.strip():  # an empty file, as a support bundle writes where a collector found nothing
+        return []
     # orjson parses twice as fast and agrees with json wherever it succeeds, but for integers past
     # 64 bits, which it turns into floats: with a run of 19 digits anywhere, json reads the file.
     if data.translate(_DIGITS_AS_ZERO).find(b"0" * 19) < 0:
@@ -419,6 +533,22 @@ def _yaml_documents(path: str, data: bytes, problems: list[Problem]) -> list[tup
     return unshared
 
 
+def read_yaml(data: bytes) -> Any:
+    """The first YAML document of `data` in Kubernetes' JSON form, as the API server reads a YAML
+    request body; raises yaml.YAMLError for bad YAML, ValueError for aliases that expand too far
+    or nesting deeper than MAX_DEPTH."""
+    loader = _FastLoader(data)
+    try:
+        value = loader.get_data() if loader.check_data() else None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    finally:
+        loader.dispose()
+    if loader.depth > MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    return _Unaliaser().copy(value, frozenset(), 0) if b"*" in data else value
+
+
 class _Unaliaser:
     """Copies a document so each YAML alias becomes an independent value, as in Kubernetes' JSON form.
 
@@ -451,9 +581,11 @@ def _yaml_message(e: yaml.YAMLError) -> str:
         return f"not valid text at byte {e.position}: {e.reason}"
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
     what = getattr(e, "problem", None) or str(e).splitlines()[0]
+    # A constructor's error is about a value the syntax allows (`!!int abc`, `.inf`, a null key).
+    kind = "invalid YAML value" if isinstance(e, yaml.constructor.ConstructorError) else "YAML syntax error"
     if mark is None:
-        return f"YAML syntax error: {what}"
-    return f"YAML syntax error at line {mark.line + 1}, column {mark.column + 1}: {what}"
+        return f"{kind}: {what}"
+    return f"{kind} at line {mark.line + 1}, column {mark.column + 1}: {what}"
 
 
 def _add_document(path: str, doc: int, value: Any, objects: list[LoadedObject], problems: list[Problem]) -> None:

@@ -29,7 +29,7 @@ import click
 import yaml
 
 from kubesched.api.kinds import SIMULATED
-from kubesched.api.loader import SNAPSHOT_TIME
+from kubesched.api.loader import SNAPSHOT_TIME, CDumper
 from kubesched.api.objects import format_time, parse_time
 from kubesched.api.restmapping import RESOURCES
 from kubesched.apiserver.errors import APIError, TooManyRequests
@@ -198,13 +198,10 @@ def take(conn: Connection, namespaces: tuple[str, ...] = (), selector: str | Non
             "items": items}
 
 
-_Dumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # the C emitter: exports run to 100k objects
-
-
 def render(snapshot: dict[str, Any], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(snapshot, indent=2, ensure_ascii=False) + "\n"
-    return yaml.dump(snapshot, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 16)
+    return yaml.dump(snapshot, Dumper=CDumper, sort_keys=False, allow_unicode=True, width=1 << 16)
 
 
 def _write(text: str, output: str) -> None:

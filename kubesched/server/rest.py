@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from kubesched.api.fieldschema import decode
+from kubesched.api.loader import read_yaml
 from kubesched.api.objects import deep_copy, parse_time
 from kubesched.api.restmapping import Resource, for_kind
 from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
@@ -107,7 +108,7 @@ class Rest:
                            + ", ".join(PATCH_TYPES))
         try:
             if "yaml" in req.content_type:
-                return yaml.safe_load(req.body)
+                return read_yaml(req.body)  # as sigs.k8s.io/yaml reads it: `=` and `y` as Go reads them
             return json.loads(req.body)
         except (ValueError, yaml.YAMLError) as e:
             raise BadRequest(f"couldn't get version/kind; json parse error: {e}") from None

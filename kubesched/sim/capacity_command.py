@@ -9,6 +9,7 @@ import yaml
 from rich.console import Console
 
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.loader import Dumper
 from kubesched.commandline import echo_json, fail, results_only, warn
 
 
@@ -75,7 +76,7 @@ def capacity(paths: tuple[str, ...], pods: tuple[str, ...], preempt: bool, max_c
     elif output == "json":
         echo_json(to_json(result))
     else:
-        click.echo(yaml.safe_dump(to_json(result), sort_keys=False))
+        click.echo(yaml.dump(to_json(result), Dumper=Dumper, sort_keys=False))
     if report:
         from kubesched.sim.report import write_report
 

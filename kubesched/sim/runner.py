@@ -56,9 +56,9 @@ def load(paths: list[str], strict: bool = False, now: datetime | None = None,
 
 
 def _load(paths: list[str], strict: bool, now: datetime | None, until: float | None) -> Scenario:
-    loaded, problems = collect_paths(paths)
-    problems.extend(nothing_loaded(loaded, problems))
     warnings: list[Problem] = []
+    loaded, problems = collect_paths(paths, warnings)
+    problems.extend(nothing_loaded(paths, loaded, problems, warnings))
     try:
         validate(loaded, warnings)
     except InputError as e:

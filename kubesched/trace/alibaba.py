@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.loader import CDumper
 
 NODE_FILE = "openb_node_list_all_node.csv"
 POD_FILE = "openb_pod_list_{}.csv"
@@ -308,5 +309,4 @@ def dump(conv: Conversion, path: str) -> None:
         f.write("# What the scenario cannot express:\n")
         for note in conv.notes:
             f.write(f"# - {note}\n")
-        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-        yaml.dump_all(conv.objects, f, Dumper=dumper, sort_keys=False, default_flow_style=None, width=1 << 16)
+        yaml.dump_all(conv.objects, f, Dumper=CDumper, sort_keys=False, default_flow_style=None, width=1 << 16)

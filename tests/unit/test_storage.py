@@ -396,7 +396,7 @@ def problems(text: str) -> list[str]:
     ("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s, annotations: "
      "{sim.kubesched.io/provisioning-time: soon}}\nprovisioner: x",
      ['metadata.annotations.sim.kubesched.io/provisioning-time: "soon" is not a duration']),
-    ("apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n}\nspec: {drivers: [{name: d, nodeID: i, "
+    ("apiVersion: storage.k8s.io/v1\nkind: CSINode\nmetadata: {name: n1}\nspec: {drivers: [{name: d, nodeID: i, "
      "allocatable: {count: -1}}, {name: d}]}",
      ["spec.drivers[0].allocatable.count: Invalid value: -1: must be greater than or equal to 0",
       'spec.drivers[1].name: Duplicate value: "d"', "spec.drivers[1].nodeID: Required value"]),

@@ -332,7 +332,8 @@ status: null
 def test_nothing_to_simulate_is_refused_as_kubectl_does() -> None:
     Path("empty.yaml").write_text("---\n")
     result = CliRunner().invoke(main, ["simulate", "empty.yaml"])
-    assert (result.exit_code, result.stderr, result.stdout) == (2, "error: no objects passed\n", "")
+    assert (result.exit_code, result.stderr, result.stdout) == (
+        2, "empty.yaml: no objects in this file (kubectl: no objects passed)\n", "")
 
 
 def test_strict_makes_warnings_errors() -> None:

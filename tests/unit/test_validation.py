@@ -305,12 +305,12 @@ def test_metadata_name_required() -> None:
 
 
 def test_bad_names_and_labels() -> None:
-    assert check(pod(f"{{{C}}}", '{name: Bad_Name, namespace: Team, labels: {"-bad": ok, good: "no spaces", n: 1}}')) == [
+    assert check(pod(f"{{{C}}}", '{name: Bad_Name, namespace: Team, labels: {"-bad": ok, good: "no spaces", num: 1}}')) == [
         'in.yaml doc 1: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of '
         "lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
         'in.yaml doc 1: metadata.namespace: Invalid value: "Team": a lowercase RFC 1123 label must consist of '
         "lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-        "in.yaml doc 1: metadata.labels.n: expected a string, got integer",
+        "in.yaml doc 1: metadata.labels.num: expected a string, got integer",
         'in.yaml doc 1: metadata.labels: Invalid value: "-bad": name part must consist of alphanumeric characters, '
         "'-', '_' or '.', and must start and end with an alphanumeric character",
         'in.yaml doc 1: metadata.labels: Invalid value: "no spaces": a valid label must be an empty string or '
@@ -328,7 +328,7 @@ def test_namespace_names_are_dns_labels() -> None:
 def test_long_names_and_label_keys() -> None:
     long = "a" * 254
     lines = check(node("", name=long) + "---\n" + node("", name="ok").replace(
-        "{name: ok}", "{name: ok, labels: {" + "b" * 64 + ": x, a/b/c: y, /x: z}}"))
+        "{name: ok}", "{name: ok, labels: {" + "b" * 64 + ": x, a/b/c: v, /x: z}}"))
     assert lines == [
         f'in.yaml doc 1: metadata.name: Invalid value: "{long}": must be no more than 253 characters',
         'in.yaml doc 2: metadata.labels: Invalid value: "' + "b" * 64 + '": name part must be no more than 63 characters',
@@ -406,7 +406,8 @@ def test_pod_scalar_fields() -> None:
 def test_priority_must_fit_int32() -> None:
     assert check(pod(f"{{{C}, priority: 3000000000, overhead: {{cpu: 1.0}}}}")) == [
         "in.yaml doc 1: spec.priority: expected a 32-bit integer, got 3000000000"]
-    assert check(pod(f"{{{C}, priority: 1.0}}")) == ["in.yaml doc 1: spec.priority: expected an integer, got number"]
+    assert check(pod(f"{{{C}, priority: 1.5}}")) == ["in.yaml doc 1: spec.priority: expected an integer, got number"]
+    assert check(pod(f"{{{C}, priority: 1.0}}")) == []  # kubectl sends 1.0 as JSON's 1
 
 
 def test_ports() -> None:
@@ -793,7 +794,7 @@ def test_scenario_expectations() -> None:
   - {pod: default/a}
   - {pod: default/a, node: n1}
   - {node: n1, phase: Running}
-  - {rejected: Foo/a, message: x, messageContains: y}
+  - {rejected: Foo/a, message: x, messageContains: z}
   - {rejected: a}
   - {pod: default/a, event: {foo: 1}, at: soon}
   - {pod: default/a, event: {}}
