@@ -19,13 +19,11 @@ controller then goes on as the cluster's would: it scales the old ones down.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from kubesched.api.objects import Obj, controller_of, deep_copy, is_pod_ready, is_terminal, is_terminating
-from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.controllers import deploymentutil as du
-from kubesched.controllers.podcontrol import controller_ref
+from kubesched.controllers.podcontrol import controller_ref, made_from
 from kubesched.controllers.replicaset import replicas_of
 
 SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -173,45 +171,3 @@ def _keep(obj: Obj, key: str, keep: Callable[[Obj], bool]) -> None:
         obj[key] = items
     else:
         obj.pop(key, None)
-
-
-def made_from(template: Obj, pods: list[Obj]) -> bool:
-    """Whether the pods could have been made from `template`: its labels (but the hash) and
-    annotations are theirs, and everything its spec says their specs say too (a pod has more:
-    the node, defaults, what admission added such as the service account's token volume)."""
-    meta = template.get("metadata") or {}
-    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != du.HASH_LABEL}
-    for pod in pods:
-        pod_meta = pod["metadata"]
-        if not _covers(labels, pod_meta.get("labels") or {}) or \
-                not _covers(meta.get("annotations") or {}, pod_meta.get("annotations") or {}) or \
-                not _covers(template.get("spec") or {}, pod.get("spec") or {}):
-            return False
-    return True
-
-
-def _covers(want: Any, have: Any) -> bool:
-    """`have` says at least what `want` says: mappings key by key, lists of named items name by
-    name, other lists item by item in any order, quantities by value."""
-    if want is None or (have is None and not want):  # a default the pod may leave out
-        return True
-    if isinstance(want, dict):
-        return isinstance(have, dict) and all(_covers(v, have.get(k)) for k, v in want.items())
-    if isinstance(want, list):
-        if not isinstance(have, list):
-            return not want
-        if all(isinstance(w, dict) and "name" in w for w in want):
-            named = {h.get("name"): h for h in have if isinstance(h, dict)}
-            return all(_covers(w, named.get(w["name"])) for w in want)
-        return all(any(_covers(w, h) for h in have) for w in want)
-    if want == have:
-        return True
-    if isinstance(want, (str, int, float)) and isinstance(have, (str, int, float)) \
-            and not isinstance(want, bool) and not isinstance(have, bool):
-        if str(want) == str(have):
-            return True
-        try:
-            return parse_quantity(want) == parse_quantity(have)
-        except QuantityError:
-            return False
-    return False
