@@ -17,9 +17,9 @@ from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 EXPORT = SCENARIOS / "owners-deployment-without-replicasets.yaml"
-REBUILT = ("rebuilt 3 ReplicaSet(s) the input lacks from their pods' ownerReferences and pod-template-hash "
-           "labels: shop/web-5d8f7c9b4 (Deployment shop/web, 3 replicas), shop/api-7f9c6d8b4 (Deployment "
-           "shop/api, 2 replicas), shop/api-6b7c8d9f5 (Deployment shop/api, 1 replicas)")
+REBUILT = (f"{EXPORT}: rebuilt 3 ReplicaSet(s) the input lacks from their pods' ownerReferences and pod-template-hash "
+           "labels: shop/web-5d8f7c9b4 (Deployment shop/web, replicas 3), shop/api-7f9c6d8b4 (Deployment "
+           "shop/api, replicas 2), shop/api-6b7c8d9f5 (Deployment shop/api, replicas 1)")
 
 
 def simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:

@@ -54,7 +54,7 @@ def rebuild_replica_sets(objects: Iterable[Obj]) -> tuple[list[Obj], str | None]
     if not rebuilt:
         return [], None
     names = ", ".join(f"{rs['metadata']['namespace']}/{rs['metadata']['name']} (Deployment "
-                      f"{rs['metadata']['namespace']}/{_deployment_name(rs)}, {rs['spec']['replicas']} replicas)"
+                      f"{rs['metadata']['namespace']}/{_deployment_name(rs)}, replicas {rs['spec']['replicas']})"
                       for rs in rebuilt)
     return rebuilt, (f"rebuilt {len(rebuilt)} ReplicaSet(s) the input lacks from their pods' ownerReferences and "
                      f"pod-template-hash labels: {names}")

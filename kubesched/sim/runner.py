@@ -14,7 +14,6 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
 from kubesched.api.objects import Shared, namespaced, ref
 from kubesched.apiserver.errors import APIError
-from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
 from kubesched.runtime.clock import LATE
@@ -69,7 +68,7 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
     if problems:
         raise InputError(problems)
     scenario = build(loaded, now)
-    scenario.warnings = warnings
+    scenario.warnings = [*warnings, *scenario.warnings]
     if until is not None:
         scenario.until = until
     return scenario
@@ -122,14 +121,7 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: 
                       descheduler_policy=policy, recorder=recorder)
     clock = cluster.clock
     kinds: dict[str, Shared] = {}
-    rebuilt, note = rebuild_replica_sets(obj for at, obj in scenario.objects if at <= 0)
-    if note is not None:
-        recorder.warn(note)
     for i, (at, obj) in enumerate(scenario.objects):
-        if rebuilt and obj["kind"] == "Pod":  # before the pods that name them, after their Deployments
-            for rs in rebuilt:
-                cluster.restore(rs, validated=True, owned=True)
-            rebuilt = []
         if at <= 0:
             cluster.restore(obj, validated=True, owned=consume)
         else:
