@@ -20,13 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from kubesched.api.objects import Obj, controller_of, deep_copy, is_pod_ready, is_terminal, is_terminating
+from kubesched.api.objects import Obj, controller_of, deep_copy, is_pod_ready
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.controllers import deploymentutil as du
-from kubesched.controllers.podcontrol import controller_ref, made_from
+from kubesched.controllers.podcontrol import controller_ref, is_pod_active, made_from
 from kubesched.controllers.replicaset import replicas_of
-
-SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 
 def rebuild_replica_sets(objects: Iterable[Obj]) -> tuple[list[Obj], str | None]:
@@ -43,9 +41,10 @@ def rebuild_replica_sets(objects: Iterable[Obj]) -> tuple[list[Obj], str | None]
             continue
         groups.setdefault((_ns(pod), ref["name"], ref["uid"]), []).append(pod)
     deployments = [o for o in objects if o.get("kind") == "Deployment"]
+    by_name = {(_ns(d), d["metadata"].get("name")): d for d in deployments}
     by_deployment: dict[int, list[tuple[str, str, list[Obj]]]] = {}
     for (ns, name, uid), pods in groups.items():
-        d = _owner(deployments, ns, name, pods)
+        d = _owner(by_name, ns, name, pods)
         if d is not None:
             by_deployment.setdefault(id(d), []).append((name, uid, pods))
     rebuilt: list[Obj] = []
@@ -68,22 +67,20 @@ def _hash(pod: Obj) -> str:
     return (pod["metadata"].get("labels") or {}).get(du.HASH_LABEL, "")
 
 
-def _owner(deployments: list[Obj], ns: str, rs_name: str, pods: list[Obj]) -> Obj | None:
+def _owner(deployments: dict[tuple[str, str], Obj], ns: str, rs_name: str, pods: list[Obj]) -> Obj | None:
     """The Deployment that made this ReplicaSet: in its namespace, named `<deployment>-<hash>`
     after the pods' pod-template-hash, its selector taking every pod."""
     pod_hash = _hash(pods[0])
-    if not pod_hash or any(_hash(p) != pod_hash for p in pods):
+    if not pod_hash or any(_hash(p) != pod_hash for p in pods) or not rs_name.endswith(f"-{pod_hash}"):
         return None
-    for d in deployments:
-        if _ns(d) != ns or rs_name != f"{d['metadata'].get('name')}-{pod_hash}":
-            continue
-        try:
-            selector = LabelSelector.compile((d.get("spec") or {}).get("selector"))
-        except SelectorError:
-            return None
-        if all(selector.matches(p["metadata"].get("labels") or {}) for p in pods):
-            return d
-    return None
+    d = deployments.get((ns, rs_name[:-len(pod_hash) - 1]))
+    if d is None:
+        return None
+    try:
+        selector = LabelSelector.compile((d.get("spec") or {}).get("selector"))
+    except SelectorError:
+        return None
+    return d if all(selector.matches(p["metadata"].get("labels") or {}) for p in pods) else None
 
 
 def _deployment_name(rs: Obj) -> str:
@@ -101,8 +98,8 @@ def _replica_sets(d: Obj, groups: list[tuple[str, str, list[Obj]]]) -> list[Obj]
     rebuilt = []
     old_revision = revision - (new is not None)
     for name, uid, pods in newest_first:
-        live = [p for p in pods if not is_terminal(p) and not is_terminating(p)]
-        if (name, uid, pods) == new:
+        live = [p for p in pods if is_pod_active(p)]
+        if new is not None and pods is new[2]:
             replicas = replicas_of(d) if len(groups) == 1 else min(len(live), replicas_of(d))
             rs_template = deep_copy(template)
             rs_revision = revision
@@ -134,7 +131,7 @@ def _replica_set(d: Obj, name: str, uid: str, pods: list[Obj], template: Obj, re
           "spec": {"replicas": replicas, "minReadySeconds": (d.get("spec") or {}).get("minReadySeconds") or 0,
                    "selector": selector, "template": template}}
     du.set_replicas_annotations(rs, replicas_of(d), replicas_of(d) + du.max_surge(d))
-    live = [p for p in pods if not is_terminal(p) and not is_terminating(p)]
+    live = [p for p in pods if is_pod_active(p)]
     ready = sum(is_pod_ready(p) for p in live)
     rs["status"] = {"replicas": len(live), "fullyLabeledReplicas": len(live), "readyReplicas": ready,
                     "availableReplicas": ready, "observedGeneration": 1}
