@@ -6,11 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from kubesched.api.objects import deep_copy
 from kubesched.controllers.deploymentutil import HASH_LABEL
 from kubesched.controllers.podcontrol import made_from, pods_revision
 from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
 from kubesched.runtime.cluster import Cluster
+from kubesched.sim.runner import load, simulate
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}, "annotations": {"team": "a"}},
             "spec": {"containers": [{"name": "c", "image": "web:1", "resources": {"requests": {"cpu": "500m"}}}]}}
@@ -73,3 +79,31 @@ def test_the_pods_revision_is_the_one_most_pods_of_the_template_carry() -> None:
     other = deep_copy(TEMPLATE)
     other["spec"]["containers"][0]["image"] = "web:2"
     assert pods_revision(other, pods, HASH_LABEL) is None
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(replicas=st.integers(1, 6), strategy=st.sampled_from(["Recreate", "RollingUpdate"]),
+       min_ready=st.sampled_from([0, 10]), nodes=st.integers(1, 3))
+def test_an_export_without_replica_sets_runs_on_with_the_same_pods(tmp_path_factory: pytest.TempPathFactory,
+                                                                    replicas: int, strategy: str, min_ready: int,
+                                                                    nodes: int) -> None:
+    """Invariant: a settled Deployment exported as `kubectl get deploy,pods` (no ReplicaSets) and
+    simulated again keeps exactly its pods, on their nodes: none created, none deleted."""
+    c = Cluster()
+    for i in range(nodes):
+        c.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
+                  "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "110"}}})
+    c.create({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+              "spec": {"replicas": replicas, "minReadySeconds": min_ready, "strategy": {"type": strategy},
+                       "selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE}})
+    c.run(120)
+    exported = [deep_copy(n) for n in c.api.list("Node")] + export(c, "Deployment", "Pod")
+    before = {(p["metadata"]["name"], p["spec"]["nodeName"]) for p in exported if p["kind"] == "Pod"}
+    path = tmp_path_factory.mktemp("export") / "snap.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": exported}))
+    scenario = load([str(path)])
+    scenario.until = 300
+    result = simulate(scenario)
+    after = {(p["metadata"]["name"], p["spec"]["nodeName"]) for p in result.cluster.api.list("Pod", "default")}
+    assert after == before
+    assert any("rebuilt 1 ReplicaSet(s)" in str(w) for w in scenario.warnings)
