@@ -20,9 +20,9 @@ availableReplicas, currentReplicas, updatedReplicas, the revisions and observedG
 Revisions are `<set>-<hash of the template>` (podcontrol.compute_hash), or for the template an
 export came with, the revision its status names (its pods carry it) or, without a status, the one
 its pods made from that template carry (the cluster's hash, which compute_hash cannot give), and
-no ControllerRevision
-objects are kept: a pod created below a partition gets the current revision's template only when
-this run saw it; otherwise (a snapshot mid-rollout) it gets the update revision's.
+no ControllerRevision objects are kept: a pod created below a partition gets the current
+revision's template only when this run saw it; otherwise (a snapshot mid-rollout) it gets the
+update revision's.
 """
 
 from __future__ import annotations
