@@ -10,7 +10,8 @@ tolerated. Pods are placed by the default scheduler: their required node affinit
 that stops qualifying loses it; a failed pod is deleted (with a per-node backoff from 1 s doubling
 to 15 min, and a FailedDaemonPod event) and a new one follows once it is gone; extra pods on a node
 are deleted, the oldest kept. Pods are labelled with controller-revision-hash (the template's hash:
-podcontrol.compute_hash) and pod-template-generation (when the API server recorded it).
+podcontrol.compute_hash, or for the template the input came with the hash its pods carry) and
+pod-template-generation (when the API server recorded it).
 
 Deliberate differences: a template change is not rolled out (both update strategies act like
 OnDelete: new pods get the new template, old ones stay and are not counted as updated); no
@@ -41,6 +42,7 @@ from kubesched.controllers.podcontrol import (
     create_pod,
     delete_pod,
     is_pod_available,
+    pods_revision,
     slow_start_batch,
 )
 from kubesched.controllers.podevents import selector_of
@@ -60,6 +62,7 @@ class DaemonSetController(PodOwnerController):
     def __init__(self, api: APIServer, clock: Any) -> None:
         super().__init__(api, clock)
         self._failed_pods: dict[str, tuple[float, float]] = {}  # backoff key -> (delay, last update)
+        self._first_seen: dict[str, tuple[Obj, str | None]] = {}  # DaemonSet uid -> first template, its pods' hash
 
     def start(self) -> None:
         super().start()
@@ -92,7 +95,7 @@ class DaemonSetController(PodOwnerController):
         selector = selector_of(ds)
         uid = ds["metadata"]["uid"]
         pods = claim(self.api, ds, selector, self.pods.owned(uid) + self.pods.orphans(key[0]))
-        revision = revision_hash(ds)
+        revision = self._revision(ds, pods)
         error = None
         if not is_terminating(ds):
             error = self._manage(ds, nodes, pods, revision)
@@ -102,6 +105,17 @@ class DaemonSetController(PodOwnerController):
             self.backoff.forget(key)
         else:
             self.backoff.retry(key)
+
+    def _revision(self, ds: Obj, pods: list[Obj]) -> str:
+        """The current revision's hash: for the template the input came with, the one its pods
+        made from it carry (the cluster's, which compute_hash does not reproduce), so a snapshot's
+        pods count as updated and new ones carry the same label; else the template's hash."""
+        template = ds["spec"]["template"]
+        uid = ds["metadata"]["uid"]
+        if uid not in self._first_seen:
+            self._first_seen[uid] = (template, pods_revision(_unpinned(template), pods, HASH_LABEL))
+        first_template, first_revision = self._first_seen[uid]
+        return first_revision if first_revision and template == first_template else revision_hash(ds)
 
     def _manage(self, ds: Obj, nodes: list[Obj], pods: list[Obj], revision: str) -> str | None:
         """manage + syncNodes: create the missing daemon pods, then delete the unwanted ones."""
@@ -231,6 +245,17 @@ def _pods_by_node(pods: list[Obj]) -> dict[str, list[Obj]]:
         if node is not None:
             by_node.setdefault(node, []).append(pod)
     return by_node
+
+
+def _unpinned(template: Obj) -> Obj:
+    """The template as its pods show it: their required node affinity is the pin to their node
+    (daemonsetutil.for_node), not the template's."""
+    node_affinity = ((template.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {}
+    if not node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"):
+        return template
+    unpinned = deep_copy(template)
+    del unpinned["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    return unpinned
 
 
 def _labels(obj: Obj) -> dict[str, str]:

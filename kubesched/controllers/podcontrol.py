@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 
 from kubesched.api.objects import Obj, deep_copy, get_condition, is_pod_ready, is_terminal, is_terminating
+from kubesched.api.quantity import QuantityError, parse_quantity
 from kubesched.apiserver.errors import APIError, Forbidden, NotFoundError, ObjectForbidden
 from kubesched.apiserver.server import APIServer
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # utilrand's alphanums: no vowels, no 0/1/3
 FNV32_OFFSET = 0x811C9DC5
 FNV32_PRIME = 0x01000193
+# The labels a controller adds to the template it copies: the hash of that template.
+TEMPLATE_HASH_LABELS = frozenset({"pod-template-hash", "controller-revision-hash"})
 
 
 def is_pod_active(pod: Obj) -> bool:
@@ -131,3 +135,56 @@ def compute_hash(template: Obj, collision_count: int | None = None) -> str:
     for byte in data:
         h = ((h ^ byte) * FNV32_PRIME) & 0xFFFFFFFF
     return "".join(SAFE_ALPHABET[ord(ch) % len(SAFE_ALPHABET)] for ch in str(h))
+
+
+def made_from(template: Obj, pods: list[Obj], ignored_labels: frozenset[str] = TEMPLATE_HASH_LABELS) -> bool:
+    """Whether the pods could have been made from `template`: its labels (but its hash) and
+    annotations are theirs, and everything its spec says their specs say too (a pod has more:
+    the node, defaults, what admission added such as the service account's token volume)."""
+    meta = template.get("metadata") or {}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k not in ignored_labels}
+    for pod in pods:
+        pod_meta = pod["metadata"]
+        if not _covers(labels, pod_meta.get("labels") or {}) or \
+                not _covers(meta.get("annotations") or {}, pod_meta.get("annotations") or {}) or \
+                not _covers(template.get("spec") or {}, pod.get("spec") or {}):
+            return False
+    return True
+
+
+def _covers(want: Any, have: Any) -> bool:
+    """`have` says at least what `want` says: mappings key by key, lists of named items name by
+    name, other lists item by item in any order, quantities by value."""
+    if want is None or (have is None and not want):  # a default the pod may leave out
+        return True
+    if isinstance(want, dict):
+        return isinstance(have, dict) and all(_covers(v, have.get(k)) for k, v in want.items())
+    if isinstance(want, list):
+        if not isinstance(have, list):
+            return not want
+        if all(isinstance(w, dict) and "name" in w for w in want):
+            named = {h.get("name"): h for h in have if isinstance(h, dict)}
+            return all(_covers(w, named.get(w["name"])) for w in want)
+        return all(any(_covers(w, h) for h in have) for w in want)
+    if want == have:
+        return True
+    if isinstance(want, (str, int, float)) and isinstance(have, (str, int, float)) \
+            and not isinstance(want, bool) and not isinstance(have, bool):
+        if str(want) == str(have):
+            return True
+        try:
+            return parse_quantity(want) == parse_quantity(have)
+        except QuantityError:
+            return False
+    return False
+
+
+def pods_revision(template: Obj, pods: list[Obj], label: str) -> str | None:
+    """The revision (hash label) most of the live pods made from `template` carry: the real
+    cluster's name for the template, which compute_hash does not reproduce. None without such pods."""
+    counts: dict[str, int] = {}
+    for pod in pods:
+        value = (pod["metadata"].get("labels") or {}).get(label)
+        if value and is_pod_active(pod) and made_from(template, [pod]):
+            counts[value] = counts.get(value, 0) + 1
+    return max(counts, key=lambda v: (counts[v], v)) if counts else None

@@ -18,9 +18,11 @@ unavailable); OnDelete leaves the pods to be deleted by hand. Status: replicas, 
 availableReplicas, currentReplicas, updatedReplicas, the revisions and observedGeneration.
 
 Revisions are `<set>-<hash of the template>` (podcontrol.compute_hash), or for the template an
-export came with, the revision its status names (its pods carry it), and no ControllerRevision
-objects are kept: a pod created below a partition gets the current revision's template only when
-this run saw it; otherwise (a snapshot mid-rollout) it gets the update revision's.
+export came with, the revision its status names (its pods carry it) or, without a status, the one
+its pods made from that template carry (the cluster's hash, which compute_hash cannot give), and
+no ControllerRevision objects are kept: a pod created below a partition gets the current
+revision's template only when this run saw it; otherwise (a snapshot mid-rollout) it gets the
+update revision's.
 """
 
 from __future__ import annotations
@@ -34,7 +36,13 @@ from kubesched.api.intstr import scaled_value
 from kubesched.api.objects import Obj, deep_copy, is_pod_ready, is_terminal, is_terminating
 from kubesched.apiserver.errors import AlreadyExists, APIError, NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podcontrol import compute_hash, controller_ref, is_pod_available, pod_from_template
+from kubesched.controllers.podcontrol import (
+    compute_hash,
+    controller_ref,
+    is_pod_available,
+    pod_from_template,
+    pods_revision,
+)
 from kubesched.controllers.podevents import selector_of
 from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
@@ -80,7 +88,7 @@ class StatefulSetController(PodOwnerController):
                    if parent_and_ordinal(p["metadata"]["name"])[0] == name]
         pods = claim(self.api, sts, selector_of(sts), members)
         template = sts["spec"].get("template") or {}
-        update_revision = self._revision(sts, template)
+        update_revision = self._revision(sts, template, pods)
         self._templates[update_revision] = template
         current_revision = (sts.get("status") or {}).get("currentRevision") or update_revision
         try:
@@ -95,12 +103,16 @@ class StatefulSetController(PodOwnerController):
         if min_ready > 0 and any(is_pod_ready(p) and not self._available(p, min_ready) for p in pods):
             self.queue.add_after(key, min_ready)
 
-    def _revision(self, sts: Obj, template: Obj) -> str:
-        """The update revision's name: the one the input's status gives while the template is the
-        one first seen (an export names the real cluster's revision, and its pods carry it), else
+    def _revision(self, sts: Obj, template: Obj, pods: list[Obj]) -> str:
+        """The update revision's name: the one the input gives while the template is the one
+        first seen (an export names the real cluster's revision in the set's status, and its pods
+        carry it; without the status, the revision of the pods made from the template), else
         `<set>-<hash of the template>`."""
-        first_template, first_revision = self._first_seen.setdefault(
-            sts["metadata"]["uid"], (template, (sts.get("status") or {}).get("updateRevision")))
+        uid = sts["metadata"]["uid"]
+        if uid not in self._first_seen:
+            given = (sts.get("status") or {}).get("updateRevision") or pods_revision(template, pods, REVISION_LABEL)
+            self._first_seen[uid] = (template, given)
+        first_template, first_revision = self._first_seen[uid]
         if first_revision and template == first_template:
             return first_revision
         return f"{sts['metadata']['name']}-{compute_hash(template)}"

@@ -69,7 +69,7 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
     if problems:
         raise InputError(problems)
     scenario = build(loaded, now)
-    scenario.warnings = warnings
+    scenario.warnings = [*warnings, *scenario.warnings]
     if until is not None:
         scenario.until = until
     return scenario

@@ -6,7 +6,8 @@ that refer to them, limit ranges and quotas before what they govern, nodes befor
 live cluster admitted it; file order is kept within a kind. Virtual time 0 is the moment of the export: `--now`, else the Scenario's
 `startTime`, else the time `kubesched snapshot` recorded on its List, else the newest timestamp
 anywhere in the input; so pod ages, taints' `timeAdded` and the like count from the real past, and an
-object stamped later than that is created at that offset.
+object stamped later than that is created at that offset. The ReplicaSets an export of
+Deployments and their pods lacks are rebuilt from the pods (controllers.rebuiltreplicasets).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import Problem
 from kubesched.api.loader import LoadedObject
-from kubesched.api.objects import DEFAULT_EPOCH, Obj, parse_time
+from kubesched.api.objects import DEFAULT_EPOCH, Obj, controller_of, parse_time
+from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
 
 CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota", "StorageClass",
                 "CSIDriver", "Node", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget",
@@ -87,6 +89,7 @@ def build(loaded: list[LoadedObject], now: datetime | None = None) -> Scenario:
     0), overriding the Scenario's startTime and the newest timestamp in the input."""
     sc = Scenario()
     cluster_objs: list[Obj] = []
+    sources_of: dict[int, str] = {}  # the file each object came from
     for lo in loaded:
         obj, kind = lo.obj, lo.obj.get("kind")
         if kind == "Scenario":
@@ -109,13 +112,20 @@ def build(loaded: list[LoadedObject], now: datetime | None = None) -> Scenario:
             sc.descheduler_policy = obj
         else:
             cluster_objs.append(obj)
+            sources_of.setdefault(id(obj), lo.source)
     if now is not None:
         sc.epoch = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
     elif not any(lo.obj.get("kind") == "Scenario" and (lo.obj.get("spec") or {}).get("startTime") for lo in loaded):
         recorded = [lo.snapshot_time for lo in loaded if lo.snapshot_time is not None]
         sc.epoch = max(recorded) if recorded else \
             max(_timestamps(cluster_objs, []), default=DEFAULT_EPOCH)
-    for obj in sorted(cluster_objs, key=lambda o: _order(o["kind"])):
+    rebuilt, note = rebuild_replica_sets(cluster_objs)
+    if note is not None:
+        uids = {rs["metadata"]["uid"] for rs in rebuilt}
+        sources = dict.fromkeys(sources_of[id(o)] for o in cluster_objs
+                                if o["kind"] == "Pod" and (controller_of(o) or {}).get("uid") in uids)
+        sc.warnings.append(Problem(", ".join(sources), None, "", note))
+    for obj in sorted([*cluster_objs, *rebuilt], key=lambda o: _order(o["kind"])):
         stamp = (obj.get("metadata") or {}).get("creationTimestamp")
         at = max((parse_time(stamp) - sc.epoch).total_seconds(), 0.0) if stamp else 0.0
         sc.objects.append((at, obj))
