@@ -27,11 +27,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.objects import Obj
-
-NEVER_READY_ANNOTATION = "sim.kubesched.io/never-ready"
-PROBE_FAILS_AFTER_ANNOTATION = "sim.kubesched.io/probe-fails-after"
+from kubesched.api.podlife import never_ready, probe_fails_after
 
 # The API server's defaults for a probe's zero fields (SetDefaults_Probe).
 DEFAULT_PERIOD = 10
@@ -104,39 +101,6 @@ def timeline(container: Obj, never_ready: bool, fails_after: float | None) -> Ti
     if failing <= ready:  # it failed before enough successes: Ready is never reported
         return Timeline(started, None, None)
     return Timeline(started, ready, failing + (readiness.failure_threshold - 1) * readiness.period)
-
-
-def never_ready(pod: Obj) -> set[str]:
-    """`sim.kubesched.io/never-ready`: the containers whose probes never succeed."""
-    value = (pod["metadata"].get("annotations") or {}).get(NEVER_READY_ANNOTATION) or ""
-    return {name.strip() for name in value.split(",") if name.strip()}
-
-
-def probe_fails_after(pod: Obj) -> dict[str, float]:
-    """`sim.kubesched.io/probe-fails-after`: per container, how long after it started its
-    readiness probe starts failing."""
-    value = (pod["metadata"].get("annotations") or {}).get(PROBE_FAILS_AFTER_ANNOTATION) or ""
-    return {name: after for name, after, _ in parse_fails_after(value)}
-
-
-def parse_fails_after(value: str) -> list[tuple[str, float, str | None]]:
-    """`app=5m,web=1h`: (container, seconds, why the item is wrong or None), in order."""
-    items = []
-    for item in value.split(","):
-        if not item.strip():
-            continue
-        name, sep, raw = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            items.append((name, 0.0, f"{item.strip()!r} must be <container>=<duration>"))
-            continue
-        try:
-            seconds = parse_duration(raw.strip())
-        except DurationError as e:
-            items.append((name, 0.0, str(e)))
-            continue
-        items.append((name, seconds, None if seconds >= 0 else "must be greater than or equal to 0"))
-    return items
 
 
 def probed_containers(pod: Obj) -> list[Obj]:

@@ -58,6 +58,10 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or ())
         if restarts != e["restartCount"]:
             return False, f"restartCount is {restarts}, expected {e['restartCount']}"
+    for cname, want in (e.get("containers") or {}).items():
+        ok, detail = _container_ok(status, cname, want)
+        if not ok:
+            return ok, detail
     if "replaced" in e:
         uid = obj["metadata"].get("uid")
         replacement = next((d.replacement for d in _recorder(cluster).disruptions if d.uid == uid), None)
@@ -68,6 +72,20 @@ def _check_pod(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         if not ok:
             return ok, detail
     return _event_ok(cluster, f"Pod/{ns}/{name}", e)
+
+
+def _container_ok(status: dict[str, Any], name: str, want: dict[str, Any]) -> tuple[bool, str]:
+    """`containers: {name: {ready, started, restartCount}}`: what the kubelet reports of a container
+    (or a sidecar) in the pod's status."""
+    statuses = (*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ()))
+    cs = next((x for x in statuses if x.get("name") == name), None)
+    if cs is None:
+        return False, f"container {name} has no status"
+    for key, value in want.items():
+        have = cs.get(key, 0 if key == "restartCount" else None)
+        if have != value:
+            return False, f"container {name} {key} is {have!r}, expected {value!r}"
+    return True, ""
 
 
 def _event_ok(cluster: Cluster, ref: str, e: dict[str, Any]) -> tuple[bool, str]:

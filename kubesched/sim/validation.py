@@ -46,7 +46,7 @@ from kubesched.scheduler.framework import ConfigError
 EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
 # What an `expect` entry about a pod or a node may check.
 POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score",
-              "message", "messageContains", "conditions", "restartCount", "replaced")
+              "message", "messageContains", "conditions", "restartCount", "replaced", "containers")
 NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints", "conditions")
 EVICTION_CHECKS = ("attempt", "code", "message", "messageContains", "cause", "requester")
 PDB_CHECKS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
@@ -246,6 +246,12 @@ def _expect(c: Checker, entry: dict[str, Any], index: int) -> None:
     _message_check(c, entry, path)
     c.get(entry, "restartCount", path, int)
     c.get(entry, "replaced", path, bool)
+    containers_path = subpath(path, "containers")
+    for name, want in (c.get(entry, "containers", path, dict) or {}).items():
+        check_shape(c, want, subpath(containers_path, name), {"ready": bool, "started": bool, "restartCount": int})
+        for key in want if isinstance(want, dict) else ():
+            if key not in ("ready", "started", "restartCount"):
+                c.err(subpath(subpath(containers_path, name), key), f'unknown field "{key}" for a container expectation')
     c.enum(entry, "phase", path, POD_PHASES)
     c.get(entry, "deleted", path, bool)
     c.get(entry, "priority", path, int, 32)
