@@ -192,9 +192,8 @@ class Kubelets:
                     or pod["metadata"].get("deletionTimestamp") or is_pod_ready(pod):
                 continue
             meta = pod["metadata"]
-            uid, lines = meta.get("uid", ""), timelines(pod)
             self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"],
-                                   lambda status, uid=uid, lines=lines: self._readiness(uid, lines, status, now))
+                                   lambda status, pod=pod: self._readiness(pod, timelines(pod), status, now))
 
     def _admitted_on(self, node: str) -> _Admitted:
         admitted = self._admitted.get(node)
@@ -229,8 +228,7 @@ class Kubelets:
             if requests is None:
                 if not pod["metadata"].get("deletionTimestamp"):
                     self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
-                    self._started[uid] = self._snapshot_starts(pod)
-                    self._probe_later(pod, timelines(pod))
+                    self._probe_snapshot(pod)
                 requests = pod_requests(pod.get("spec", {}))
                 admitted.add(uid, requests)
             self._track(ev, node, requests)
@@ -363,7 +361,7 @@ class Kubelets:
                 status["phase"] = "Failed"
                 _not_ready(status, "PodFailed", stamp)
             else:
-                self._readiness(pu.uid, lines, status, stamp)
+                self._readiness(pod, lines, status, stamp)
 
         lines = timelines(pod)
         self.api.update_status("Pod", pu.namespace, pu.name, record)
@@ -450,7 +448,7 @@ class Kubelets:
             _container_statuses(pod, status, False, now)
             if any(x.get("restartPolicy") == "Always" for x in pod["spec"].get("initContainers") or ()):
                 _container_statuses(pod, status, True, now)
-            self._readiness(uid, lines, status, now)
+            self._readiness(pod, lines, status, now)
             host_ip = self._host_ip(node)
             if host_ip:
                 status["hostIP"] = host_ip
@@ -505,7 +503,7 @@ class Kubelets:
                 else:
                     cs.update(state={"terminated": ended}, ready=False, started=False)
             if restart:
-                self._readiness(uid, lines, status, stamp)
+                self._readiness(pod, lines, status, stamp)
             else:
                 status["phase"] = "Failed"
                 _not_ready(status, "PodFailed", stamp)
@@ -523,12 +521,16 @@ class Kubelets:
 
     # ---- probes -----------------------------------------------------------------------------------
 
-    def _readiness(self, uid: str, lines: dict[str, Timeline], status: Obj, stamp: str) -> bool:
+    def _readiness(self, pod: Obj, lines: dict[str, Timeline], status: Obj, stamp: str) -> bool:
         """Each probed container's started and ready as its probes say now, and the pod's
         ContainersReady and Ready from them (GenerateContainersReadyCondition: sidecars first, then
         the app containers, in spec order). Returns whether anything changed."""
         now = self.clock.now()
-        starts = self._started.get(uid) or {}
+        starts = self._started.get(pod["metadata"].get("uid", "")) or {}
+        since = status.get("startTime") or stamp
+        _container_statuses(pod, status, False, since)
+        if any(x.get("restartPolicy") == "Always" for x in (pod.get("spec") or {}).get("initContainers") or ()):
+            _container_statuses(pod, status, True, since)
         unready: list[str] = []
         changed = False
         for key in ("initContainerStatuses", "containerStatuses"):
@@ -552,15 +554,32 @@ class Kubelets:
             changed = set_condition(status, shared_condition(ctype, "True", stamp)) or changed
         return changed
 
-    def _snapshot_starts(self, pod: Obj) -> dict[str, float]:
-        """When the running containers of a pod found running (a snapshot's) started, by its status."""
+    def _probe_snapshot(self, pod: Obj) -> None:
+        """A pod found running (a snapshot's): the readiness its status reports stands until its
+        probes next change it; one whose status does not say (a bound pod given without status)
+        is as Ready as its probes say by now."""
+        lines = timelines(pod)
+        uid = pod["metadata"].get("uid", "")
+        self._started[uid] = self._snapshot_starts(pod, lines)
+        if get_condition(pod, "Ready") is None and lines:
+            meta = pod["metadata"]
+            stamp = self.api.timestamp()
+            self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"],
+                                   lambda status: self._readiness(pod, lines, status, stamp))
+        self._probe_later(pod, lines)
+
+    def _snapshot_starts(self, pod: Obj, lines: dict[str, Timeline]) -> dict[str, float]:
+        """When the containers of a pod found running started, by its status (the pod's startTime
+        for a container it reports nothing of)."""
         status = pod.get("status") or {}
+        reported = {cs.get("name", ""): ((cs.get("state") or {}).get("running") or {}).get("startedAt")
+                    for cs in (*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ()))}
         starts = {}
-        for cs in (*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ())):
-            since = ((cs.get("state") or {}).get("running") or {}).get("startedAt")
+        for name in lines:
+            since = reported[name] if name in reported else status.get("startTime")
             if since:
                 try:
-                    starts[cs.get("name", "")] = self.api.seconds(since)
+                    starts[name] = self.api.seconds(since)
                 except (ValueError, OverflowError):
                     continue
         return starts
@@ -587,7 +606,7 @@ class Kubelets:
         node = self.api.store.get("Node", "", pod["spec"].get("nodeName", ""))
         if node is None or _node_ready(node):  # a silent kubelet reports nothing (its node comes back: it does)
             stamp = self.api.timestamp()
-            self.api.update_status("Pod", ns, name, lambda status: self._readiness(uid, lines, status, stamp))
+            self.api.update_status("Pod", ns, name, lambda status: self._readiness(pod, lines, status, stamp))
         self._probe_later(pod, lines)
 
     def _stop_probing(self, uid: str, forget: bool = True) -> None:

@@ -116,3 +116,11 @@ def timelines(pod: Obj) -> dict[str, Timeline]:
     stuck, fails = never_ready(pod), probe_fails_after(pod)
     return {c.get("name", ""): timeline(c, c.get("name") in stuck, fails.get(c.get("name", "")))
             for c in probed_containers(pod)}
+
+
+def reports_readiness(pod: Obj) -> bool:
+    """Whether the kubelet's probes (or the simulation's annotations) decide when the pod is
+    Ready, rather than its containers being Ready as soon as they run."""
+    return bool(never_ready(pod)) or any(
+        isinstance(c.get("readinessProbe"), dict) or isinstance(c.get("startupProbe"), dict)
+        for c in probed_containers(pod))
