@@ -57,7 +57,7 @@ def parse_fails_after(value: str) -> list[tuple[str, float, str | None]]:
         name, sep, raw = item.partition("=")
         name = name.strip()
         if not sep or not name:
-            items.append((name, 0.0, f"{item.strip()!r} must be <container>=<duration>"))
+            items.append((name, 0.0, f'"{item.strip()}" must be <container>=<duration>'))
             continue
         try:
             seconds = parse_duration(raw.strip())

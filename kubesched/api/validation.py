@@ -330,13 +330,17 @@ def _probe_annotation(c: Checker, key: str, raw: str, path: str, pod_spec: Any) 
     if not any(name for name, _ in items):
         c.invalid(path, raw, "must name at least one container" if key == NEVER_READY_ANNOTATION
                   else "must be a comma-separated list of <container>=<duration>")
+    seen: set[str] = set()
     for name, why in items:
         if why is not None:
             c.invalid(path, raw, why)
+        elif name in seen:
+            c.invalid(path, raw, f"container {_show(name)} is given twice")
         elif name and name not in probed:
             c.invalid(path, raw, f"no container or sidecar {_show(name)} in the pod")
         elif name and key == PROBE_FAILS_AFTER_ANNOTATION and not isinstance(probed[name].get("readinessProbe"), dict):
             c.invalid(path, raw, f"container {_show(name)} has no readinessProbe")
+        seen.add(name)
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:
