@@ -18,7 +18,7 @@ from itertools import chain
 from typing import Any
 
 from kubesched.api.quantity import _millis
-from kubesched.api.resources import _pod_level_millis, effective_container_requests
+from kubesched.api.resources import default_pod_level_requests, effective_container_requests
 
 __all__ = ["BEST_EFFORT", "BURSTABLE", "GUARANTEED", "qos_class"]
 
@@ -43,7 +43,7 @@ def _requirements_qos(requests: Mapping[str, int], limits: Mapping[str, int]) ->
 def qos_class(pod: Mapping[str, Any]) -> str:
     """``Guaranteed``, ``Burstable`` or ``BestEffort`` for a pod manifest (``status`` is ignored)."""
     spec = pod.get("spec") or {}
-    pod_level = _pod_level_millis(spec)
+    pod_level = default_pod_level_requests(spec, _millis)
     if pod_level is not None:
         return _requirements_qos(pod_level, _millis_of(spec["resources"].get("limits")))
     qos = None

@@ -23,7 +23,13 @@ from typing import Any
 from kubesched.api.objects import Obj
 from kubesched.api.qos import BEST_EFFORT, qos_class
 from kubesched.api.quantity import canonical, milli_value, parse_quantity, quantity_format
-from kubesched.api.resources import effective_container_requests, is_pod_level_resource
+from kubesched.api.resources import (
+    aggregate_containers,
+    default_pod_level_requests,
+    effective_container_requests,
+    is_pod_level_resource,
+    pod_requests_over,
+)
 from kubesched.api.storage import ANN_BETA_STORAGE_CLASS
 
 DECIMAL_SI = "DecimalSI"
@@ -66,6 +72,11 @@ class Amount:
         """Quantity.Add: the sum keeps this amount's format, unless this amount is zero."""
         return Amount(self.value + other.value, self.fmt if self.value else other.fmt)
 
+    __add__ = plus
+
+    def __gt__(self, other: Amount) -> bool:
+        return self.value > other.value
+
 
 ResourceList = dict[str, Amount]
 ONE = Amount(Fraction(1))
@@ -106,17 +117,6 @@ def exceeded(used: Mapping[str, Amount], hard: Mapping[str, Amount]) -> list[str
 def pretty(resources: Mapping[str, Amount]) -> str:
     """`requests.cpu=500m,pods=1`, sorted, as quota messages print resource lists."""
     return ",".join(f"{name}={resources[name]}" for name in sorted(resources))
-
-
-def _add_into(into: ResourceList, other: Mapping[str, Amount]) -> None:
-    for name, value in other.items():
-        into[name] = into[name].plus(value) if name in into else value
-
-
-def _max_into(into: ResourceList, other: Mapping[str, Amount]) -> None:
-    for name, value in other.items():
-        if name not in into or value.value > into[name].value:
-            into[name] = value
 
 
 # --- object counts ------------------------------------------------------------------------------
@@ -290,22 +290,7 @@ def compute_usage(requests: Mapping[str, Amount], limits: Mapping[str, Amount]) 
 
 def container_totals(spec: Obj, of: Callable[[Obj], Mapping[str, Any]]) -> ResourceList:
     """The sidecar-aware total over a pod's containers (AggregateContainerRequests/Limits)."""
-    total: ResourceList = {}
-    for container in spec.get("containers") or ():
-        _add_into(total, resource_list(of(container)))
-    sidecars: ResourceList = {}
-    init_peak: ResourceList = {}
-    for container in spec.get("initContainers") or ():
-        amounts = resource_list(of(container))
-        if container.get("restartPolicy") == "Always":
-            _add_into(total, amounts)
-            _add_into(sidecars, amounts)
-            _max_into(init_peak, sidecars)
-        else:
-            _add_into(amounts, sidecars)
-            _max_into(init_peak, amounts)
-    _max_into(total, init_peak)
-    return total
+    return aggregate_containers(spec, lambda container: resource_list(of(container)))
 
 
 def container_limits(container: Obj) -> Mapping[str, Any]:
@@ -313,21 +298,8 @@ def container_limits(container: Obj) -> Mapping[str, Any]:
 
 
 def pod_level_requests(spec: Obj) -> ResourceList | None:
-    """spec.resources.requests after defaulting (None without spec.resources): with pod-level
-    limits, a missing cpu or memory request is the containers' total request, else the limit."""
-    resources = spec.get("resources")
-    if resources is None:
-        return None
-    requests = resource_list(resources.get("requests"))
-    limits = resources.get("limits")
-    if limits:
-        for name, value in container_totals(spec, effective_container_requests).items():
-            if name in ("cpu", "memory"):
-                requests.setdefault(name, value)
-        for name, raw in limits.items():
-            if is_pod_level_resource(name):
-                requests.setdefault(name, amount(raw))
-    return requests
+    """spec.resources.requests after defaulting (None without spec.resources)."""
+    return default_pod_level_requests(spec, amount)
 
 
 def pod_level_set(spec: Obj) -> bool:
@@ -338,12 +310,10 @@ def pod_level_set(spec: Obj) -> bool:
 
 def pod_requests(spec: Obj) -> ResourceList:
     """resourcehelper.PodRequests: containers (sidecar-aware), pod-level requests over them, plus overhead."""
-    requests = container_totals(spec, effective_container_requests)
     pod_level = pod_level_requests(spec)
-    if pod_level and any(is_pod_level_resource(n) for n in pod_level):
-        requests.update((n, v) for n, v in pod_level.items() if is_pod_level_resource(n))
-    _add_into(requests, resource_list(spec.get("overhead")))
-    return requests
+    if pod_level and not any(is_pod_level_resource(n) for n in pod_level):
+        pod_level = None
+    return pod_requests_over(spec, container_totals(spec, effective_container_requests), pod_level, amount)
 
 
 def pod_limits(spec: Obj) -> ResourceList:

@@ -24,19 +24,23 @@ In-place resize (status.containerStatuses[].allocatedResources) is not modelled:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from kubesched.api.quantity import _millis, _millis_to_units
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "add_into",
+    "aggregate_containers",
+    "default_pod_level_requests",
     "effective_container_requests",
     "incoming_pod_non_zero_requests",
     "is_pod_level_resource",
     "pod_non_zero_requests",
     "pod_requests",
+    "pod_requests_over",
 ]
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
@@ -64,15 +68,90 @@ def _to_millis(resource_list: Mapping[str, Any]) -> _Millis:
     return {name: _millis(raw) for name, raw in resource_list.items()}
 
 
-def _add(into: _Millis, other: Mapping[str, int]) -> None:
+class Summable(Protocol):
+    """An amount the aggregation can add and compare: integer millis here, quota's Amount there."""
+
+    def __add__(self, other: Any, /) -> Any: ...
+
+    def __gt__(self, other: Any, /) -> bool: ...
+
+
+N = TypeVar("N", bound=Summable)
+
+
+def add_into(into: dict[str, N], other: Mapping[str, N]) -> None:
+    """Every resource of ``other`` added to ``into`` (a resource new to ``into`` is taken as it is)."""
     for name, amount in other.items():
-        into[name] = into.get(name, 0) + amount
+        into[name] = into[name] + amount if name in into else amount
 
 
-def _max_into(into: _Millis, other: Mapping[str, int]) -> None:
+def _max_into(into: dict[str, N], other: Mapping[str, N]) -> None:
     for name, amount in other.items():
         if name not in into or amount > into[name]:
             into[name] = amount
+
+
+def aggregate_containers(spec: Mapping[str, Any], amounts_of: Callable[[Mapping[str, Any]], dict[str, N]]
+                         ) -> dict[str, N]:
+    """AggregateContainerRequests/Limits: the sidecar-aware max/sum over all of a pod's containers.
+
+    One walk serves the scheduler (integer millis) and ResourceQuota and LimitRanger (quantities
+    that keep their format), so the three cannot disagree on what a pod with sidecars needs.
+    """
+    total: dict[str, N] = {}
+    for container in spec.get("containers") or ():
+        add_into(total, amounts_of(container))
+    sidecars: dict[str, N] = {}
+    init_peak: dict[str, N] = {}
+    for container in spec.get("initContainers") or ():
+        amounts = amounts_of(container)
+        if container.get("restartPolicy") == "Always":
+            add_into(total, amounts)
+            add_into(sidecars, amounts)
+            _max_into(init_peak, sidecars)
+        else:
+            add_into(amounts, sidecars)
+            _max_into(init_peak, amounts)
+    _max_into(total, init_peak)
+    return total
+
+
+def default_pod_level_requests(spec: Mapping[str, Any], convert: Callable[[Any], N]) -> dict[str, N] | None:
+    """``spec.resources.requests`` after defaulting, or None when ``spec.resources`` is unset.
+
+    Mirrors defaultPodRequests: when pod-level limits exist, a missing cpu/memory request defaults
+    to the containers' aggregate request for it, and any other missing supported request to the
+    pod-level limit.
+    """
+    resources = spec.get("resources")
+    if resources is None:
+        return None
+    requests = {name: convert(raw) for name, raw in (resources.get("requests") or {}).items()}
+    limits = resources.get("limits")
+    if limits:
+        def converted(container: Mapping[str, Any]) -> dict[str, N]:
+            return {name: convert(raw) for name, raw in effective_container_requests(container).items()}
+        for name, amount in aggregate_containers(spec, converted).items():
+            if name in _OVERCOMMITTABLE_POD_LEVEL:
+                requests.setdefault(name, amount)
+        for name, raw in limits.items():
+            if name not in requests and is_pod_level_resource(name):
+                requests[name] = convert(raw)
+    return requests
+
+
+def pod_requests_over(spec: Mapping[str, Any], containers: dict[str, N], pod_level: Mapping[str, N] | None,
+                      overhead: Callable[[Any], N]) -> dict[str, N]:
+    """PodRequests from the containers' aggregate: pod-level requests replace the resources they
+    set, and RuntimeClass overhead is added on top. ``containers`` is updated and returned."""
+    if pod_level:
+        for name, amount in pod_level.items():
+            if is_pod_level_resource(name):
+                containers[name] = amount
+    extra = spec.get("overhead")
+    if extra:
+        add_into(containers, {name: overhead(raw) for name, raw in extra.items()})
+    return containers
 
 
 def _container_millis(container: Mapping[str, Any], non_missing: Mapping[str, int] | None) -> _Millis:
@@ -84,65 +163,19 @@ def _container_millis(container: Mapping[str, Any], non_missing: Mapping[str, in
 
 
 def _aggregate_container_requests(spec: Mapping[str, Any], non_missing: Mapping[str, int] | None) -> _Millis:
-    """AggregateContainerRequests: the sidecar-aware max/sum over all containers, in millis."""
-    total: _Millis = {}
-    for container in spec.get("containers") or ():
-        _add(total, _container_millis(container, non_missing))
-    sidecars: _Millis = {}
-    init_peak: _Millis = {}
-    for container in spec.get("initContainers") or ():
-        amounts = _container_millis(container, non_missing)
-        if container.get("restartPolicy") == "Always":
-            _add(total, amounts)
-            _add(sidecars, amounts)
-            _max_into(init_peak, sidecars)
-        else:
-            _add(amounts, sidecars)
-            _max_into(init_peak, amounts)
-    _max_into(total, init_peak)
-    return total
-
-
-def _pod_level_millis(spec: Mapping[str, Any]) -> _Millis | None:
-    """``spec.resources.requests`` in millis after defaulting, or None when ``spec.resources`` is unset.
-
-    Mirrors defaultPodRequests: when pod-level limits exist, a missing cpu/memory request defaults
-    to the containers' aggregate request for it, and any other missing supported request to the
-    pod-level limit.
-    """
-    resources = spec.get("resources")
-    if resources is None:
-        return None
-    requests = _to_millis(resources.get("requests") or {})
-    limits = resources.get("limits")
-    if limits:
-        for name, amount in _aggregate_container_requests(spec, None).items():
-            if name in _OVERCOMMITTABLE_POD_LEVEL:
-                requests.setdefault(name, amount)
-        for name, raw in limits.items():
-            if name not in requests and is_pod_level_resource(name):
-                requests[name] = _millis(raw)
-    return requests
+    return aggregate_containers(spec, lambda container: _container_millis(container, non_missing))
 
 
 def _pod_requests_millis(
     spec: Mapping[str, Any], pod_level: _Millis | None, non_missing: Mapping[str, int] | None
 ) -> _Millis:
     """PodRequests in millis, keeping zero-valued keys (the non-zero logic tests key presence)."""
-    requests = _aggregate_container_requests(spec, non_missing)
-    if pod_level:
-        for name, amount in pod_level.items():
-            if is_pod_level_resource(name):
-                requests[name] = amount
-    overhead = spec.get("overhead")
-    if overhead:
-        _add(requests, _to_millis(overhead))
-    return requests
+    return pod_requests_over(spec, _aggregate_container_requests(spec, non_missing), pod_level, _millis)
 
 
 def _level_requests_if_set(spec: Mapping[str, Any]) -> _Millis | None:
     """Pod-level requests when IsPodLevelRequestsSet holds (some supported resource requested)."""
-    pod_level = _pod_level_millis(spec)
+    pod_level = default_pod_level_requests(spec, _millis)
     if pod_level and any(is_pod_level_resource(name) for name in pod_level):
         return pod_level
     return None

@@ -50,7 +50,13 @@ from kubesched.api.objects import Obj
 from kubesched.api.qos import qos_class
 from kubesched.api.quantity import QuantityError, resource_amount
 from kubesched.api.resources import effective_container_requests, pod_requests
-from kubesched.kubelet.config import MEMORY_AVAILABLE, NODEFS_AVAILABLE, EvictionConfig, ThresholdValue
+from kubesched.kubelet.config import (
+    IMAGEFS_AVAILABLE,
+    MEMORY_AVAILABLE,
+    NODEFS_AVAILABLE,
+    EvictionConfig,
+    ThresholdValue,
+)
 
 USAGE_KEYS = ("cpu", "memory", "ephemeral-storage", "inodes", "pids", "writable-layer", "writable-layer-inodes")
 REQUESTED_KEYS = ("cpu", "memory", "ephemeral-storage")  # the keys that default to the requests
@@ -286,8 +292,13 @@ class UsageTracker:
             totals[key] += sign * value
 
 
-def _derived_capacity(allocatable: int, threshold: ThresholdValue | None) -> int:
-    """The capacity C with C - threshold(C) >= allocatable: allocatable plus the hard threshold."""
+def _derived_capacity(allocatable: int, thresholds: Iterable[ThresholdValue | None]) -> int:
+    """The least capacity C with C - threshold(C) >= allocatable for every threshold: allocatable
+    plus the largest hard threshold measured on that resource."""
+    return max((_above(allocatable, t) for t in thresholds), default=allocatable)
+
+
+def _above(allocatable: int, threshold: ThresholdValue | None) -> int:
     if threshold is None:
         return allocatable
     if threshold.quantity is not None:
@@ -327,11 +338,11 @@ class NodeResources:
             except QuantityError:
                 return None
 
-        def size(key: str, signal: str) -> tuple[int | None, int | None]:
+        def size(key: str, *signals: str) -> tuple[int | None, int | None]:
             """(capacity, allocatable) of memory or ephemeral-storage."""
             cap, alloc = read(capacity, key), read(allocatable, key)
             if alloc is not None and (cap is None or cap <= alloc):
-                cap = _derived_capacity(alloc, config.hard_value(signal))
+                cap = _derived_capacity(alloc, map(config.hard_value, signals))
             return cap, alloc
 
         memory, memory_alloc = size("memory", MEMORY_AVAILABLE)
@@ -342,7 +353,11 @@ class NodeResources:
             pods_limit = min(memory_alloc + reserve, memory)
         system = {key: _annotation(annotations, SYSTEM_USAGE_PREFIX + key) or 0 for key in SYSTEM_KEYS}
         pid_max = _annotation(annotations, NODE_PID_MAX)
-        return cls(memory, pods_limit, size("ephemeral-storage", NODEFS_AVAILABLE)[0],
-                   _annotation(annotations, NODE_INODES), _annotation(annotations, IMAGEFS_CAPACITY),
+        imagefs = _annotation(annotations, IMAGEFS_CAPACITY)
+        # Without a dedicated imagefs the kubelet reads imagefs.available off nodefs too, so its
+        # (larger, by default) threshold is the one the reserve must stay clear of.
+        nodefs_signals = (NODEFS_AVAILABLE,) if imagefs is not None else (NODEFS_AVAILABLE, IMAGEFS_AVAILABLE)
+        return cls(memory, pods_limit, size("ephemeral-storage", *nodefs_signals)[0],
+                   _annotation(annotations, NODE_INODES), imagefs,
                    _annotation(annotations, IMAGEFS_INODES), DEFAULT_PID_MAX if pid_max is None else pid_max,
                    system)

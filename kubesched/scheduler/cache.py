@@ -22,6 +22,16 @@ INT64_MAX = 2**63 - 1
 DERIVED_KEPT = 64  # alloc_derived arrays kept at most (one per pod shape, say)
 
 
+@dataclass(frozen=True)
+class NodeFlag:
+    """A per-node yes/no a plugin asks the table to keep (say, "has a NoSchedule taint"), so that
+    its vectorised filter looks only at flagged nodes and skips the cycle when none is."""
+
+    name: str
+    of: Callable[[NodeInfo], bool]
+    with_pods: bool = False  # depends on the node's pods (host ports in use): set with its usage
+
+
 class NodeTable:
     """Per-slot arrays; columns grow when a new (extended) resource name appears."""
 
@@ -30,13 +40,11 @@ class NodeTable:
         self.alloc = np.zeros((capacity, len(BASE_COLUMNS)), dtype=np.int64)
         self.req = np.zeros_like(self.alloc)
         self.nonzero = np.zeros((capacity, 2), dtype=np.int64)
-        self.unschedulable = np.zeros(capacity, dtype=bool)
-        self.hard_taints = np.zeros(capacity, dtype=bool)  # any NoSchedule/NoExecute taint
-        self.prefer_taints = np.zeros(capacity, dtype=bool)  # any PreferNoSchedule taint
-        self.has_ports = np.zeros(capacity, dtype=bool)
-        # How many slots have each flag set: a cycle learns that no node is cordoned or tainted
-        # without looking at any row.
-        self.flagged = {"unschedulable": 0, "hard_taints": 0, "prefer_taints": 0, "has_ports": 0}
+        # The flags plugins registered (NodeFlag), per slot, and how many slots have each set: a
+        # cycle learns that no node is cordoned or tainted without looking at any row.
+        self.flags: dict[str, np.ndarray] = {}
+        self.flag_defs: dict[str, NodeFlag] = {}
+        self.flagged: dict[str, int] = {}
         self.used = 0  # slots below this have been handed out
         self.freed: list[int] = []  # slots below `used` whose node was removed, the latest last
         self._own_alloc = self.alloc  # the table's own `alloc`; a view of some rows has another
@@ -49,8 +57,17 @@ class NodeTable:
         self._derived: dict[Hashable, np.ndarray] = {}  # alloc_derived's, for the own `alloc`
         self._req_ceiling: list[int] | None = None  # see req_ceiling
 
-    def _flag(self, name: str, slot: int, value: bool) -> None:
-        flags = getattr(self, name)
+    def add_flag(self, flag: NodeFlag) -> bool:
+        """Keep `flag` from now on; False if it is kept already (the caller sets existing rows)."""
+        if flag.name in self.flag_defs:
+            return False
+        self.flag_defs[flag.name] = flag
+        self.flags[flag.name] = np.zeros(self.alloc.shape[0], dtype=bool)
+        self.flagged[flag.name] = 0
+        return True
+
+    def set_flag(self, name: str, slot: int, value: bool) -> None:
+        flags = self.flags[name]
         if flags[slot] != value:
             flags[slot] = value
             self.flagged[name] += 1 if value else -1
@@ -125,11 +142,10 @@ class NodeTable:
         if slot < size:
             return
         new = max(size * 2, slot + 1)
-        for attr in ("alloc", "req", "nonzero", "unschedulable", "hard_taints", "prefer_taints", "has_ports"):
-            old = getattr(self, attr)
-            grown = np.zeros((new, *old.shape[1:]), dtype=old.dtype)
-            grown[:size] = old
-            setattr(self, attr, grown)
+        for attr in ("alloc", "req", "nonzero"):
+            setattr(self, attr, _grown(getattr(self, attr), new))
+        for name, flags in self.flags.items():
+            self.flags[name] = _grown(flags, new)
         self._own_alloc = self.alloc
         self._mirror_all()
 
@@ -147,9 +163,9 @@ class NodeTable:
             row[col] = amount
         self.alloc[s] = row
         self._mirrors["alloc"][1][:, s] = row
-        self._flag("unschedulable", s, ni.unschedulable)
-        self._flag("hard_taints", s, any(t.get("effect") in ("NoSchedule", "NoExecute") for t in ni.taints))
-        self._flag("prefer_taints", s, any(t.get("effect") == "PreferNoSchedule" for t in ni.taints))
+        for flag in self.flag_defs.values():
+            if not flag.with_pods:
+                self.set_flag(flag.name, s, flag.of(ni))
         self.set_usage(ni)
 
     def set_usage(self, ni: NodeInfo) -> None:
@@ -172,7 +188,9 @@ class NodeTable:
         nonzero = self._mirrors["nonzero"][1]
         nonzero[0, s] = cpu
         nonzero[1, s] = memory
-        self._flag("has_ports", s, bool(ni.used_ports))
+        for flag in self.flag_defs.values():
+            if flag.with_pods:
+                self.set_flag(flag.name, s, flag.of(ni))
 
     def clear(self, slot: int) -> None:
         self.freed.append(slot)
@@ -182,7 +200,13 @@ class NodeTable:
             getattr(self, name)[slot] = 0
             self._mirrors[name][1][:, slot] = 0
         for name in self.flagged:
-            self._flag(name, slot, False)
+            self.set_flag(name, slot, False)
+
+
+def _grown(old: np.ndarray, size: int) -> np.ndarray:
+    grown = np.zeros((size, *old.shape[1:]), dtype=old.dtype)
+    grown[:len(old)] = old
+    return grown
 
 
 @dataclass
@@ -218,6 +242,12 @@ class Cache:
         # none do, InterPodAffinity has nothing to check a pod without terms of its own against.
         self.affinity_pods = 0
         self.anti_affinity_pods = 0
+
+    def register_flag(self, flag: NodeFlag) -> None:
+        """Have the table keep `flag` for every node, the ones known already included."""
+        if self.table.add_flag(flag):
+            for ni in self.nodes.values():
+                self.table.set_flag(flag.name, ni.slot, flag.of(ni))
 
     # ---- nodes -------------------------------------------------------------------------------
 

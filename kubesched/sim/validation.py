@@ -19,10 +19,6 @@ from kubesched.api.validation import (
     KINDS,
     NONNEGATIVE_MSG,
     OBJECT_KINDS,
-    POD_PHASES,
-    POSITIVE_MSG,
-    PV_PHASES,
-    PVC_PHASES,
     SIM_USAGE_KEYS,
     Checker,
     Definitions,
@@ -30,9 +26,6 @@ from kubesched.api.validation import (
     KindRule,
     check_object,
     check_resource_list,
-    check_shape,
-    check_string_map,
-    check_taints,
     check_timestamp,
     object_key,
     subpath,
@@ -42,31 +35,9 @@ from kubesched.kubelet import config as kubelet_config
 from kubesched.scheduler import config as scheduler_config
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.framework import ConfigError
+from kubesched.sim.expect import EXPECT_UNSET, EXPECTATIONS
 
 EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
-# What an `expect` entry about a pod or a node may check.
-POD_CHECKS = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score",
-              "message", "messageContains", "conditions", "restartCount", "replaced", "containers")
-NODE_CHECKS = ("requested", "allocatable", "unschedulable", "taints", "conditions")
-EVICTION_CHECKS = ("attempt", "code", "message", "messageContains", "cause", "requester")
-PDB_CHECKS = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
-              "observedGeneration", "conditions", "event")
-DRAIN_CHECKS = ("status", "evicted", "notEvicted", "message", "messageContains")
-DESCHEDULED_CHECKS = ("result", "strategy", "pass", "landing", "fromNode", "message", "messageContains")
-DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
-DESCHEDULER_PASS_CHECKS = ("evicted", "message", "messageContains")
-PVC_CHECKS = ("phase", "volumeName", "storageClassName", "selectedNode", "volumeNodeAffinity", "deleted", "event")
-PV_CHECKS = ("phase", "claim", "nodeAffinity", "deleted", "event")
-OBJECT_CHECKS = ("exists", "status", "annotations", "conditions", "event")
-DISRUPTION_CHECKS = ("cause", "fromNode", "replacement", "notReplaced", "occurrence")
-# Checks an `expect` entry may make against null: that the pod has no node, nomination or reason.
-EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notReplaced", "volumeName", "selectedNode",
-                "claim")
-EXPECT_SUBJECTS = {"pod": POD_CHECKS, "node": NODE_CHECKS, "rejected": ("message", "messageContains"),
-                   "eviction": EVICTION_CHECKS, "pdb": PDB_CHECKS, "drain": DRAIN_CHECKS,
-                   "descheduled": DESCHEDULED_CHECKS, "deschedulerPass": DESCHEDULER_PASS_CHECKS,
-                   "pvc": PVC_CHECKS, "pv": PV_CHECKS, "object": OBJECT_CHECKS, "disruption": DISRUPTION_CHECKS}
-CONDITION_STATUSES = ("True", "False", "Unknown")
 
 # A scenario's timeline as far as object identity goes: (at, event index, operation, payload) where the
 # operation is "create" (payload: the object), "remove" (the object's key) or "patch" (key, patch).
@@ -102,171 +73,22 @@ def _object_ref(c: Checker, value: Any, path: str, kind_needed: bool) -> tuple[s
     return kind, namespace if namespaced(kind) else "", name
 
 
-def _subject(c: Checker, value: Any, path: str, parts: int) -> None:
-    """An expect subject: "namespace/name" for pods, a bare name for nodes."""
-    text = c.typed(value, path, str)
-    if text is None:
-        return
-    pieces = text.split("/")
-    if len(pieces) != parts or not all(pieces):
-        c.invalid(path, text, 'must be "namespace/name"' if parts == 2 else "must be a node name")
-
-
-def _message_check(c: Checker, entry: dict[str, Any], path: str) -> None:
-    c.get(entry, "message", path, str)
-    c.get(entry, "messageContains", path, str)
-    if entry.get("message") is not None and entry.get("messageContains") is not None:
-        c.err(path, "Invalid value: specify message or messageContains, not both")
-
-
-def _conditions_check(c: Checker, entry: dict[str, Any], path: str) -> None:
-    """`conditions: {Type: "True"|"False"|"Unknown"}`."""
-    for ctype, status in (c.get(entry, "conditions", path, dict) or {}).items():
-        if status not in CONDITION_STATUSES:
-            c.unsupported(subpath(subpath(path, "conditions"), ctype), status, CONDITION_STATUSES)
-
-
-def _event_check(c: Checker, entry: dict[str, Any], path: str) -> None:
-    """`event: {reason, message|messageContains}`."""
-    event = c.get(entry, "event", path, dict)
-    if event is None:
-        return
-    event_path = subpath(path, "event")
-    for key in event:
-        if key not in ("reason", "message", "messageContains", "count"):
-            c.err(subpath(event_path, key), f'unknown field "{key}" for an event expectation')
-    if not event:
-        c.required(event_path, "at least one of reason, message, messageContains, count")
-    c.get(event, "reason", event_path, str)
-    count = c.get(event, "count", event_path, int)
-    if count is not None and count < 0:
-        c.invalid(subpath(event_path, "count"), count, NONNEGATIVE_MSG)
-    _message_check(c, event, event_path)
-
-
 def _expect(c: Checker, entry: dict[str, Any], index: int) -> None:
     path = f"spec.expect[{index}]"
-    subjects = [key for key in EXPECT_SUBJECTS if key in entry]
-    names = ", ".join(EXPECT_SUBJECTS)
+    subjects = [key for key in EXPECTATIONS if key in entry]
+    names = ", ".join(EXPECTATIONS)
     if len(subjects) != 1:
         c.err(path, f"Required value: exactly one of {names}" if not subjects
               else f"Invalid value: exactly one of {names}, not {' and '.join(subjects)}")
         return
     subject = subjects[0]
-    allowed = EXPECT_SUBJECTS[subject]
+    expectation = EXPECTATIONS[subject]
     for key in entry:
-        if key not in (subject, "at", *allowed):
+        if key not in (subject, "at", *expectation.fields):
             c.err(subpath(path, key), f'unknown field "{key}" for a {subject} expectation')
     _no_nulls(c, {k: v for k, v in entry.items() if k not in EXPECT_UNSET}, path)
     c.duration(entry, "at", path)
-    if subject == "rejected":
-        text = c.typed(entry["rejected"], subpath(path, "rejected"), str)
-        pieces = text.split("/") if text is not None else []
-        if text is not None and (len(pieces) not in (2, 3) or not all(pieces)):
-            c.invalid(subpath(path, "rejected"), text, 'must be "Kind/namespace/name" or "Kind/name"')
-        _message_check(c, entry, path)  # any kind: every kind loads, and a quota may refuse any
-        return
-    if not any(key in entry for key in allowed):
-        c.required(path, f"at least one of {', '.join(allowed)}")
-    _conditions_check(c, entry, path)
-    if subject in ("eviction", "pdb"):
-        _subject(c, entry[subject], subpath(path, subject), 2)
-        for key in allowed:
-            if key in ("message", "messageContains", "cause", "requester"):
-                c.get(entry, key, path, str)
-            elif key == "disruptedPods":
-                for i, item in enumerate(c.get(entry, key, path, list) or []):
-                    c.typed(item, f"{path}.{key}[{i}]", str)
-            elif key == "event":
-                _event_check(c, entry, path)
-            elif key != "conditions":
-                c.get(entry, key, path, int)
-        _message_check(c, entry, path)
-        return
-    if subject == "descheduled":
-        _subject(c, entry[subject], subpath(path, subject), 2)
-        c.enum(entry, "result", path, DESCHEDULED_RESULTS)
-        for key in ("strategy", "landing", "fromNode"):
-            c.get(entry, key, path, str)
-        c.get(entry, "pass", path, int)
-        _message_check(c, entry, path)
-        return
-    if subject == "deschedulerPass":
-        c.get(entry, subject, path, int)
-        c.get(entry, "evicted", path, int)
-        _message_check(c, entry, path)
-        return
-    if subject == "drain":
-        _subject(c, entry["drain"], subpath(path, "drain"), 1)
-        c.enum(entry, "status", path, ("Drained", "Failed", "TimedOut", "InProgress"))
-        for key in ("evicted", "notEvicted"):
-            for i, item in enumerate(c.get(entry, key, path, list) or []):
-                c.typed(item, f"{path}.{key}[{i}]", str)
-        _message_check(c, entry, path)
-        return
-    if subject == "node":
-        _subject(c, entry["node"], subpath(path, "node"), 1)
-        for key in ("requested", "allocatable"):
-            check_resource_list(c, entry.get(key), subpath(path, key))
-        c.get(entry, "unschedulable", path, bool)
-        check_taints(c, entry.get("taints"), subpath(path, "taints"))
-        return
-    if subject == "object":
-        text = c.typed(entry["object"], subpath(path, "object"), str)
-        if text is not None and (len(text.split("/")) not in (2, 3) or not all(text.split("/"))):
-            c.invalid(subpath(path, "object"), text, 'must be "Kind/namespace/name" or "Kind/name"')
-        c.get(entry, "exists", path, bool)
-        c.get(entry, "status", path, dict)
-        check_string_map(c, entry.get("annotations"), subpath(path, "annotations"))
-        _event_check(c, entry, path)
-        return
-    if subject == "disruption":
-        _subject(c, entry["disruption"], subpath(path, "disruption"), 2)
-        for key in ("cause", "fromNode"):
-            c.get(entry, key, path, str)
-        if entry.get("replacement") is not None:
-            _subject(c, entry["replacement"], subpath(path, "replacement"), 2)
-        occurrence = c.get(entry, "occurrence", path, int)
-        if occurrence is not None and occurrence < 1:
-            c.invalid(subpath(path, "occurrence"), occurrence, POSITIVE_MSG)
-        return
-    if subject in ("pvc", "pv"):
-        _subject(c, entry[subject], subpath(path, subject), 2 if subject == "pvc" else 1)
-        c.enum(entry, "phase", path, PVC_PHASES if subject == "pvc" else PV_PHASES)
-        for key in ("volumeName", "storageClassName", "selectedNode", "claim"):
-            c.get(entry, key, path, str)
-        c.get(entry, "deleted", path, bool)
-        for key in ("volumeNodeAffinity", "nodeAffinity"):
-            check_shape(c, entry.get(key), subpath(path, key), {"*": [str]})
-        _event_check(c, entry, path)
-        return
-    _subject(c, entry["pod"], subpath(path, "pod"), 2)
-    for key in ("nodeName", "nominatedNodeName", "reason"):
-        c.get(entry, key, path, str)
-    _message_check(c, entry, path)
-    c.get(entry, "restartCount", path, int)
-    c.get(entry, "replaced", path, bool)
-    containers_path = subpath(path, "containers")
-    for name, want in (c.get(entry, "containers", path, dict) or {}).items():
-        check_shape(c, want, subpath(containers_path, name), {"ready": bool, "started": bool, "restartCount": int})
-        for key in want if isinstance(want, dict) else ():
-            if key not in ("ready", "started", "restartCount"):
-                c.err(subpath(subpath(containers_path, name), key), f'unknown field "{key}" for a container expectation')
-    c.enum(entry, "phase", path, POD_PHASES)
-    c.get(entry, "deleted", path, bool)
-    c.get(entry, "priority", path, int, 32)
-    _event_check(c, entry, path)
-    score = c.get(entry, "score", path, dict)
-    if score is not None:
-        score_path = subpath(path, "score")
-        for key in score:
-            if key not in ("node", "plugin", "raw", "normalized", "total"):
-                c.err(subpath(score_path, key), f'unknown field "{key}" for a score expectation')
-        if c.get(score, "node", score_path, str) is None:
-            c.required(subpath(score_path, "node"), "the node whose score is checked")
-        c.get(score, "plugin", score_path, str)
-        for key in ("raw", "normalized", "total"):
-            c.get(score, key, score_path, int)
+    expectation.validate(c, entry, path)
 
 
 def _no_nulls(c: Checker, value: Any, path: str) -> None:

@@ -65,10 +65,19 @@ def test_capacity_is_allocatable_plus_the_hard_threshold_when_not_given() -> Non
     config = parse(None)
     res = NodeResources.of(node({"allocatable": {"memory": "2Gi", "ephemeral-storage": "9Gi"}}), config)
     assert res.memory_capacity == res.pods_memory_limit == 2 * GI + 100 * MI
-    # nodefs.available<10%: a capacity whose 10% still leaves the 9Gi allocatable, and no more.
+    # Without a dedicated imagefs, imagefs.available<15% is read off nodefs too: a capacity whose
+    # 15% still leaves the 9Gi allocatable, and no more (nodefs.available<10% is then clear too).
+    fifteen_percent = config.hard_value("imagefs.available").amount(res.nodefs_capacity)
+    assert 0 <= res.nodefs_capacity - fifteen_percent - 9 * GI <= 1
+    assert res.nodefs_inodes is None and not res.dedicated_imagefs and res.pid_max == 4194304
+
+
+def test_with_a_dedicated_imagefs_nodefs_capacity_clears_its_own_threshold() -> None:
+    config = parse(None)
+    res = NodeResources.of(node({"allocatable": {"ephemeral-storage": "9Gi"}},
+                                {"sim.kubesched.io/imagefs-capacity": "100Gi"}), config)
     ten_percent = config.hard_value("nodefs.available").amount(res.nodefs_capacity)
     assert 0 <= res.nodefs_capacity - ten_percent - 9 * GI <= 1
-    assert res.nodefs_inodes is None and not res.dedicated_imagefs and res.pid_max == 4194304
 
 
 def test_a_given_capacity_wins_and_bounds_the_pods_cgroup() -> None:

@@ -8,15 +8,9 @@ from typing import Any
 
 from kubesched.api.objects import get_condition
 from kubesched.gosort import sort_slice
+from kubesched.scheduler.candidates import Budget, WhatIf, importance_key, split_by_pdb_violation
 from kubesched.scheduler.framework import ConfigError, CycleState, PostFilterPlugin, PostFilterResult, Profile
-from kubesched.scheduler.preemption import (
-    RECORD_KEY,
-    Budget,
-    Evaluator,
-    WhatIf,
-    importance_key,
-    split_by_pdb_violation,
-)
+from kubesched.scheduler.preemption import RECORD_KEY, Evaluator
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
 
 NAME = "DefaultPreemption"

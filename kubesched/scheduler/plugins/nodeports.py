@@ -6,19 +6,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.cache import NodeFlag, NodeTable
 from kubesched.scheduler.framework import (
     ClusterEvent,
     CycleState,
     FilterPlugin,
     PreFilterPlugin,
     PreFilterResult,
-    reject_flagged,
 )
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, HostPort, NodeInfo, PodInfo, Status
+from kubesched.scheduler.vectorised.filters import reject_flagged
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 WILDCARD = "0.0.0.0"
+HAS_PORTS = NodeFlag("has_ports", lambda ni: bool(ni.used_ports), with_pods=True)  # some pod uses a host port
 
 
 def conflicts(node: NodeInfo, want: HostPort) -> bool:
@@ -30,6 +31,7 @@ def conflicts(node: NodeInfo, want: HostPort) -> bool:
 
 class NodePorts(PreFilterPlugin, FilterPlugin):
     name = "NodePorts"
+    node_flags = (HAS_PORTS,)
     _status = Status(Code.UNSCHEDULABLE, (REASON,), "NodePorts")
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
@@ -43,7 +45,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
-        return reject_flagged(table.has_ports[slots], nodes, positions,
+        return reject_flagged(table.flags["has_ports"][slots], nodes, positions,
                               lambda node: any(conflicts(node, hp) for hp in pod.host_ports))
 
     def decode(self, state: CycleState, code: int) -> Status:

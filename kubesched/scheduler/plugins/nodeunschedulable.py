@@ -7,16 +7,18 @@ from collections.abc import Sequence
 import numpy as np
 
 from kubesched.api.taints import tolerated
-from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.cache import NodeFlag, NodeTable
 from kubesched.scheduler.framework import ClusterEvent, CycleState, FilterPlugin
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
 
 REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+CORDONED = NodeFlag("unschedulable", lambda ni: ni.unschedulable)
 
 
 class NodeUnschedulable(FilterPlugin):
     name = "NodeUnschedulable"
+    node_flags = (CORDONED,)
     pods_via_requests = True
     _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "NodeUnschedulable")
 
@@ -32,7 +34,7 @@ class NodeUnschedulable(FilterPlugin):
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
         if self._tolerates(pod):
             return np.zeros(len(slots), dtype=np.int64)
-        return table.unschedulable[slots].astype(np.int64)
+        return table.flags["unschedulable"][slots].astype(np.int64)
 
     def decode(self, state: CycleState, code: int) -> Status:
         return self._status

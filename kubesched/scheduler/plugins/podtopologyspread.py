@@ -40,6 +40,7 @@ from kubesched.scheduler.framework import (
     PreScorePlugin,
     ScorePlugin,
 )
+from kubesched.scheduler.plugins.tainttoleration import HARD_TAINTS
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 NAME = "PodTopologySpread"
@@ -239,6 +240,7 @@ class PreScoreState:
 
 class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
     name = NAME
+    node_flags = (HARD_TAINTS,)  # read for nodeTaintsPolicy: Honor
     _missing = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON_LABEL,), NAME)
     _skew = Status(Code.UNSCHEDULABLE, (REASON,), NAME)
 
@@ -368,7 +370,7 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
                     affinity[ni.slot] = True
         if any(c.honor_taints for c in constraints):
             taints = np.ones(idx.size, dtype=bool)
-            tainted = np.flatnonzero(self.handle.cache.table.hard_taints[:idx.size] & idx.live)
+            tainted = np.flatnonzero(self.handle.cache.table.flags["hard_taints"][:idx.size] & idx.live)
             for s in tainted.tolist():
                 ni = idx.slot_nodes[s]
                 if ni is not None and first_untolerated(ni.taints, pod.tolerations, _hard) is not None:

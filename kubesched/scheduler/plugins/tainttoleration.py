@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kubesched.api.taints import first_untolerated, tolerated
-from kubesched.scheduler.cache import NodeTable
+from kubesched.scheduler.cache import NodeFlag, NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
     ClusterEvent,
@@ -16,9 +16,9 @@ from kubesched.scheduler.framework import (
     PreScorePlugin,
     ScorePlugin,
     default_normalize,
-    reject_flagged,
 )
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.vectorised.filters import reject_flagged
 
 # v1.35 aggregates this reason; older releases named the taint ("had untolerated taint {k: v}").
 REASON = "node(s) had untolerated taint(s)"
@@ -30,8 +30,14 @@ def _hard(taint: dict) -> bool:
     return taint.get("effect") in ("NoSchedule", "NoExecute")
 
 
+# Nodes with a taint the filter or the scorer may have to weigh; the others pass untouched.
+HARD_TAINTS = NodeFlag("hard_taints", lambda ni: any(map(_hard, ni.taints)))
+PREFER_TAINTS = NodeFlag("prefer_taints", lambda ni: any(t.get("effect") == "PreferNoSchedule" for t in ni.taints))
+
+
 class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
     name = "TaintToleration"
+    node_flags = (HARD_TAINTS, PREFER_TAINTS)
     pods_via_requests = True
     normalized_in_range = True  # counts (never negative) scaled by their maximum and reversed
     _status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (REASON,), "TaintToleration")
@@ -43,7 +49,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:
-        return reject_flagged(table.hard_taints[slots], nodes, positions,
+        return reject_flagged(table.flags["hard_taints"][slots], nodes, positions,
                               lambda node: first_untolerated(node.taints, pod.tolerations, _hard) is not None)
 
     def decode(self, state: CycleState, code: int) -> Status:
@@ -71,7 +77,7 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         if state[NONE_KEY]:
             return scores
         tolerations = state[STATE_KEY]
-        for k in np.flatnonzero(table.prefer_taints[slots]):
+        for k in np.flatnonzero(table.flags["prefer_taints"][slots]):
             scores[k] = self._count(tolerations, nodes[k])
         return scores
 
