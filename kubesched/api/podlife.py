@@ -1,14 +1,17 @@
-"""How long a simulated pod runs and takes to stop: the `sim.kubesched.io` annotations the
-simulated kubelet reads, and what the descheduler's planner must agree with it on."""
+"""How long a simulated pod runs, whether its probes succeed and how long it takes to stop: the
+`sim.kubesched.io` annotations the simulated kubelet reads, and what the descheduler's planner
+must agree with it on."""
 
 from __future__ import annotations
 
-from kubesched.api.duration import parse_duration
+from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.objects import Obj
 
 DURATION_ANNOTATION = "sim.kubesched.io/duration"
 SHUTDOWN_ANNOTATION = "sim.kubesched.io/shutdown"
 EXIT_CODE_ANNOTATION = "sim.kubesched.io/exit-code"
+NEVER_READY_ANNOTATION = "sim.kubesched.io/never-ready"
+PROBE_FAILS_AFTER_ANNOTATION = "sim.kubesched.io/probe-fails-after"
 
 
 def annotation_seconds(pod: Obj, key: str) -> float | None:
@@ -30,3 +33,36 @@ def shutdown_time(pod: Obj, grace: float) -> float:
     so do the real kube-scheduler's recorded runs the fidelity corpus holds.)"""
     shutdown = annotation_seconds(pod, SHUTDOWN_ANNOTATION)
     return 0.0 if shutdown is None else min(shutdown, grace)
+
+
+def never_ready(pod: Obj) -> set[str]:
+    """`sim.kubesched.io/never-ready`: the containers whose probes never succeed."""
+    value = (pod["metadata"].get("annotations") or {}).get(NEVER_READY_ANNOTATION) or ""
+    return {name.strip() for name in value.split(",") if name.strip()}
+
+
+def probe_fails_after(pod: Obj) -> dict[str, float]:
+    """`sim.kubesched.io/probe-fails-after`: per container, how long after it started its
+    readiness probe starts failing."""
+    value = (pod["metadata"].get("annotations") or {}).get(PROBE_FAILS_AFTER_ANNOTATION) or ""
+    return {name: after for name, after, _ in parse_fails_after(value)}
+
+
+def parse_fails_after(value: str) -> list[tuple[str, float, str | None]]:
+    """`app=5m,web=1h`: (container, seconds, why the item is wrong or None), in order."""
+    items = []
+    for item in value.split(","):
+        if not item.strip():
+            continue
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            items.append((name, 0.0, f'"{item.strip()}" must be <container>=<duration>'))
+            continue
+        try:
+            seconds = parse_duration(raw.strip())
+        except DurationError as e:
+            items.append((name, 0.0, str(e)))
+            continue
+        items.append((name, seconds, None if seconds >= 0 else "must be greater than or equal to 0"))
+    return items

@@ -23,6 +23,7 @@ from kubesched.api.fieldschema import TIME_MSG, decode
 from kubesched.api.loader import LoadedObject, type_name
 from kubesched.api.names import dns_label_errors, dns_subdomain_errors, group_of, name_rule
 from kubesched.api.objects import namespaced, parse_time
+from kubesched.api.podlife import NEVER_READY_ANNOTATION, PROBE_FAILS_AFTER_ANNOTATION, parse_fails_after
 from kubesched.api.quantity import (
     QuantityError,
     milli_value,
@@ -83,6 +84,7 @@ SIM_SYSTEM_USAGE_KEYS = ("memory", "ephemeral-storage", "inodes", "pids", "image
 # Annotations the simulated kubelet reads as durations: how long a pod runs, how long it takes to stop.
 SIM_DURATION_ANNOTATIONS = ("sim.kubesched.io/duration", "sim.kubesched.io/shutdown")
 SIM_EXIT_CODE = "sim.kubesched.io/exit-code"  # how a pod's containers exit at the end of their duration
+PROBE_FIELDS = ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold")
 # Container resources without a domain prefix must be one of these (or hugepages-<size>).
 STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
@@ -278,7 +280,7 @@ def _labels(c: Checker, value: Any, path: str) -> dict[str, str]:
     return labels
 
 
-def _annotations(c: Checker, value: Any, path: str, pod: bool, node: bool = False) -> None:
+def _annotations(c: Checker, value: Any, path: str, pod: bool, node: bool = False, pod_spec: Any = None) -> None:
     annotations = check_string_map(c, value, path)
     for key in SIM_DURATION_ANNOTATIONS if pod else ():
         c.duration(annotations, key, path)
@@ -289,12 +291,60 @@ def _annotations(c: Checker, value: Any, path: str, pod: bool, node: bool = Fals
         if pod and key == SIM_EXIT_CODE:
             if not (raw.isdigit() and int(raw) <= 255):
                 c.invalid(subpath(path, key), raw, "must be an exit code, an integer from 0 to 255")
+        elif pod and key in (NEVER_READY_ANNOTATION, PROBE_FAILS_AFTER_ANNOTATION):
+            _probe_annotation(c, key, raw, subpath(path, key), pod_spec)
         elif pod and name.startswith("usage-") and name[len("usage-"):] in SIM_USAGE_KEYS or \
                 node and (name in SIM_NODE_AMOUNTS or name.startswith("system-usage-")
                           and name[len("system-usage-"):] in SIM_SYSTEM_USAGE_KEYS):
             _quantity(c, raw, subpath(path, key), "cpu" if name == "usage-cpu" else "")
         elif pod or node:
             c.err(subpath(path, key), "unknown simulation annotation (see the README's list)")
+
+
+def _probe_annotation(c: Checker, key: str, raw: str, path: str, pod_spec: Any) -> None:
+    """`never-ready` names containers (app containers or sidecars) of the pod; `probe-fails-after`
+    gives durations to containers that have a readiness probe."""
+    spec = pod_spec if isinstance(pod_spec, dict) else {}
+    probed = {ctr.get("name"): ctr for ctr in (*_dicts(spec.get("initContainers")), *_dicts(spec.get("containers")))
+              if ctr in _dicts(spec.get("containers")) or ctr.get("restartPolicy") == "Always"}
+    if key == NEVER_READY_ANNOTATION:
+        items = [(name.strip(), None) for name in raw.split(",")]
+    else:
+        items = [(name, why) for name, _, why in parse_fails_after(raw)]
+    if not any(name for name, _ in items):
+        c.invalid(path, raw, "must name at least one container" if key == NEVER_READY_ANNOTATION
+                  else "must be a comma-separated list of <container>=<duration>")
+    seen: set[str] = set()
+    for name, why in items:
+        if why is not None:
+            c.invalid(path, raw, why)
+        elif name in seen:
+            c.invalid(path, raw, f"container {_show(name)} is given twice")
+        elif name and name not in probed:
+            c.invalid(path, raw, f"no container or sidecar {_show(name)} in the pod")
+        elif name and key == PROBE_FAILS_AFTER_ANNOTATION and not isinstance(probed[name].get("readinessProbe"), dict):
+            c.invalid(path, raw, f"container {_show(name)} has no readinessProbe")
+        seen.add(name)
+
+
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
+def _probes(c: Checker, ctr: dict[str, Any], path: str) -> None:
+    """ValidateProbe: non-negative counts; liveness and startup probes succeed once (successThreshold 1)."""
+    for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = c.get(ctr, kind, path, dict)
+        if probe is None:
+            continue
+        probe_path = subpath(path, kind)
+        for key in PROBE_FIELDS:
+            value = c.get(probe, key, probe_path, int, 32)
+            if value is not None and value < 0:
+                c.invalid(subpath(probe_path, key), value, NONNEGATIVE_MSG)
+        success = probe.get("successThreshold")
+        if kind != "readinessProbe" and isinstance(success, int) and success > 1:
+            c.invalid(subpath(probe_path, "successThreshold"), success, "must be 1")
 
 
 def check_timestamp(c: Checker, obj: dict[str, Any], key: str, path: str) -> None:
@@ -330,7 +380,8 @@ def _metadata(c: Checker, obj: dict[str, Any], kind: str, path: str) -> None:
     if (labels := meta.get("labels")) is not None:
         _labels(c, labels, subpath(meta_path, "labels"))
     if (annotations := meta.get("annotations")) is not None:  # no annotations: nothing to check
-        _annotations(c, annotations, subpath(meta_path, "annotations"), kind == "Pod", kind == "Node")
+        _annotations(c, annotations, subpath(meta_path, "annotations"), kind == "Pod", kind == "Node",
+                     obj.get("spec"))
     check_timestamp(c, meta, "creationTimestamp", meta_path)
     for i, owner in enumerate(c.get(meta, "ownerReferences", meta_path, list) or []):
         owner_path = f"{meta_path}.ownerReferences[{i}]"
@@ -680,6 +731,7 @@ def _containers(c: Checker, spec: dict[str, Any], key: str, path: str, names: se
             _resources(c, resources, subpath(ctr_path, "resources"))
         if (ports := ctr.get("ports")) is not None:
             _ports(c, ports, subpath(ctr_path, "ports"), host_ports)
+        _probes(c, ctr, ctr_path)
 
 
 def _pod_spec(c: Checker, value: Any, path: str, template: tuple[str, ...] = ()) -> None:
@@ -854,7 +906,8 @@ def _pod_template(c: Checker, spec: dict[str, Any], spec_path: str, restart: tup
         return False
     meta = c.get(template, "metadata", template_path, dict) or {}
     labels = _labels(c, meta.get("labels"), subpath(template_path, "metadata.labels"))
-    _annotations(c, meta.get("annotations"), subpath(template_path, "metadata.annotations"), pod=True)
+    _annotations(c, meta.get("annotations"), subpath(template_path, "metadata.annotations"), pod=True,
+                 pod_spec=template.get("spec"))
     check_labels(labels)
     _pod_spec(c, template.get("spec"), subpath(template_path, "spec"), template=restart)
     return True

@@ -13,9 +13,15 @@ are deleted, the oldest kept. Pods are labelled with controller-revision-hash (t
 podcontrol.compute_hash, or for the template the input came with the hash its pods carry) and
 pod-template-generation (when the API server recorded it).
 
-Deliberate differences: a template change is not rolled out (both update strategies act like
-OnDelete: new pods get the new template, old ones stay and are not counted as updated); no
-ControllerRevision objects are kept; a deleted node also wakes the DaemonSets at once so the
+A template change is rolled out by the update strategy. RollingUpdate (the default) deletes old
+pods, each replaced by the manage loop with the new template, as long as no more than
+maxUnavailable nodes (default 1; a percentage of the desired nodes, rounded up) lack an available
+pod (Ready for minReadySeconds, as the kubelet's probes report); an old pod that is not available
+goes at once (rollingUpdate). OnDelete leaves old pods until they are deleted by hand.
+
+Deliberate differences: maxSurge is not modelled (a surge rollout replaces pods one node at a time,
+as maxUnavailable 1 would, never running two daemon pods on a node); no ControllerRevision objects
+are kept; a deleted node also wakes the DaemonSets at once so the
 pending pods pinned to it go (upstream waits for its next sync); pods bound to a deleted node are
 left to pod garbage collection, as upstream does. As for ReplicaSets, readiness changes are synced
 once the instant settles and there are no expectations (see replicaset.py).
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.intstr import scaled_value
 from kubesched.api.objects import Obj, deep_copy, is_pod_ready, is_terminal, is_terminating
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
@@ -100,6 +107,10 @@ class DaemonSetController(PodOwnerController):
         if not is_terminating(ds):
             error = self._manage(ds, nodes, pods, revision)
         fresh = [p for p in self.pods.owned(uid) if selector.matches(p["metadata"].get("labels") or {})]
+        if error is None and not is_terminating(ds) and \
+                (ds["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate":
+            error = self._rolling_update(ds, nodes, fresh, revision)
+            fresh = [p for p in self.pods.owned(uid) if selector.matches(p["metadata"].get("labels") or {})]
         self._update_status(ds, nodes, fresh, revision, observe=not is_terminating(ds))
         if error is None:
             self.backoff.forget(key)
@@ -141,6 +152,40 @@ class DaemonSetController(PodOwnerController):
         error = slow_start_batch(min(len(needing), BURST_REPLICAS),
                                  lambda: create_pod(self.api, for_node(template, next(targets)), ds, SOURCE))
         for pod in unwanted[:BURST_REPLICAS]:
+            error = delete_pod(self.api, pod, ds, SOURCE) or error
+        return error
+
+    def _rolling_update(self, ds: Obj, nodes: list[Obj], pods: list[Obj], revision: str) -> str | None:
+        """rollingUpdate without surge: old pods that are not available go at once; available old
+        ones go while fewer than maxUnavailable nodes lack an available pod (nodes by name, where
+        upstream walks a map)."""
+        fit = NodeFit(ds)
+        desired = sum(1 for node in nodes if fit.should_run(node)[0])
+        rolling = (ds["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}
+        max_unavailable = scaled_value(rolling.get("maxUnavailable", 1), desired, True)
+        if desired > 0 and max_unavailable == 0:
+            max_unavailable = 1  # maxSurge is not modelled: one node at a time
+        min_ready = ds["spec"].get("minReadySeconds") or 0
+        generation = (ds["metadata"].get("annotations") or {}).get(TEMPLATE_GENERATION)
+        now = self.clock.now()
+        unavailable = 0
+        replace: list[Obj] = []
+        candidates: list[Obj] = []
+        for _, on_node in sorted(_pods_by_node(pods).items()):
+            live = [p for p in on_node if not is_terminating(p)]
+            new = [p for p in live if _is_updated(p, revision, generation)]
+            old = [p for p in live if not _is_updated(p, revision, generation)]
+            if len(new) > 1 or len(old) > 1 or len(new) == len(old):
+                unavailable += 1  # the manage loop settles this node first
+            elif new:
+                unavailable += not is_pod_available(new[0], min_ready, now, self.api.seconds)
+            elif not is_pod_available(old[0], min_ready, now, self.api.seconds):
+                replace.append(old[0])
+            elif unavailable < max_unavailable:
+                candidates.append(old[0])
+        room = min(max(max_unavailable - unavailable, 0), len(candidates))
+        error = None
+        for pod in [*replace, *candidates[:room]]:
             error = delete_pod(self.api, pod, ds, SOURCE) or error
         return error
 
@@ -207,9 +252,7 @@ class DaemonSetController(PodOwnerController):
             if is_pod_ready(pod):
                 ready += 1
                 available += is_pod_available(pod, min_ready, now, self.api.seconds)
-            labels = pod["metadata"].get("labels") or {}
-            updated += labels.get(HASH_LABEL) == revision or (
-                generation is not None and labels.get(GENERATION_LABEL) == generation)
+            updated += _is_updated(pod, revision, generation)
         status = deep_copy(ds.get("status") or {})
         counts = {"desiredNumberScheduled": desired, "currentNumberScheduled": current,
                   "numberMisscheduled": misscheduled, "numberReady": ready}
@@ -232,6 +275,12 @@ class DaemonSetController(PodOwnerController):
             return
         if min_ready > 0 and ready != available:
             self.queue.add_after(object_key(ds), min_ready)
+
+
+def _is_updated(pod: Obj, revision: str, generation: str | None) -> bool:
+    """IsPodUpdated: the pod has the template's hash, or its template generation."""
+    labels = pod["metadata"].get("labels") or {}
+    return labels.get(HASH_LABEL) == revision or (generation is not None and labels.get(GENERATION_LABEL) == generation)
 
 
 def _pods_by_node(pods: list[Obj]) -> dict[str, list[Obj]]:

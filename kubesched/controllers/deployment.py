@@ -1,11 +1,14 @@
 """The Deployment controller: runs a Deployment's pods through ReplicaSets it owns.
 
-Follows pkg/controller/deployment (v1.35) with one deliberate difference: every Deployment is
-rolled out as the `Recreate` strategy does, `RollingUpdate` included. On a template change the old
-ReplicaSets are scaled to 0, and only once none of their pods is left (terminating ones count)
-is the new ReplicaSet created or scaled up to spec.replicas. There is no surge and no
-gradual replacement; maxSurge only appears in the max-replicas annotation and maxUnavailable
-in the Available condition, as upstream computes them.
+Follows pkg/controller/deployment (v1.35). A template change is rolled out by the Deployment's
+strategy:
+- RollingUpdate (the default): the new ReplicaSet grows while the total stays within
+  spec.replicas + maxSurge, and the old ones shrink while the available pods (Ready for
+  minReadySeconds, as the kubelet's probes report) stay at least spec.replicas - maxUnavailable;
+  old pods that are not available go first (rolloutRolling, reconcileNewReplicaSet,
+  reconcileOldReplicaSets).
+- Recreate: the old ReplicaSets are scaled to 0, and only once none of their pods is left
+  (terminating ones count) is the new ReplicaSet created or scaled up to spec.replicas.
 
 Otherwise as upstream: the ReplicaSet for a template is `<deployment>-<pod-template-hash>`, with
 the pod-template-hash label added to its selector, its template labels and so its pods
@@ -113,8 +116,10 @@ class DeploymentController:
                 self._check_paused_conditions(d)
                 if d["spec"].get("paused") or self._is_scaling_event(d, rss):
                     self._sync_scale(d, rss)
-                else:
+                elif (d["spec"].get("strategy") or {}).get("type") == "Recreate":
                     self._rollout_recreate(d, rss)
+                else:
+                    self._rollout_rolling(d, rss)
         except APIError:
             self.backoff.retry(key)
         else:
@@ -154,6 +159,73 @@ class DeploymentController:
         if du.complete(d, d.get("status") or {}):
             self._cleanup(d, old_rss)
         self._sync_rollout_status(d, [*old_rss, new_rs] if new_rs else old_rss, new_rs)
+
+    def _rollout_rolling(self, d: Obj, rss: list[Obj]) -> None:
+        """rolloutRolling: scale the new ReplicaSet up if the surge allows, else the old ones down if
+        availability allows; clean up once the rollout is complete."""
+        new_rs, old_rss = self._all_replica_sets(d, rss, create=True)
+        all_rss = [*old_rss, *([new_rs] if new_rs else [])]
+        if new_rs is not None and self._reconcile_new_replica_set(d, all_rss, new_rs) \
+                or self._reconcile_old_replica_sets(d, all_rss, [rs for rs in old_rss if replicas_of(rs) > 0], new_rs):
+            new_rs, old_rss = self._all_replica_sets(d, self._fresh(all_rss), create=False)
+            self._sync_rollout_status(d, [*old_rss, new_rs] if new_rs else old_rss, new_rs)
+            return
+        if du.complete(d, d.get("status") or {}):
+            self._cleanup(d, old_rss)
+        self._sync_rollout_status(d, all_rss, new_rs)
+
+    def _reconcile_new_replica_set(self, d: Obj, all_rss: list[Obj], new_rs: Obj) -> bool:
+        """reconcileNewReplicaSet: the new ReplicaSet up to spec.replicas, within maxSurge."""
+        replicas = replicas_of(d)
+        if replicas_of(new_rs) == replicas:
+            return False
+        if replicas_of(new_rs) > replicas:
+            return self._scale_and_record(new_rs, replicas, d)
+        return self._scale_and_record(new_rs, du.new_rs_new_replicas(d, all_rss, new_rs), d)
+
+    def _reconcile_old_replica_sets(self, d: Obj, all_rss: list[Obj], old_rss: list[Obj], new_rs: Obj | None) -> bool:
+        """reconcileOldReplicaSets: as many old pods down as keeps spec.replicas - maxUnavailable
+        available, counting the new ReplicaSet's pods that are not available yet as missing."""
+        if sum(replicas_of(rs) for rs in old_rss) == 0:
+            return False
+        min_available = replicas_of(d) - du.max_unavailable(d)
+        new_unavailable = replicas_of(new_rs) - (new_rs.get("status") or {}).get("availableReplicas", 0) \
+            if new_rs is not None else 0
+        max_scaled_down = sum(replicas_of(rs) for rs in all_rss) - min_available - new_unavailable
+        if max_scaled_down <= 0:
+            return False
+        # Unhealthy old replicas first: they would otherwise block the rollout.
+        cleaned = 0
+        old_rss = du.by_creation(old_rss)
+        for i, rs in enumerate(old_rss):
+            if cleaned >= max_scaled_down:
+                break
+            unavailable = replicas_of(rs) - (rs.get("status") or {}).get("availableReplicas", 0)
+            if replicas_of(rs) == 0 or unavailable <= 0:
+                continue
+            count = min(max_scaled_down - cleaned, unavailable)
+            self._scale_and_record(rs, replicas_of(rs) - count, d)
+            cleaned += count
+            old_rss[i] = self.api.get("ReplicaSet", *object_key(rs))
+        return cleaned + self._scale_down_old(d, [*old_rss, *([new_rs] if new_rs else [])], old_rss) > 0
+
+    def _scale_down_old(self, d: Obj, all_rss: list[Obj], old_rss: list[Obj]) -> int:
+        """scaleDownOldReplicaSetsForRollingUpdate: oldest first, down to what keeps
+        spec.replicas - maxUnavailable pods available."""
+        min_available = replicas_of(d) - du.max_unavailable(d)
+        available = sum((rs.get("status") or {}).get("availableReplicas", 0) for rs in all_rss)
+        if available <= min_available:
+            return 0
+        to_scale_down, scaled = available - min_available, 0
+        for rs in du.by_creation(old_rss):
+            if scaled >= to_scale_down:
+                break
+            if replicas_of(rs) == 0:
+                continue
+            count = min(replicas_of(rs), to_scale_down - scaled)
+            self._scale_and_record(rs, replicas_of(rs) - count, d)
+            scaled += count
+        return scaled
 
     def _fresh(self, rss: list[Obj]) -> list[Obj]:
         """The ReplicaSets as stored now (after this sync's own writes), those still there."""
@@ -236,13 +308,15 @@ class DeploymentController:
         if not create:
             return None
         template, pod_hash = du.new_rs_template(d)
+        replicas = replicas_of(d) if (d["spec"].get("strategy") or {}).get("type") == "Recreate" \
+            else du.new_rs_new_replicas(d, old_rss, None)
         selector = deep_copy(d["spec"].get("selector") or {})
         selector.setdefault("matchLabels", {})[du.HASH_LABEL] = pod_hash
         rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
               "metadata": {"name": f"{d['metadata']['name']}-{pod_hash}",
                            "namespace": d["metadata"].get("namespace", "default"),
                            "labels": dict(template["metadata"]["labels"]), "ownerReferences": [controller_ref(d)]},
-              "spec": {"replicas": replicas_of(d), "minReadySeconds": d["spec"].get("minReadySeconds") or 0,
+              "spec": {"replicas": replicas, "minReadySeconds": d["spec"].get("minReadySeconds") or 0,
                        "selector": selector, "template": template}}
         du.set_new_rs_annotations(d, rs, new_revision, exists=False)
         try:
@@ -273,11 +347,12 @@ class DeploymentController:
         self._write_deployment(d)
         return created
 
-    def _scale_and_record(self, rs: Obj, new_scale: int, d: Obj) -> None:
-        """scaleReplicaSetAndRecordEvent: resize (and re-annotate) the ReplicaSet; event if resized."""
+    def _scale_and_record(self, rs: Obj, new_scale: int, d: Obj) -> bool:
+        """scaleReplicaSetAndRecordEvent: resize (and re-annotate) the ReplicaSet; event if resized.
+        Returns whether it was resized."""
         old_scale = replicas_of(rs)
         if old_scale == new_scale:
-            return
+            return False
         desired, max_replicas = replicas_of(d), replicas_of(d) + du.max_surge(d)
         updated = deep_copy(self.api.get("ReplicaSet", *object_key(rs)))
         updated["spec"]["replicas"] = new_scale
@@ -287,6 +362,7 @@ class DeploymentController:
         self.api.record_event(d, "Normal", "ScalingReplicaSet",
                               f"Scaled {direction} replica set {rs['metadata']['name']} from {old_scale} to {new_scale}",
                               source=SOURCE)
+        return True
 
     def _cleanup(self, d: Obj, old_rss: list[Obj]) -> None:
         """cleanupDeployment: delete the oldest empty ReplicaSets beyond revisionHistoryLimit."""

@@ -159,6 +159,17 @@ def max_unavailable(d: Obj) -> int:
     return min(_fenceposts(d)[1], replicas)
 
 
+def new_rs_new_replicas(d: Obj, all_rss: list[Obj], new_rs: Obj | None) -> int:
+    """NewRSNewReplicas for RollingUpdate: as many more new pods as keep every ReplicaSet's
+    replicas within spec.replicas + maxSurge, up to spec.replicas."""
+    current = replicas_of(new_rs) if new_rs is not None else 0
+    replicas = replicas_of(d)
+    room = replicas + max_surge(d) - sum(replicas_of(rs) for rs in all_rss)
+    if room <= 0:
+        return current
+    return current + min(room, replicas - current)
+
+
 def progress_deadline(d: Obj) -> int | None:
     seconds = d["spec"].get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE)
     return None if seconds == NO_LIMIT else seconds

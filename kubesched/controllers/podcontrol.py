@@ -33,13 +33,16 @@ def is_pod_terminating(pod: Obj) -> bool:
 
 
 def is_pod_available(pod: Obj, min_ready_seconds: int, now: float, seconds: Callable[[str], float]) -> bool:
-    """podutil.IsPodAvailable: Ready, and for longer than minReadySeconds (strictly)."""
+    """podutil.IsPodAvailable: Ready, and for minReadySeconds. Upstream asks for strictly longer
+    and its controllers requeue exactly minReadySeconds after the pod turned Ready, which real
+    time has always passed by then; on a virtual clock that instant must count, or availability
+    would wait for some unrelated later sync."""
     if not is_pod_ready(pod):
         return False
     if min_ready_seconds == 0:
         return True
     since = (get_condition(pod, "Ready") or {}).get("lastTransitionTime")
-    return bool(since) and seconds(since) + min_ready_seconds < now
+    return bool(since) and seconds(since) + min_ready_seconds <= now
 
 
 def controller_ref(owner: Obj) -> Obj:

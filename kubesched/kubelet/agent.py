@@ -4,7 +4,9 @@ evict pods under node pressure and let the OOM killer act.
 No containers run. A pod bound to a node becomes Running at once; `sim.kubesched.io/duration`
 makes it Succeed after that long (or, with `sim.kubesched.io/exit-code`, fail or restart); a deleted pod stops at once unless `sim.kubesched.io/shutdown`
 says it takes longer (never longer than its grace period) and is then removed with a zero-grace
-delete, as the kubelet confirms termination to the API server.
+delete, as the kubelet confirms termination to the API server. Its containers are started and
+Ready when their startup and readiness probes say (kubelet/prober.py); the pod is Ready when all
+of them are. A pod already running in a snapshot keeps the readiness its status reports.
 
 What pods and nodes use (kubelet/usage.py) drives node-pressure eviction (kubelet/eviction.py):
 an evicted pod gets an `Evicted` event (and, for node pressure, a DisruptionTarget condition) at
@@ -42,6 +44,7 @@ from kubesched.apiserver.server import APIServer
 from kubesched.kubelet import config as eviction_config
 from kubesched.kubelet.eviction import REASON, EvictionManager
 from kubesched.kubelet.oom import victim
+from kubesched.kubelet.prober import Timeline, timelines
 from kubesched.kubelet.usage import (
     POD_USAGE_PREFIX,
     USAGE_KEYS,
@@ -103,12 +106,14 @@ def _pod_ip(uid: str) -> str:
     return f"10.{digest >> 16 & 0xFF}.{digest >> 8 & 0xFF}.{digest & 0xFF or 1}"
 
 
-def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None) -> None:
+def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None) -> bool:
+    changed = False
     for ctype in ("Ready", "ContainersReady"):
         cond = {"type": ctype, "status": "False", "reason": reason, "lastProbeTime": None, "lastTransitionTime": stamp}
         if message is not None:
             cond["message"] = message
-        set_condition(status, cond)
+        changed = set_condition(status, cond) or changed
+    return changed
 
 
 class _Admitted:
@@ -144,6 +149,8 @@ class Kubelets:
         self._finish: dict[str, Timer] = {}  # uid -> duration timer
         self._terminate: dict[str, Timer] = {}  # uid -> end of graceful shutdown
         self._evicting: dict[str, Timer] = {}  # uid -> end of an eviction's grace period
+        self._probing: dict[str, Timer] = {}  # uid -> the next change of a container's readiness
+        self._started: dict[str, dict[str, float]] = {}  # uid -> container -> when it (re)started
         self._admitted: dict[str, _Admitted] = {}  # by node
         self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
         self.usage = UsageTracker()
@@ -177,20 +184,16 @@ class Kubelets:
 
     def _pods_ready_again(self, node: str) -> None:
         """The node reports again: its running pods (marked not ready by the node lifecycle
-        controller while it was silent) are ready once more, as the kubelet's status sync says."""
+        controller while it was silent) are as ready as their probes say once more, as the
+        kubelet's status sync reports."""
         now = self.api.timestamp()
         for pod in self.api.store.list("Pod"):
             if pod.get("spec", {}).get("nodeName") != node or pod.get("status", {}).get("phase") != "Running" \
                     or pod["metadata"].get("deletionTimestamp") or is_pod_ready(pod):
                 continue
             meta = pod["metadata"]
-
-            def ready(status: Obj) -> None:
-                for ctype in ("Ready", "ContainersReady"):
-                    set_condition(status, {"type": ctype, "status": "True", "lastProbeTime": None,
-                                           "lastTransitionTime": now})
-
-            self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"], ready)
+            self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"],
+                                   lambda status, pod=pod: self._readiness(pod, timelines(pod), status, now))
 
     def _admitted_on(self, node: str) -> _Admitted:
         admitted = self._admitted.get(node)
@@ -209,6 +212,7 @@ class Kubelets:
                 admitted.pop(uid)
             if self.usage.remove(uid) is not None:
                 self.eviction.touch(node or "")
+            self._stop_probing(uid)
         if ev.type == DELETED:
             for timers in (self._finish, self._terminate, self._evicting):
                 t = timers.pop(uid, None)
@@ -224,6 +228,7 @@ class Kubelets:
             if requests is None:
                 if not pod["metadata"].get("deletionTimestamp"):
                     self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
+                    self._probe_snapshot(pod)
                 requests = pod_requests(pod.get("spec", {}))
                 admitted.add(uid, requests)
             self._track(ev, node, requests)
@@ -348,16 +353,20 @@ class Kubelets:
             ended = {"exitCode": 137, "reason": "OOMKilled", "startedAt": began, "finishedAt": stamp}
             if restart:
                 cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
-                          state={"running": {"startedAt": stamp}}, ready=True, started=True)
-                return
-            cs.update(state={"terminated": ended}, ready=False, started=False)
+                          state={"running": {"startedAt": stamp}})
+                self._started.setdefault(pu.uid, {})[c.name] = self.clock.now()
+            else:
+                cs.update(state={"terminated": ended}, ready=False, started=False)
             if failed:
                 status["phase"] = "Failed"
                 _not_ready(status, "PodFailed", stamp)
             else:
-                _not_ready(status, "ContainersNotReady", stamp, f"containers with unready status: [{c.name}]")
+                self._readiness(pod, lines, status, stamp)
 
+        lines = timelines(pod)
         self.api.update_status("Pod", pu.namespace, pu.name, record)
+        if not failed:
+            self._probe_later(pod, lines)
         if system:
             node = self.api.store.get("Node", "", pu.node)
             if node is not None:
@@ -428,16 +437,18 @@ class Kubelets:
             return
         self._admitted_on(node).add(uid, requests)
         now = self.api.timestamp()
+        lines = timelines(pod)
+        self._started[uid] = dict.fromkeys(lines, self.clock.now())
 
         def running(status: Obj) -> None:
             status["phase"] = "Running"
             status["startTime"] = now
-            for ctype in ("Initialized", "Ready", "ContainersReady"):
-                set_condition(status, shared_condition(ctype, "True", now))
+            set_condition(status, shared_condition("Initialized", "True", now))
             # What `kubectl get pods` shows: READY 1/1, the pod's and its node's addresses.
             _container_statuses(pod, status, False, now)
             if any(x.get("restartPolicy") == "Always" for x in pod["spec"].get("initContainers") or ()):
                 _container_statuses(pod, status, True, now)
+            self._readiness(pod, lines, status, now)
             host_ip = self._host_ip(node)
             if host_ip:
                 status["hostIP"] = host_ip
@@ -447,6 +458,7 @@ class Kubelets:
             status["podIPs"] = [{"ip": pod_ip}]
 
         self.api.update_status("Pod", ns, name, running)
+        self._probe_later(pod, lines)
         self._run_for_duration(pod)
 
     def _run_for_duration(self, pod: Obj) -> None:
@@ -477,6 +489,9 @@ class Kubelets:
         stamp = self.api.timestamp()
         restart = (pod.get("spec") or {}).get("restartPolicy", "Always") != "Never"
 
+        lines = timelines(pod)
+        starts = self._started.setdefault(uid, {})
+
         def exited(status: Obj) -> None:
             for cs in _container_statuses(pod, status, False, status.get("startTime") or stamp):
                 began = ((cs.get("state") or {}).get("running") or {}).get("startedAt", stamp)
@@ -484,13 +499,18 @@ class Kubelets:
                 if restart:
                     cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
                               state={"running": {"startedAt": stamp}})
+                    starts[cs["name"]] = self.clock.now()
                 else:
                     cs.update(state={"terminated": ended}, ready=False, started=False)
-            if not restart:
+            if restart:
+                self._readiness(pod, lines, status, stamp)
+            else:
                 status["phase"] = "Failed"
                 _not_ready(status, "PodFailed", stamp)
 
         self.api.update_status("Pod", ns, name, exited)
+        if restart:
+            self._probe_later(pod, lines)
         duration = annotation_seconds(pod, DURATION_ANNOTATION)
         if restart and duration is not None:
             # Restarts repeat forever unless someone counts them (a Job's backoffLimit under
@@ -498,6 +518,103 @@ class Kubelets:
             counted = (controller_of(pod) or {}).get("kind") == "Job"
             self._finish[uid] = self.clock.call_at(self.clock.now() + duration, lambda: self._exit(ns, name, uid),
                                                    daemon=not counted)
+
+    # ---- probes -----------------------------------------------------------------------------------
+
+    def _readiness(self, pod: Obj, lines: dict[str, Timeline], status: Obj, stamp: str) -> bool:
+        """Each probed container's started and ready as its probes say now, and the pod's
+        ContainersReady and Ready from them (GenerateContainersReadyCondition: sidecars first, then
+        the app containers, in spec order). Returns whether anything changed."""
+        now = self.clock.now()
+        starts = self._started.get(pod["metadata"].get("uid", "")) or {}
+        since = status.get("startTime") or stamp
+        _container_statuses(pod, status, False, since)
+        if any(x.get("restartPolicy") == "Always" for x in (pod.get("spec") or {}).get("initContainers") or ()):
+            _container_statuses(pod, status, True, since)
+        unready: list[str] = []
+        changed = False
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for cs in status.get(key) or ():
+                name = cs.get("name", "")
+                line = lines.get(name)
+                if line is None:
+                    continue  # an init container that ran to completion
+                start = starts.get(name)
+                running = "running" in (cs.get("state") or {})
+                started, ready = line.state(now - start) if running and start is not None else (running, running)
+                if cs.get("started") != started or cs.get("ready") != ready:
+                    cs.update(started=started, ready=ready)
+                    changed = True
+                if not ready:
+                    unready.append(name)
+        if unready:
+            message = f"containers with unready status: [{' '.join(unready)}]"
+            return _not_ready(status, "ContainersNotReady", stamp, message) or changed
+        for ctype in ("Ready", "ContainersReady"):
+            changed = set_condition(status, shared_condition(ctype, "True", stamp)) or changed
+        return changed
+
+    def _probe_snapshot(self, pod: Obj) -> None:
+        """A pod found running (a snapshot's): the readiness its status reports stands until its
+        probes next change it; one whose status does not say (a bound pod given without status)
+        is as Ready as its probes say by now."""
+        lines = timelines(pod)
+        uid = pod["metadata"].get("uid", "")
+        self._started[uid] = self._snapshot_starts(pod, lines)
+        if get_condition(pod, "Ready") is None and lines:
+            meta = pod["metadata"]
+            stamp = self.api.timestamp()
+            self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"],
+                                   lambda status: self._readiness(pod, lines, status, stamp))
+        self._probe_later(pod, lines)
+
+    def _snapshot_starts(self, pod: Obj, lines: dict[str, Timeline]) -> dict[str, float]:
+        """When the containers of a pod found running started, by its status (the pod's startTime
+        for a container it reports nothing of)."""
+        status = pod.get("status") or {}
+        reported = {cs.get("name", ""): ((cs.get("state") or {}).get("running") or {}).get("startedAt")
+                    for cs in (*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ()))}
+        starts = {}
+        for name in lines:
+            since = reported[name] if name in reported else status.get("startTime")
+            if since:
+                try:
+                    starts[name] = self.api.seconds(since)
+                except (ValueError, OverflowError):
+                    continue
+        return starts
+
+    def _probe_later(self, pod: Obj, lines: dict[str, Timeline]) -> None:
+        """Wake up at the next change of a container's readiness after now, if there is one: what
+        a snapshot's pod reports now stands until then."""
+        uid = pod["metadata"].get("uid", "")
+        self._stop_probing(uid, forget=False)
+        now = self.clock.now()
+        starts = self._started.get(uid) or {}
+        upcoming = [starts[name] + t for name, line in lines.items() if name in starts
+                    for t in line.changes() if starts[name] + t > now]
+        if upcoming:
+            ns, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
+            self._probing[uid] = self.clock.call_at(min(upcoming), lambda: self._probe(ns, name, uid))
+
+    def _probe(self, ns: str, name: str, uid: str) -> None:
+        self._probing.pop(uid, None)
+        pod = self._current(ns, name, uid)
+        if pod is None or pod["status"].get("phase") != "Running":
+            return
+        lines = timelines(pod)
+        node = self.api.store.get("Node", "", pod["spec"].get("nodeName", ""))
+        if node is None or _node_ready(node):  # a silent kubelet reports nothing (its node comes back: it does)
+            stamp = self.api.timestamp()
+            self.api.update_status("Pod", ns, name, lambda status: self._readiness(pod, lines, status, stamp))
+        self._probe_later(pod, lines)
+
+    def _stop_probing(self, uid: str, forget: bool = True) -> None:
+        t = self._probing.pop(uid, None)
+        if t is not None:
+            t.cancel()
+        if forget:
+            self._started.pop(uid, None)
 
     def _admit(self, node_name: str, requests: dict[str, int]) -> tuple[str, str] | None:
         """The kubelet's own resource check at admission (GeneralPredicates): the pods it already

@@ -32,6 +32,7 @@ from kubesched.controllers.tainteviction import TaintEvictionController
 from kubesched.controllers.ttlafterfinished import TTLAfterFinishedController
 from kubesched.kubectl.drain import Drainer, DrainOptions
 from kubesched.kubelet.agent import Kubelets
+from kubesched.kubelet.prober import reports_readiness
 from kubesched.runtime.clock import VirtualClock
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
@@ -48,14 +49,16 @@ def running_since_created(pod: Obj, now: str) -> Obj:
     """A bound pod whose status is not in the input has been running since its creation (at
     `now` if it has no creationTimestamp): phase Running, startTime and the conditions its kubelet
     would have reported (a Running pod exported without conditions gets them too: they are the
-    kubelet's to write). Preemption ranks victims by that startTime; budgets count Ready pods."""
+    kubelet's to write). Preemption ranks victims by that startTime; budgets count Ready pods. A
+    pod with probes is left for its kubelet to say whether it is Ready by now."""
     status = pod.get("status") or {}
     if status.get("phase") not in (None, "", "Running"):
         return pod
     started = status.get("startTime") or (pod.get("metadata") or {}).get("creationTimestamp") or now
+    kinds = ("PodScheduled", "Initialized") if reports_readiness(pod) else \
+        ("PodScheduled", "Initialized", "Ready", "ContainersReady")
     conditions = status.get("conditions") or [
-        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": started}
-        for t in ("PodScheduled", "Initialized", "Ready", "ContainersReady")]
+        {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": started} for t in kinds]
     return {**pod, "status": {**status, "phase": "Running", "startTime": started, "conditions": conditions}}
 
 

@@ -34,6 +34,7 @@ EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notRe
 DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
 DRAIN_STATUSES = ("Drained", "Failed", "TimedOut", "InProgress")
 CONDITION_STATUSES = ("True", "False", "Unknown")
+CONTAINER_CHECKS = {"ready": bool, "started": bool, "restartCount": int}  # a pod entry's `containers: {name: ...}`
 
 
 @dataclass
@@ -179,7 +180,7 @@ class Expectation:
 class PodExpectation(Expectation):
     subject = "pod"
     fields = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score",
-              "message", "messageContains", "conditions", "restartCount", "replaced")
+              "message", "messageContains", "conditions", "restartCount", "replaced", "containers")
 
     def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
         _subject(c, entry["pod"], subpath(path, "pod"), 2)
@@ -188,6 +189,12 @@ class PodExpectation(Expectation):
         _message_check(c, entry, path)
         c.get(entry, "restartCount", path, int)
         c.get(entry, "replaced", path, bool)
+        containers_path = subpath(path, "containers")
+        for name, want in (c.get(entry, "containers", path, dict) or {}).items():
+            check_shape(c, want, subpath(containers_path, name), CONTAINER_CHECKS)
+            for key in want if isinstance(want, dict) else ():
+                if key not in CONTAINER_CHECKS:
+                    c.err(subpath(subpath(containers_path, name), key), f'unknown field "{key}" for a container expectation')
         c.enum(entry, "phase", path, POD_PHASES)
         c.get(entry, "deleted", path, bool)
         c.get(entry, "priority", path, int, 32)
@@ -231,6 +238,10 @@ class PodExpectation(Expectation):
             restarts = sum(c.get("restartCount", 0) for c in status.get("containerStatuses") or ())
             if restarts != e["restartCount"]:
                 return False, f"restartCount is {restarts}, expected {e['restartCount']}"
+        for cname, want in (e.get("containers") or {}).items():
+            ok, detail = _container_ok(status, cname, want)
+            if not ok:
+                return ok, detail
         if "replaced" in e:
             uid = obj["metadata"].get("uid")
             replacement = next((d.replacement for d in _recorder(cluster).disruptions if d.uid == uid), None)
@@ -241,6 +252,20 @@ class PodExpectation(Expectation):
             if not ok:
                 return ok, detail
         return _event_ok(cluster, f"Pod/{ns}/{name}", e)
+
+
+def _container_ok(status: dict[str, Any], name: str, want: dict[str, Any]) -> tuple[bool, str]:
+    """`containers: {name: {ready, started, restartCount}}`: what the kubelet reports of a container
+    (or a sidecar) in the pod's status."""
+    statuses = (*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ()))
+    cs = next((x for x in statuses if x.get("name") == name), None)
+    if cs is None:
+        return False, f"container {name} has no status"
+    for key, value in want.items():
+        have = cs.get(key, 0 if key == "restartCount" else None)
+        if have != value:
+            return False, f"container {name} {key} is {have!r}, expected {value!r}"
+    return True, ""
 
 
 class NodeExpectation(Expectation):

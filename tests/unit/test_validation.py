@@ -807,7 +807,7 @@ def test_scenario_expectations() -> None:
         'in.yaml doc 1: spec.expect[0].pod: Invalid value: "a": must be "namespace/name"',
         "in.yaml doc 1: spec.expect[0].nodeName: expected a string, got integer",
         "in.yaml doc 1: spec.expect[1]: Required value: at least one of nodeName, phase, deleted, reason, "
-        "nominatedNodeName, priority, event, score, message, messageContains, conditions, restartCount, replaced",
+        "nominatedNodeName, priority, event, score, message, messageContains, conditions, restartCount, replaced, containers",
         f"in.yaml doc 1: spec.expect[2]: Invalid value: exactly one of {SUBJECTS}, not pod and node",
         'in.yaml doc 1: spec.expect[3].phase: unknown field "phase" for a node expectation',
         "in.yaml doc 1: spec.expect[3]: Required value: at least one of requested, allocatable, unschedulable, taints, "

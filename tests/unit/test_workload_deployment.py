@@ -84,7 +84,7 @@ def test_scaling_resizes_the_replica_set() -> None:
 def test_a_template_change_recreates_and_an_old_template_brings_its_replica_set_back() -> None:
     # The pods take their whole grace period (the default 30 s) to stop.
     v1 = {**TEMPLATE, "metadata": {**TEMPLATE["metadata"], "annotations": {"sim.kubesched.io/shutdown": "30s"}}}
-    c = cluster(deployment(2, template=v1))
+    c = cluster(deployment(2, template=v1, strategy={"type": "Recreate"}))
     c.run(until=1)
     old = f"web-{compute_hash(v1)}"
     v2 = {**v1, "spec": {"containers": [{"name": "c", "image": "web:2"}]}}

@@ -78,9 +78,9 @@ def test_pods_come_from_the_template_with_events_naming_them() -> None:
 
 def test_available_replicas_wait_for_min_ready_seconds() -> None:
     c = cluster(node("n1"), replica_set(2, minReadySeconds=10))
-    c.run(until=10)
+    c.run(until=9)
     assert rs_status(c)["readyReplicas"] == 2 and "availableReplicas" not in rs_status(c)
-    c.run(until=11)
+    c.run(until=10)  # the requeue minReadySeconds after they turned Ready finds them available
     assert rs_status(c)["availableReplicas"] == 2
 
 
