@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable
 
 REACT, SCHEDULE, LATE = 0, 1, 2
@@ -83,22 +84,30 @@ class VirtualClock:
         """End `run` after the current callback (a run found to be going round in circles)."""
         self._stopped = True
 
-    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None) -> None:
+    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None,
+            limit: float = math.inf) -> bool:
         """Run due callbacks in (time, scheduling order) until `until`, or without it until only
         daemon timers are left: then nothing more can happen that they would not just repeat.
-        `progress` is told the virtual time now and then (every 50,000 callbacks)."""
+        `limit` is the last instant time can reach at all (where timestamps end); False if the run
+        stopped there with work left. `progress` is told the virtual time now and then (every
+        50,000 callbacks)."""
         heap = self._heap
         count = 0
+        if until is not None:
+            until = min(until, limit)
         while heap and not self._stopped:
             if until is None and self._live == 0:
-                return
+                return True
             count += 1
             if progress is not None and count % 50_000 == 0:
                 progress(self._now)
             timer = heap[0][3]
             if until is not None and timer.when > until and not timer.cancelled:
                 self._now = until
-                return
+                return True
+            if timer.when > limit and not timer.cancelled:
+                self._now = limit
+                return False
             heapq.heappop(heap)
             if timer.cancelled:
                 continue
@@ -109,3 +118,4 @@ class VirtualClock:
             timer.fn()
         if until is not None and not self._stopped:
             self._now = max(self._now, until)
+        return True

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from kubesched.api.objects import DEFAULT_EPOCH, Obj, namespaced, ref
+from kubesched.api.duration import format_duration
+from kubesched.api.objects import DEFAULT_EPOCH, LAST_TIME, Obj, format_time, namespaced, ref
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
@@ -177,4 +178,9 @@ class Cluster:
         self.drainer.drain(node, options)
 
     def run(self, until: float | None = None, progress: Callable[[float], None] | None = None) -> None:
-        self.clock.run(until, progress)
+        """Run to `until` (None: until nothing but housekeeping is left), but never past the last
+        time a timestamp can name."""
+        last = (LAST_TIME - self.epoch).total_seconds()
+        if not self.clock.run(until, progress, limit=last) and self.recorder is not None:
+            self.recorder.warn(f"the run stopped at {format_duration(last)} ({format_time(self.epoch, last)}), "
+                               "the last time a Kubernetes timestamp can name")

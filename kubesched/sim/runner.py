@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
-from kubesched.api.objects import Shared, namespaced, ref
+from kubesched.api.objects import LAST_TIME, Shared, format_time, namespaced, ref
+from kubesched.api.validation import subpath
 from kubesched.apiserver.errors import APIError
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
@@ -71,7 +72,22 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
     scenario.warnings = warnings
     if until is not None:
         scenario.until = until
+    _check_horizon(scenario, until is not None)
     return scenario
+
+
+def _check_horizon(scenario: Scenario, from_command_line: bool) -> None:
+    """An end time past the last time a timestamp can name (9999-12-31T23:59:59Z) cannot be reached:
+    refused, naming the field, rather than found out mid-run."""
+    last = (LAST_TIME - scenario.epoch).total_seconds()
+    if scenario.until is None or scenario.until <= last:
+        return
+    origin = scenario.scenario_origin
+    where = Problem("command line", None, "--until", "") if from_command_line or origin is None else \
+        Problem(origin.source, origin.doc, subpath(origin.path_prefix, "spec.until"), "")
+    message = (f"{format_duration(scenario.until)} after {format_time(scenario.epoch, 0)} (virtual time 0) is past "
+               f"{format_time(LAST_TIME, 0)}, the last time a Kubernetes timestamp can name")
+    raise InputError([Problem(where.source, where.doc, where.path, message)])
 
 
 def _apply(cluster: Cluster, recorder: Recorder, action: TimedAction) -> None:
