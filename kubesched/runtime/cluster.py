@@ -86,6 +86,10 @@ class Cluster:
         if self.recorder is not None:  # first: it sees a removal before a controller replaces the pod
             # The kubelet's signal and threshold behind a node-pressure eviction are on no object.
             self.recorder.start(self.api, self.clock, lambda uid: self.kubelets.pressure_evictions.get(uid))
+            # What matters is every write but the Events (a simulation only adds them): repeated
+            # answers do not keep idle housekeeping from being jumped over.
+            recorder, store = self.recorder, self.store
+            self.clock.changes = lambda: store.resource_version - len(recorder.events)
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it; the quota controller
         # before the workload controllers, so quota a pod frees is recounted before its owner retries.
