@@ -22,7 +22,7 @@ from kubesched.runtime.cluster import Cluster
 from kubesched.sim.expect import ExpectResult, check
 from kubesched.sim.recorder import Recorder
 from kubesched.sim.scenario import Scenario, TimedAction, build
-from kubesched.sim.validation import check_config, component_problems, validate
+from kubesched.sim.validation import check_config, component_problems, unserved_default_scheduler, validate
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,6 +64,8 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
     except InputError as e:
         problems.extend(e.problems)
     problems.extend(component_problems(loaded, problems))
+    if not problems:
+        warnings.extend(unserved_default_scheduler(loaded))
     if strict:
         problems.extend(warnings)
     if problems:
