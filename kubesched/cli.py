@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 import click
 import yaml
 
-from kubesched.commandline import bad_input_exits, echo_json, exit_at_once, option, results_only, warn
+from kubesched.commandline import (
+    bad_input_exits,
+    echo_json,
+    exit_at_once,
+    option,
+    output_console,
+    results_only,
+    warn,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -109,11 +117,9 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
     disruptions = result.recorder.disruptions
     warn(result.recorder.warnings)
     if output == "table":
-        from rich.console import Console
-
         from kubesched.sim import explain as explain_view
 
-        console = Console(width=None if sys.stdout.isatty() else 1 << 20)  # piped: a row per line, names whole
+        console = output_console()
         render_table(result, console)
         records, preempted = decision_records(result.cluster), preemptions(result.cluster)
         for key in sorted(records) if "*" in keys else sorted(keys):
@@ -164,7 +170,7 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
     scenario.descheduler_policy = chosen
     result = make_plan(scenario, " ".join(paths))
     if output == "table":
-        render_plan(result, Console())
+        render_plan(result, output_console())
     elif output == "json":
         echo_json(result.to_json())
     else:

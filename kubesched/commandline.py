@@ -10,12 +10,15 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 import orjson
 
 from kubesched.api.errors import InputError, Problem
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @contextlib.contextmanager
@@ -119,3 +122,12 @@ def exit_at_once(code: int) -> NoReturn:
             sys.exit(code)
         os._exit(code)
     sys.exit(code)
+
+
+def output_console() -> Console:
+    """The console a command draws its tables on (stdout). On a terminal, as wide as it is (cells
+    fold); piped, wide enough for any row, so that a name is never cut and a row stays one line
+    that grep and awk can read."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 1 << 20)

@@ -82,9 +82,11 @@ def _nest(value: Any, depth: int, choose: Choose) -> Any:
 # validation and into the simulation.
 EDGE_INTS = [0, 1, 2**31 - 1, 2**63 - 1, 10**6]
 EDGE_AMOUNTS = ["9223372036854775807", "9223372036854775807m", "8Ei", "9E", "0", "1n", "999999999999999",
-                "2562047h", "2562047h47m16s", "0s", "1ns", "100%", "0%"]
+                "2562047h", "2562047h47m16s", "876000h", "100y", "0s", "1ns", "100%", "0%"]
 EDGE_TIMES = ["9999-12-31T23:59:59Z", "0001-01-01T00:00:00Z", "1970-01-01T00:00:00Z",
-              "2026-01-01T00:00:00.999999Z"]
+              "2026-01-01T00:00:00.999999Z", "0000-01-01T00:00:00Z", "9999-12-31T23:59:59.999999999Z",
+              "2026-01-01T00:00:00.123456789+05:30", "2026-01-01T00:00:00-23:59", "2026-01-01 00:00:00Z",
+              "2026-01-01T00:00Z", "20260101T000000Z", "2026-01-01T00:00:00,5Z", "9999-12-31T23:00:00-23:59"]
 
 
 def _edge(old: Any, choose: Choose) -> Any:
@@ -177,7 +179,7 @@ def _alarm(_signum: int, _frame: Any) -> None:
     raise _Timeout
 
 
-def run_case(path: str, seconds: int, until: float) -> str | None:
+def run_case(path: str, seconds: int, until: float | None) -> str | None:
     """Load, validate and (when valid) simulate one file in-process; None if that went as it must,
     else what went wrong (a traceback, or a run that did not end within `seconds` of wall time)."""
     from kubesched.api.errors import InputError
@@ -187,7 +189,8 @@ def run_case(path: str, seconds: int, until: float) -> str | None:
     signal.alarm(seconds)
     try:
         scenario = load([path])
-        scenario.until = until if scenario.until is None else min(scenario.until, until)
+        if until is not None:
+            scenario.until = until if scenario.until is None else min(scenario.until, until)
         simulate(scenario)
     except InputError as e:
         if not e.problems or not all(p.source and p.message for p in e.problems):
@@ -206,8 +209,9 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--until", type=float, default=600.0, help="virtual seconds each run may last")
-    parser.add_argument("--timeout", type=int, default=20, help="wall-clock seconds each case may take")
+    parser.add_argument("--until", type=float, default=None,
+                        help="virtual seconds each run may last at most (default: as long as its input asks)")
+    parser.add_argument("--timeout", type=int, default=60, help="wall-clock seconds each case may take")
     parser.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "kubesched-fuzz"))
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

@@ -30,9 +30,10 @@ REPRODUCERS = sorted(p.name for p in CORPUS.glob("*.yaml"))
 # Reproducers that are good input once nulls are read as unset: they run; every other one is refused.
 RUNS = {"pod-nulls-are-unset.yaml", "pod-spread-constraint-nulls.yaml", "patch-null-container-status.yaml",
         "scheduler-nulls-are-unset.yaml", "scheduler-resource-spec-nulls.yaml", "bound-pods-sum-past-int64.yaml",
-        "no-nodes-pod.yaml", "no-nodes-deployment.yaml"}
-# "<file> doc <n>: <field path>: <message>" or "<file>: <message>".
-PROBLEM = re.compile(r"^[\w.-]+\.yaml( doc \d+)?: .+$")
+        "no-nodes-pod.yaml", "no-nodes-deployment.yaml", "time-epoch-9999-runs-to-the-end.yaml",
+        "time-zones-and-fractions.yaml", "deployment-complete-once-never-times-out.yaml"}
+# "<file> doc <n>: <field path>: <message>", "<file>: <message>", or kubectl's line for no objects.
+PROBLEM = re.compile(r"^[\w.-]+\.yaml( doc \d+)?: .+$|^error: no objects passed$")
 TIME_LIMIT = 60  # seconds of wall time for one reproducer, generous for a loaded machine: each takes ~1 s
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -17,6 +18,8 @@ Obj = dict[str, Any]
 # Virtual time 0 is this instant unless the input says otherwise (see Cluster.epoch).
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"  # a static pod's mirror in the API
 DEFAULT_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+# The last instant an RFC 3339 timestamp can name (its year has four digits): virtual time stops here.
+LAST_TIME = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
 
 class Shared(dict):
@@ -96,7 +99,7 @@ def format_time(epoch: datetime, seconds: float) -> str:
     if key != key_last or epoch is not epoch_last:
         if epoch.microsecond:
             t = epoch + delta  # formatted by hand: strftime costs twice as much
-            text = f"{t.year}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
+            text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}Z"
         else:  # the time of day from whole seconds, the date from the few days a run spans
             day, second = divmod(epoch.hour * 3600 + epoch.minute * 60 + epoch.second + key, 86400)
             date = _dates.get((epoch, day))
@@ -104,7 +107,7 @@ def format_time(epoch: datetime, seconds: float) -> str:
                 if len(_dates) >= 1024:
                     _dates.clear()
                 d = epoch + timedelta(days=day)
-                date = _dates[epoch, day] = f"{d.year}-{d.month:02d}-{d.day:02d}T"
+                date = _dates[epoch, day] = f"{d.year:04d}-{d.month:02d}-{d.day:02d}T"
             hour, second = divmod(second, 3600)
             minute, second = divmod(second, 60)
             text = f"{date}{hour:02d}:{minute:02d}:{second:02d}Z"
@@ -116,8 +119,31 @@ _last_time: tuple[datetime | None, float, Any, str] = (None, math.nan, None, "")
 _dates: dict[tuple[datetime, int], str] = {}  # (epoch, days after it) -> "YYYY-MM-DDT"
 
 
+# time.Parse(time.RFC3339, ...) as metav1.Time reads it: a `T`, seconds, an optional fraction (Go
+# also takes a comma), then `Z` or an offset; Go's range checks take offsets up to 24:60.
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(?:Z|([+-])(\d\d):(\d\d))")
+
+
+@functools.lru_cache(maxsize=4096)
 def parse_time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    """An RFC 3339 time as the API server reads it, in UTC (as it writes it back). What Go refuses
+    (no zone, a space for the `T`, a lower-case `z`, minutes without seconds) or Python cannot hold
+    (year 0000, beyond 9999 once in UTC) is a ValueError."""
+    m = _RFC3339.fullmatch(value)
+    if m is None:
+        raise ValueError("not an RFC 3339 time, e.g. 2026-01-01T00:00:00Z")
+    fraction = (m[7] or "")[:6].ljust(6, "0")
+    try:
+        t = datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]), int(fraction), tzinfo=UTC)
+        if m[8] is not None:
+            hours, minutes = int(m[9]), int(m[10])
+            if hours > 24 or minutes > 60:
+                raise ValueError("time zone offset out of range")
+            offset = timedelta(hours=hours, minutes=minutes)
+            t = t - offset if m[8] == "+" else t + offset
+    except OverflowError:
+        raise ValueError("out of the range of times (0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z in UTC)") from None
+    return t
 
 
 def is_terminal(pod: Obj) -> bool:

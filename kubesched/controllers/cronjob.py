@@ -131,7 +131,7 @@ class CronJobController:
             self._wakeups.pop(key, None)
             self.queue.add(key)
 
-        self._wakeups[key] = self.clock.call_at(when, fire, daemon=True)
+        self._wakeups[key] = self.clock.call_at(when, fire, daemon=True, fixed=True)
 
     def now(self) -> datetime:
         return self.api.epoch + timedelta(seconds=self.clock.now())

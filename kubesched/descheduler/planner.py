@@ -67,7 +67,7 @@ def render_plan(p: Plan, console: Console) -> None:
         console.print(f"[red]pass not run:[/red] {err}")
     table = Table(title="Planned evictions", title_justify="left")
     for col in ("pod", "node", "strategy", "budget", "likely landing"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")
     for a in evictions:
         table.add_row(a.pod, a.node or "-", a.strategy, budget_answer(a),
                       a.landing or a.message or "pending (no node fits)")
@@ -76,7 +76,7 @@ def render_plan(p: Plan, console: Console) -> None:
     if others:
         kept = Table(title="Considered, not evicted", title_justify="left")
         for col in ("pod", "node", "strategy", "why"):
-            kept.add_column(col)
+            kept.add_column(col, overflow="fold")
         for a in others:
             kept.add_row(a.pod, a.node or "-", a.strategy,
                          f"{a.result}: {budget_answer(a) if a.result == 'Refused' else a.message}")

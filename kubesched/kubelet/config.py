@@ -50,10 +50,17 @@ READ_FIELDS = ("apiVersion", "kind", *MAP_FIELDS, "evictionMaxPodGracePeriod",
                "evictionPressureTransitionPeriod", "mergeDefaultEvictionSettings", "enforceNodeAllocatable")
 IGNORED_BECAUSE = {
     "maxPods": "a node's pod capacity comes from its Node object",
+    "podsPerCore": "a node's pod capacity comes from its Node object",
     "systemReserved": "a node's allocatable comes from its Node object",
     "kubeReserved": "a node's allocatable comes from its Node object",
+    "reservedMemory": "a node's allocatable comes from its Node object",
+    "registerWithTaints": "a node's taints come from its Node object",
     "featureGates": "kubesched simulates the default feature gates",
 }
+# The other fields of kubelet.config.k8s.io/v1beta1 KubeletConfiguration (v1.35): how the kubelet
+# serves, authenticates, talks to its runtime, manages cgroups, images, logs and DNS. None of them
+# changes where a pod is scheduled or which pod is evicted.
+KUBELET_FIELDS = frozenset(["enableServer", "staticPodPath", "podLogsDir", "syncFrequency", "fileCheckFrequency", "httpCheckFrequency", "staticPodURL", "staticPodURLHeader", "address", "port", "readOnlyPort", "tlsCertFile", "tlsPrivateKeyFile", "tlsCipherSuites", "tlsMinVersion", "rotateCertificates", "serverTLSBootstrap", "authentication", "authorization", "registryPullQPS", "registryBurst", "imagePullCredentialsVerificationPolicy", "preloadedImagesVerificationAllowlist", "eventRecordQPS", "eventBurst", "enableDebuggingHandlers", "enableContentionProfiling", "healthzPort", "healthzBindAddress", "oomScoreAdj", "clusterDomain", "clusterDNS", "streamingConnectionIdleTimeout", "nodeStatusUpdateFrequency", "nodeStatusReportFrequency", "nodeLeaseDurationSeconds", "imageMinimumGCAge", "imageMaximumGCAge", "imageGCHighThresholdPercent", "imageGCLowThresholdPercent", "volumeStatsAggPeriod", "kubeletCgroups", "systemCgroups", "cgroupRoot", "cgroupsPerQOS", "cgroupDriver", "cpuManagerPolicy", "singleProcessOOMKill", "cpuManagerPolicyOptions", "cpuManagerReconcilePeriod", "memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope", "topologyManagerPolicyOptions", "qosReserved", "runtimeRequestTimeout", "hairpinMode", "podCIDR", "podPidsLimit", "resolvConf", "runOnce", "cpuCFSQuota", "cpuCFSQuotaPeriod", "nodeStatusMaxImages", "maxOpenFiles", "contentType", "kubeAPIQPS", "kubeAPIBurst", "serializeImagePulls", "maxParallelImagePulls", "enableControllerAttachDetach", "protectKernelDefaults", "makeIPTablesUtilChains", "iptablesMasqueradeBit", "iptablesDropBit", "failSwapOn", "memorySwap", "containerLogMaxSize", "containerLogMaxFiles", "containerLogMaxWorkers", "containerLogMonitorInterval", "configMapAndSecretChangeDetectionStrategy", "reservedSystemCPUs", "showHiddenMetricsForVersion", "systemReservedCgroup", "kubeReservedCgroup", "allowedUnsafeSysctls", "volumePluginDir", "providerID", "kernelMemcgNotification", "logging", "enableSystemLogHandler", "enableSystemLogQuery", "shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "shutdownGracePeriodByPodPriority", "crashLoopBackOff", "enableProfilingHandler", "enableDebugFlagsHandler", "seccompDefault", "memoryThrottlingFactor", "registerNode", "tracing", "localStorageCapacityIsolation", "containerRuntimeEndpoint", "imageServiceEndpoint", "failCgroupV1", "userNamespaces"])
 # The types of the fields kubesched reads or names (an api.validation.check_shape schema); the
 # eviction values themselves are checked by problems().
 SHAPE: dict[str, Any] = {
@@ -258,11 +265,27 @@ def parse(obj: dict[str, Any] | None) -> EvictionConfig:
 
 
 def ignored_fields(obj: dict[str, Any]) -> list[tuple[str, str]]:
-    """(field, message) for each field of a KubeletConfiguration that changes nothing in a simulation:
-    only the eviction settings do, so anything else (`address`, a misspelt `evictionHrad`) is said to
-    be ignored rather than silently dropped."""
-    default = "kubesched's kubelets read only the eviction settings"
-    return [(key, "ignored: " + IGNORED_BECAUSE.get(key, default)) for key in obj if key not in READ_FIELDS]
+    """(field, message) for what a KubeletConfiguration sets that changes nothing in a simulation:
+    only the eviction settings do. A real node's file (an EKS AMI's sets a dozen fields about
+    serving, TLS, cgroups and DNS) gets one line naming the fields that play no part in scheduling
+    or eviction; a field that does in a real cluster but is read elsewhere here (`maxPods`: the
+    Node object) gets a line of its own saying where, and so does a field the kubelet does not
+    have (a misspelt `evictionHrad`), rather than being silently dropped."""
+    found: list[tuple[str, str]] = []
+    unrelated: list[str] = []
+    for key in obj:
+        if key in READ_FIELDS:
+            continue
+        if key in IGNORED_BECAUSE:
+            found.append((key, "ignored: " + IGNORED_BECAUSE[key]))
+        elif key in KUBELET_FIELDS:
+            unrelated.append(key)
+        else:
+            found.append((key, "ignored: not a KubeletConfiguration field; kubesched's kubelets read only "
+                               "the eviction settings"))
+    if unrelated:
+        found.insert(0, ("", f"ignored, as they play no part in scheduling or eviction: {', '.join(unrelated)}"))
+    return found
 
 
 def check_configuration(obj: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

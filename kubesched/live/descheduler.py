@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from kubesched.commandline import bad_input_exits
+from kubesched.commandline import bad_input_exits, output_console
 
 log = logging.getLogger("kubesched.live")
 # What the descheduler's strategies, its evictor and its placement what-ifs read.
@@ -65,8 +65,6 @@ def _plan(conn: Any, policy_obj: dict[str, Any], output: str) -> None:
     """The plan of `kubesched deschedule`, for a snapshot taken now."""
     import json
 
-    from rich.console import Console
-
     from kubesched.descheduler.planner import plan, render_plan
     from kubesched.live.snapshot import render, take
     from kubesched.sim.runner import load
@@ -80,7 +78,7 @@ def _plan(conn: Any, policy_obj: dict[str, Any], output: str) -> None:
     if output == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        render_plan(result, Console())
+        render_plan(result, output_console())
 
 
 class LiveDescheduler:

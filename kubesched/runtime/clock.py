@@ -15,23 +15,28 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Callable
 
 REACT, SCHEDULE, LATE = 0, 1, 2
+# Housekeeping that has changed nothing for this long repeats itself: the clock jumps ahead by whole
+# hours, a multiple of every housekeeping period (1 s to 5 min ticks), which keeps their phases.
+IDLE_JUMP = 3600.0
 
 
 class Timer:
     """A scheduled callback; `cancel()` makes it a no-op without touching the heap."""
 
-    __slots__ = ("when", "rank", "seq", "fn", "daemon", "cancelled", "owner")
+    __slots__ = ("when", "rank", "seq", "fn", "daemon", "fixed", "cancelled", "owner")
 
     def __init__(self, when: float, rank: int, seq: int, fn: Callable[[], None], daemon: bool = False,
-                 owner: VirtualClock | None = None) -> None:
+                 owner: VirtualClock | None = None, fixed: bool = False) -> None:
         self.when = when
         self.rank = rank  # REACT, SCHEDULE or LATE: the order among callbacks due at the same instant
         self.seq = seq
         self.fn = fn
         self.daemon = daemon
+        self.fixed = fixed  # a daemon due at a set instant (a cron schedule), not a period's next tick
         self.cancelled = False
         self.owner = owner
 
@@ -55,14 +60,19 @@ class VirtualClock:
         self._seq = itertools.count()
         self._live = 0  # pending non-daemon timers
         self._stopped = False
+        # How many changes the run has made that matter (the cluster's writes, not its Events); set,
+        # it lets `run` jump over housekeeping that changes nothing (see `_jump`).
+        self.changes: Callable[[], int] | None = None
 
     def now(self) -> float:
         return self._now
 
-    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, rank: int = REACT) -> Timer:
+    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, rank: int = REACT,
+                fixed: bool = False) -> Timer:
         """Schedule `fn`; a daemon timer (periodic housekeeping) alone does not keep a run going;
-        `rank` orders it among the callbacks due at the same instant."""
-        timer = Timer(max(when, self._now), rank, next(self._seq), fn, daemon, owner=self)
+        `rank` orders it among the callbacks due at the same instant; a `fixed` daemon is due at
+        that instant whatever came before (a jump over idle housekeeping stops short of it)."""
+        timer = Timer(max(when, self._now), rank, next(self._seq), fn, daemon, owner=self, fixed=fixed)
         heapq.heappush(self._heap, (timer.when, rank, timer.seq, timer))
         if not daemon:
             self._live += 1
@@ -83,22 +93,39 @@ class VirtualClock:
         """End `run` after the current callback (a run found to be going round in circles)."""
         self._stopped = True
 
-    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None) -> None:
+    def run(self, until: float | None = None, progress: Callable[[float], None] | None = None,
+            limit: float = math.inf) -> bool:
         """Run due callbacks in (time, scheduling order) until `until`, or without it until only
         daemon timers are left: then nothing more can happen that they would not just repeat.
-        `progress` is told the virtual time now and then (every 50,000 callbacks)."""
+        `limit` is the last instant time can reach at all (where timestamps end); False if the run
+        stopped there with work left. `progress` is told the virtual time now and then (every
+        50,000 callbacks)."""
         heap = self._heap
         count = 0
+        if until is not None:
+            until = min(until, limit)
+        idle_since, idle_mark = None, 0  # since when only housekeeping has run, and the changes then
         while heap and not self._stopped:
             if until is None and self._live == 0:
-                return
+                return True
             count += 1
             if progress is not None and count % 50_000 == 0:
                 progress(self._now)
             timer = heap[0][3]
+            if timer.daemon and not timer.cancelled and self.changes is not None:
+                mark = self.changes()
+                if idle_since is None or mark != idle_mark:
+                    idle_since, idle_mark = timer.when, mark
+                elif timer.when - idle_since >= IDLE_JUMP and \
+                        self._jump(timer.when, limit if until is None else until):
+                    idle_since = None
+                    continue
             if until is not None and timer.when > until and not timer.cancelled:
                 self._now = until
-                return
+                return True
+            if timer.when > limit and not timer.cancelled:
+                self._now = limit
+                return False
             heapq.heappop(heap)
             if timer.cancelled:
                 continue
@@ -109,3 +136,25 @@ class VirtualClock:
             timer.fn()
         if until is not None and not self._stopped:
             self._now = max(self._now, until)
+        return True
+
+    def _jump(self, now: float, end: float) -> bool:
+        """Move every period's next tick ahead by the whole hours before the next thing due at a set
+        instant (`end`, a non-daemon timer, a fixed daemon); true if it did. Ticking there would
+        only have repeated what the last hour did, which changed nothing: the same pods retried
+        with the same answer, the same resyncs. The state is as ticking leaves it; the repeated
+        answers (Events Kubernetes folds into one series) are not listed again."""
+        due = min((t.when for _, _, _, t in self._heap if not t.cancelled and (not t.daemon or t.fixed)),
+                  default=end)
+        hours = math.floor((min(due, end) - now) / IDLE_JUMP)
+        if hours < 1:
+            return False
+        shift = hours * IDLE_JUMP
+        entries = [e for e in self._heap if not e[3].cancelled]
+        for _, _, _, t in entries:
+            if t.daemon and not t.fixed:
+                t.when += shift
+        self._heap[:] = [(t.when, rank, seq, t) for _, rank, seq, t in entries]
+        heapq.heapify(self._heap)
+        self._now = now + shift
+        return True

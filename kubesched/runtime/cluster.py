@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from kubesched.api.objects import DEFAULT_EPOCH, Obj, namespaced, ref
+from kubesched.api.duration import format_duration
+from kubesched.api.objects import DEFAULT_EPOCH, LAST_TIME, Obj, format_time, namespaced, ref
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
@@ -88,6 +89,10 @@ class Cluster:
         if self.recorder is not None:  # first: it sees a removal before a controller replaces the pod
             # The kubelet's signal and threshold behind a node-pressure eviction are on no object.
             self.recorder.start(self.api, self.clock, lambda uid: self.kubelets.pressure_evictions.get(uid))
+            # What matters is every write but the Events (a simulation only adds them): repeated
+            # answers do not keep idle housekeeping from being jumped over.
+            recorder, store = self.recorder, self.store
+            self.clock.changes = lambda: store.resource_version - len(recorder.events)
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it; the quota controller
         # before the workload controllers, so quota a pod frees is recounted before its owner retries.
@@ -180,4 +185,9 @@ class Cluster:
         self.drainer.drain(node, options)
 
     def run(self, until: float | None = None, progress: Callable[[float], None] | None = None) -> None:
-        self.clock.run(until, progress)
+        """Run to `until` (None: until nothing but housekeeping is left), but never past the last
+        time a timestamp can name."""
+        last = (LAST_TIME - self.epoch).total_seconds()
+        if not self.clock.run(until, progress, limit=last) and self.recorder is not None:
+            self.recorder.warn(f"the run stopped at {format_duration(last)} ({format_time(self.epoch, last)}), "
+                               "the last time a Kubernetes timestamp can name")

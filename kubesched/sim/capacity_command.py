@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 import yaml
-from rich.console import Console
 
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import Dumper
-from kubesched.commandline import echo_json, fail, results_only, warn
+from kubesched.commandline import echo_json, fail, output_console, results_only, warn
 
 
 @click.command()
@@ -72,7 +69,7 @@ def capacity(paths: tuple[str, ...], pods: tuple[str, ...], preempt: bool, max_c
     results_only()
     warn([*warned, *result.warnings])
     if output == "table":
-        render_table(result, Console(width=None if sys.stdout.isatty() else 1 << 20))  # piped: names whole
+        render_table(result, output_console())
     elif output == "json":
         echo_json(to_json(result))
     else:

@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import statistics
-import sys
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import controller_of, get_condition
 from kubesched.api.quantity import format_amount, format_memory, resource_amount
 from kubesched.api.resources import pod_requests
-from kubesched.commandline import bad_input_exits, echo_json, option, results_only, warn
+from kubesched.commandline import bad_input_exits, echo_json, option, output_console, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.api.loader import LoadedObject
@@ -398,7 +397,7 @@ def command(paths: tuple[str, ...], configs: tuple[str, ...], output: str, repor
     if output == "json":
         echo_json(data)
     else:
-        console = Console(width=None if sys.stdout.isatty() else 1 << 20)  # piped: a row per line, names whole
+        console = output_console()
         console.print(f"[bold]Compared[/bold] {len(runs)} configurations on {' '.join(paths)}: "
                       + ", ".join(f"{r.label} ({r.config})" for r in runs), highlight=False)
         render(data, console)

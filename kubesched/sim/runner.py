@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
-from kubesched.api.objects import Shared, namespaced, ref
+from kubesched.api.objects import LAST_TIME, Shared, format_time, namespaced, ref
 from kubesched.api.served import resource_kind
+from kubesched.api.validation import subpath
 from kubesched.apiserver.errors import APIError
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubectl.drain import DrainOptions
@@ -22,7 +23,7 @@ from kubesched.runtime.cluster import Cluster
 from kubesched.sim.expect import ExpectResult, check
 from kubesched.sim.recorder import Recorder
 from kubesched.sim.scenario import Scenario, TimedAction, build
-from kubesched.sim.validation import check_config, component_problems, validate
+from kubesched.sim.validation import check_config, component_problems, unserved_default_scheduler, validate
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -64,6 +65,8 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
     except InputError as e:
         problems.extend(e.problems)
     problems.extend(component_problems(loaded, problems))
+    if not problems:
+        warnings.extend(unserved_default_scheduler(loaded))
     if strict:
         problems.extend(warnings)
     if problems:
@@ -72,7 +75,22 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
     scenario.warnings = [*warnings, *scenario.warnings]
     if until is not None:
         scenario.until = until
+    _check_horizon(scenario, until is not None)
     return scenario
+
+
+def _check_horizon(scenario: Scenario, from_command_line: bool) -> None:
+    """An end time past the last time a timestamp can name (9999-12-31T23:59:59Z) cannot be reached:
+    refused, naming the field, rather than found out mid-run."""
+    last = (LAST_TIME - scenario.epoch).total_seconds()
+    if scenario.until is None or scenario.until <= last:
+        return
+    origin = scenario.scenario_origin
+    where = Problem("command line", None, "--until", "") if from_command_line or origin is None else \
+        Problem(origin.source, origin.doc, subpath(origin.path_prefix, "spec.until"), "")
+    message = (f"{format_duration(scenario.until)} after {format_time(scenario.epoch, 0)} (virtual time 0) is past "
+               f"{format_time(LAST_TIME, 0)}, the last time a Kubernetes timestamp can name")
+    raise InputError([Problem(where.source, where.doc, where.path, message)])
 
 
 def _apply(cluster: Cluster, recorder: Recorder, action: TimedAction) -> None:

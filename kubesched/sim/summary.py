@@ -109,8 +109,9 @@ class PodTally:
                 pod = f"Pod/{key}"
                 if scheduled.get(pod) == h.bound_at or (again and (pod, h.bound_at) in again):
                     self.waits[cls].append(h.bound_at - h.created_at)
-                if h.node is not None:
-                    self.requested.add(h.bound_at, h.ended_at if h.ended_at is not None else end,
+                if h.node is not None:  # a pod holding its node at the end holds it past it: a run
+                    # that ends at 0 s (a snapshot) shows the cluster as full as it is at that instant
+                    self.requested.add(h.bound_at, h.ended_at if h.ended_at is not None else math.inf,
                                        requests(obj.get("spec") or {}))
             if named and (key := key or tl.pod_key(obj)) in named:
                 self.classes[key] = cls

@@ -366,3 +366,42 @@ def component_problems(objects: list[LoadedObject], found: list[Problem]) -> lis
                                                f'Duplicate value: "{name}": already served by another scheduler'))
                 served[name] = lo
     return problems
+
+
+DEFAULT_SCHEDULER = "default-scheduler"
+# Kinds whose pod template asks a scheduler for the pods they create (spec.template, or a CronJob's
+# spec.jobTemplate.spec.template).
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob")
+
+
+def unserved_default_scheduler(objects: list[LoadedObject]) -> list[Problem]:
+    """A warning when the run's KubeSchedulerConfigurations have no `default-scheduler` profile:
+    as upstream, the pods that ask for no scheduler (or for it by name) stay pending, which is
+    easy to miss when a configuration meant to tune the default scheduler renamed its only profile."""
+    configs = [lo for lo in objects if lo.obj.get("kind") == "KubeSchedulerConfiguration"]
+    if not configs:
+        return []
+    for lo in configs:
+        for profile in lo.obj.get("profiles") or [{}]:
+            if (profile.get("schedulerName") or DEFAULT_SCHEDULER) == DEFAULT_SCHEDULER:
+                return []
+
+    def asks_default(spec: Any) -> bool:
+        return isinstance(spec, dict) and (spec.get("schedulerName") or DEFAULT_SCHEDULER) == DEFAULT_SCHEDULER
+
+    pods = sum(1 for lo in objects if lo.obj.get("kind") == "Pod" and asks_default(lo.obj.get("spec"))
+               and not lo.obj["spec"].get("nodeName"))
+    workloads = 0
+    for lo in objects:
+        if lo.obj.get("kind") in WORKLOAD_KINDS:
+            spec = lo.obj.get("spec") or {}
+            if lo.obj["kind"] == "CronJob":
+                spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+            workloads += asks_default((spec.get("template") or {}).get("spec"))
+    if not pods and not workloads:
+        return []
+    asking = " and ".join(part for part in (
+        f"{pods} pod{'s' if pods != 1 else ''}" if pods else "",
+        f"the pods of {workloads} workload{'s' if workloads != 1 else ''}" if workloads else "") if part)
+    return [configs[0].problem("profiles", f'no profile has schedulerName "{DEFAULT_SCHEDULER}": {asking} '
+                                           "that ask for no scheduler will stay pending")]

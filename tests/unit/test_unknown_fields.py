@@ -270,7 +270,57 @@ evictionHrad: {memory.available: 1Gi}
 maxPods: 20
 """
     assert warnings_of(text, "kubelet.yaml") == [
-        "kubelet.yaml doc 1: evictionHrad: ignored: kubesched's kubelets read only the eviction settings",
+        "kubelet.yaml doc 1: evictionHrad: ignored: not a KubeletConfiguration field; kubesched's kubelets "
+        "read only the eviction settings",
+        "kubelet.yaml doc 1: maxPods: ignored: a node's pod capacity comes from its Node object",
+    ]
+
+
+# /etc/kubernetes/kubelet/config.json of an EKS Amazon Linux 2023 node (nodeadm), as YAML.
+EKS_KUBELET = """apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 0.0.0.0
+authentication:
+  anonymous: {enabled: false}
+  webhook: {cacheTTL: 2m0s, enabled: true}
+  x509: {clientCAFile: /etc/kubernetes/pki/ca.crt}
+authorization:
+  mode: Webhook
+  webhook: {cacheAuthorizedTTL: 5m0s, cacheUnauthorizedTTL: 30s}
+cgroupDriver: systemd
+cgroupRoot: /
+clusterDNS: [172.20.0.10]
+clusterDomain: cluster.local
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+evictionHard: {memory.available: 100Mi, nodefs.available: 10%, nodefs.inodesFree: 5%}
+featureGates: {RotateKubeletServerCertificate: true}
+hairpinMode: hairpin-veth
+kubeReserved: {cpu: 70m, ephemeral-storage: 1Gi, memory: 442Mi}
+kubeReservedCgroup: /runtime
+logging: {verbosity: 2}
+maxPods: 29
+protectKernelDefaults: true
+providerID: aws:///eu-west-1a/i-0123456789abcdef0
+readOnlyPort: 0
+serializeImagePulls: false
+serverTLSBootstrap: true
+shutdownGracePeriod: 2m30s
+shutdownGracePeriodCriticalPods: 30s
+systemReservedCgroup: /system
+tlsCipherSuites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]
+"""
+
+
+def test_a_real_node_kubelet_configuration_is_one_line_of_what_plays_no_part() -> None:
+    found = warnings_of(EKS_KUBELET, "kubelet.yaml")
+    assert found == [
+        "kubelet.yaml doc 1: ignored, as they play no part in scheduling or eviction: address, authentication, "
+        "authorization, cgroupDriver, cgroupRoot, clusterDNS, clusterDomain, containerRuntimeEndpoint, "
+        "hairpinMode, kubeReservedCgroup, logging, protectKernelDefaults, providerID, readOnlyPort, "
+        "serializeImagePulls, serverTLSBootstrap, shutdownGracePeriod, shutdownGracePeriodCriticalPods, "
+        "systemReservedCgroup, tlsCipherSuites",
+        "kubelet.yaml doc 1: featureGates: ignored: kubesched simulates the default feature gates",
+        "kubelet.yaml doc 1: kubeReserved: ignored: a node's allocatable comes from its Node object",
         "kubelet.yaml doc 1: maxPods: ignored: a node's pod capacity comes from its Node object",
     ]
 
@@ -355,3 +405,10 @@ def test_field_table_is_the_installed_clients() -> None:
     them costs every run 0.3 s): a client upgrade that adds a field must regenerate it
     (`python -m kubesched.api.fieldschema`), or the new field would be warned about as unknown."""
     assert json.loads(fieldschema.TABLE.read_text()) == fieldschema.client_table()
+
+
+def test_a_configuration_without_the_default_profile_warns_how_many_pods_wait() -> None:
+    scenario = load([str(Path(__file__).parent.parent / "scenarios" / "config-no-default-profile.yaml")])
+    assert [(w.doc, w.path, w.message) for w in scenario.warnings] == [
+        (1, "profiles", 'no profile has schedulerName "default-scheduler": 1 pod and the pods of 1 workload '
+                        "that ask for no scheduler will stay pending")]
