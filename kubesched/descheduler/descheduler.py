@@ -21,6 +21,7 @@ from kubesched.descheduler.framework import (
     FILTER,
     PRE_EVICTION_FILTER,
     EvictionAttempt,
+    EvictionHistory,
     Evictor,
     Handle,
     Plugin,
@@ -31,6 +32,7 @@ from kubesched.descheduler.placement import Placement
 from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.policy import Policy, ProfileSpec
 from kubesched.runtime.clock import LATE
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
@@ -68,7 +70,8 @@ class Descheduler:
     pods_by_node: PodsByNode  # the store's pods by node, from start()
 
     def __init__(self, api: APIServer, clock: VirtualClock, policy: Policy,
-                 scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None) -> None:
+                 scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None,
+                 observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
         self.policy = policy
@@ -77,22 +80,20 @@ class Descheduler:
         self.pod_evictor.placement = self.placement
         # Plugins get the metrics API only when the policy asks for one, as upstream wires it.
         self.metrics = metrics if policy.metrics_source else None
-        self.passes: list[PassRecord] = []
+        self.observer = observer  # told of every pass
+        self.passes_run = 0
         self._timer: Timer | None = None
 
     def start(self) -> None:
         self.pods_by_node = shared_pods_by_node(self.api.store)
+        self.evictions = EvictionHistory(self.api.store, self.api.now)
         self.placement.start()
         self._timer = self.clock.call_at(self.clock.now(), self.run_pass, rank=LATE)
-
-    @property
-    def attempts(self) -> list[EvictionAttempt]:
-        return self.pod_evictor.attempts
 
     def build_profile(self, spec: ProfileSpec) -> ProfileRunner:
         evictor = Evictor(spec.name, self.pod_evictor)
         handle = Handle(self.api, self.pods_by_node, evictor, self.placement, self.policy.node_selector,
-                        self.metrics)
+                        self.metrics, self.evictions)
         plugins: dict[str, Plugin] = {}
 
         def plugin(name: str) -> Plugin:
@@ -113,12 +114,12 @@ class Descheduler:
     def run_pass(self) -> PassRecord:
         now = self.clock.now()
         nodes: list[Obj] = ready_nodes(self.api.store, self.policy.node_selector)
-        record = PassRecord(len(self.passes) + 1, now, len(nodes))
-        first = len(self.attempts)
+        self.passes_run += 1
+        record = PassRecord(self.passes_run, now, len(nodes))
+        self.pod_evictor.reset()
         if len(nodes) <= 1:
             record.errors.append("the cluster size is 0 or 1")
         else:
-            self.pod_evictor.reset()
             runners: list[ProfileRunner] = []
             for spec in self.policy.profiles:
                 try:
@@ -137,8 +138,8 @@ class Descheduler:
                     pl.balance(nodes)
                     self._collect_error(pl, record)
             self.placement.end_pass()
-        record.attempts = self.attempts[first:]
-        self.passes.append(record)
+        record.attempts = self.pod_evictor.attempts
+        self.observer.descheduler_pass(record)
         if self.policy.interval > 0:
             # A pass that changed nothing would repeat itself unless something else happens, so
             # alone it does not keep the run going.

@@ -14,15 +14,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.api.objects import Obj, is_terminating
+from kubesched.api.objects import Obj, get_condition, is_terminating
 from kubesched.apiserver.errors import APIError
+from kubesched.apiserver.eviction import EVICTED_BY_API, guarding_budgets
 from kubesched.descheduler.nodes import ready_nodes
+from kubesched.store.base import MODIFIED, WatchEvent
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
     from kubesched.controllers.podindex import PodsByNode
     from kubesched.descheduler.placement import Placement
     from kubesched.kubelet.usage import UsageTracker
+    from kubesched.store.base import Store
 
 DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER = "deschedule", "balance", "filter", "preEvictionFilter"
 EXTENSION_POINTS = (DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER)
@@ -101,6 +104,8 @@ class PodEvictor:
         self.reset()
 
     def reset(self) -> None:
+        """A new pass: fresh counters, and a fresh list of attempts for the pass's record."""
+        self.attempts = []
         self.per_node: dict[str, int] = {}
         self.per_namespace: dict[str, int] = {}
         self.total = 0
@@ -131,15 +136,18 @@ class PodEvictor:
         body: Obj = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": meta["name"], "namespace": ns}}
         if self.grace_period is not None:
             body["deleteOptions"] = {"gracePeriodSeconds": self.grace_period}
+        # The budget an accepted eviction debits: the API's answer does not name it.
+        current = self.api.store.get("Pod", ns, meta["name"])
+        budgets = guarding_budgets(self.api.store, current) if current is not None else []
         try:
             self.api.evict(ns, meta["name"], body, requester=REQUESTER)
         except APIError as e:
             message = " ".join([e.message, *e.causes])
             attempt = self.note(pod, profile, strategy, "Refused", message)
-            attempt.code, attempt.pdb = e.code, self.api.evictions[-1].get("pdb")
+            attempt.code, attempt.pdb = e.code, e.pdb
             raise EvictionFailed(e.code, message) from None
         attempt = self.note(pod, profile, strategy, "Evicted")
-        attempt.code, attempt.pdb = 200, self.api.evictions[-1].get("pdb")
+        attempt.code, attempt.pdb = 200, budgets[0]["metadata"]["name"] if len(budgets) == 1 else None
         if node:
             self.per_node[node] = self.per_node.get(node, 0) + 1
         self.per_namespace[ns] = self.per_namespace.get(ns, 0) + 1
@@ -187,6 +195,35 @@ class Evictor:
         self.pod_evictor.evict(pod, self.profile, strategy, reason, self.hooks)
 
 
+class EvictionHistory:
+    """When pods guarded by each budget were evicted, as the descheduler's pod informer sees it:
+    a pod gaining the Eviction API's DisruptionTarget condition was evicted then, debiting the one
+    budget that guarded it. Every requester counts (a drain, another descheduler), as the budget's
+    own debits do; dry runs mark nothing."""
+
+    def __init__(self, store: Store, now: Callable[[], float]) -> None:
+        self._store = store
+        self._now = now
+        self._times: dict[tuple[str, str], list[float]] = {}  # (namespace, budget) -> eviction times
+        store.watch(self._on_pod, {"Pod"})
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        if ev.type != MODIFIED or ev.old is None or not _evicted(ev.obj) or _evicted(ev.old):
+            return
+        budgets = guarding_budgets(self._store, ev.old)
+        if len(budgets) == 1:
+            meta = budgets[0]["metadata"]
+            self._times.setdefault((meta.get("namespace", "default"), meta["name"]), []).append(self._now())
+
+    def count(self, namespace: str, budget: str, since: float) -> int:
+        """Evictions debiting `budget` after `since`."""
+        return sum(1 for t in self._times.get((namespace, budget), ()) if t > since)
+
+
+def _evicted(pod: Obj) -> bool:
+    return (get_condition(pod, "DisruptionTarget") or {}).get("reason") == EVICTED_BY_API
+
+
 @dataclass
 class Handle:
     """What plugins reach: the API (reads), the pods on each node, the evictor, and the
@@ -200,6 +237,7 @@ class Handle:
     # The metrics API's view of actual usage (the kubelets' usage model): .pods[uid].total(key),
     # .node_totals(node); None when the cluster has no kubelets.
     metrics: UsageTracker | None = None
+    evictions: EvictionHistory | None = None  # the descheduler's, over the whole run
     _ready: dict[str | None, frozenset[str]] = field(default_factory=dict)
 
     def now(self) -> float:

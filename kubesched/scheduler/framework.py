@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.nominator import AllNominated, Nominator
 from kubesched.scheduler.types import PODS, SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
@@ -120,21 +121,21 @@ class WaitingPod:
 class Handle:
     """What plugins may reach: the cache (read only), listers, the clock, and pods waiting at Permit."""
 
-    def __init__(self, cache: Cache, store: Store | None = None, clock: Any = None) -> None:
+    def __init__(self, cache: Cache, store: Store | None = None, clock: Any = None,
+                 observer: Observer = NULL_OBSERVER) -> None:
         self.cache = cache
         self.store = store  # read-only listers (Namespaces); optional so a bare cache still works
         self.clock = clock
         self.waiting_pods: dict[str, WaitingPod] = {}  # by pod uid
         # Bindings held by a PreBind plugin that returned WAIT: pod uid -> how binding goes on.
         self.pre_binding: dict[str, Callable[[Status], None]] = {}
+        self.observer = observer  # told of every preemption
         # Filled in by the scheduler that owns this handle: the API client, the nominator, the
-        # profiles by schedulerName, the seeded RNG (preemption's dry-run offset), and the log of
-        # preemptions performed.
+        # profiles by schedulerName, the seeded RNG (preemption's dry-run offset).
         self.api: APIServer | None = None
         self.nominator = Nominator()
         self.profiles: dict[str, Profile] = {}
         self.rng = random.Random(0)
-        self.preemptions: list[dict[str, Any]] = []
 
     def now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0

@@ -846,7 +846,7 @@ class Evaluator:
         to_delete = [v for v in c.victims if not v.terminating]
         chosen = {v.uid for v in c.victims}
         node = h.cache.nodes.get(c.node)
-        h.preemptions.append({
+        h.observer.preempted({
             "time": h.now(), "preemptor": pod.key, "priority": pod.priority, "node": c.node, "decidedBy": criterion,
             "victims": [{"pod": v.key, "priority": v.priority, "violates": c.violations.get(v.uid, []),
                          "alreadyTerminating": v.terminating} for v in c.victims],

@@ -21,6 +21,7 @@ import numpy as np
 from kubesched.api.objects import Obj, is_terminal, set_condition
 from kubesched.apiserver.server import APIServer
 from kubesched.runtime.clock import SCHEDULE, Timer
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod, fit_error_message
@@ -97,12 +98,12 @@ class Failure:
 
 class Scheduler:
     def __init__(self, api: APIServer, clock: Any, config: SchedulerConfig | None = None, seed: int = 0,
-                 explain: set[str] | None = None) -> None:
+                 explain: set[str] | None = None, observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
         self.config = config or SchedulerConfig()
         self.cache = Cache()
-        self.handle = Handle(self.cache, api.store, clock)
+        self.handle = Handle(self.cache, api.store, clock, observer)
         self.handle.api = api
         self.handle.rng = random.Random(seed)
         self.nominator = self.handle.nominator

@@ -97,7 +97,7 @@ def _conditions_ok(obj: dict[str, Any], e: dict[str, Any]) -> tuple[bool, str]:
 
 def _check_eviction(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     """The pod's eviction attempt number `attempt` (1-based; default the latest so far)."""
-    attempts = [a for a in cluster.api.evictions if a["pod"] == e["eviction"]]
+    attempts = [a for a in _recorder(cluster).evictions if a["pod"] == e["eviction"]]
     if not attempts:
         return False, f"no eviction of {e['eviction']} was asked"
     n = e.get("attempt", len(attempts))
@@ -132,7 +132,7 @@ def _check_pdb(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _check_drain(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
-    drains = [d for d in cluster.drainer.drains if d.node == e["drain"]]
+    drains = [d for d in _recorder(cluster).drains if d.node == e["drain"]]
     if not drains:
         return False, f"node {e['drain']} was never drained"
     d = drains[-1]
@@ -296,12 +296,12 @@ def _check_rejected(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 def _check_descheduled(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
     """The descheduler's last attempt at the pod (in pass `pass`, by `strategy`, when given);
     `result: None` holds when there was no such attempt."""
-    d = cluster.descheduler
-    if d is None:
+    if cluster.descheduler is None:
         return False, "no DeschedulerPolicy: the descheduler did not run"
-    passes = [p for p in d.passes if e.get("pass") in (None, p.number)]
+    ran = _recorder(cluster).passes
+    passes = [p for p in ran if e.get("pass") in (None, p.number)]
     if e.get("pass") is not None and not passes:
-        return False, f"the descheduler ran {len(d.passes)} pass(es)"
+        return False, f"the descheduler ran {len(ran)} pass(es)"
     found = [a for p in passes for a in p.attempts
              if a.pod == e["descheduled"] and e.get("strategy") in (None, a.strategy)]
     if e.get("result") == "None":
@@ -318,11 +318,11 @@ def _check_descheduled(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _check_descheduler_pass(cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
-    d = cluster.descheduler
+    ran = _recorder(cluster).passes
     n = e["deschedulerPass"]
-    if d is None or not 1 <= n <= len(d.passes):
-        return False, f"the descheduler ran {len(d.passes) if d else 0} pass(es)"
-    p = d.passes[n - 1]
+    if not 1 <= n <= len(ran):
+        return False, f"the descheduler ran {len(ran)} pass(es)"
+    p = ran[n - 1]
     if "evicted" in e and p.evicted != e["evicted"]:
         return False, f"pass {n} at {p.time:g}s evicted {p.evicted}"
     if ("message" in e or "messageContains" in e) and not any(_message_ok(e, m) for m in p.errors):

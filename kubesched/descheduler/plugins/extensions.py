@@ -65,10 +65,9 @@ class DisruptionRateLimit(Plugin):
             return True
         period = parse_duration(self.args["period"])
         since = self.handle.now() - period
+        history = self.handle.evictions
         for budget in budgets:
-            recent = sum(1 for e in api.evictions
-                         if e["code"] == 200 and not e.get("dryRun") and e.get("pdb") == budget
-                         and e["pod"].startswith(f"{ns}/") and e["time"] > since)
+            recent = history.count(ns, budget, since) if history is not None else 0
             if recent >= self.args["maxDisruptions"]:
                 self.reason = (f"budget {ns}/{budget} had {recent} disruption(s) in the last "
                                f"{go_duration(period)} (limit {self.args['maxDisruptions']})")
