@@ -35,9 +35,9 @@ from kubesched.runtime.clock import LATE
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.interface import API
     from kubesched.kubelet.usage import UsageTracker
-    from kubesched.runtime.clock import Timer, VirtualClock
+    from kubesched.runtime.clock import Clock, Timer
     from kubesched.scheduler.config import SchedulerConfig
 
 
@@ -69,7 +69,7 @@ class ProfileRunner:
 class Descheduler:
     pods_by_node: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: VirtualClock, policy: Policy,
+    def __init__(self, api: API, clock: Clock, policy: Policy,
                  scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None,
                  observer: Observer = NULL_OBSERVER) -> None:
         self.api = api

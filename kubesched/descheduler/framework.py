@@ -21,7 +21,7 @@ from kubesched.descheduler.nodes import ready_nodes
 from kubesched.store.base import MODIFIED, WatchEvent
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.interface import API
     from kubesched.controllers.podindex import PodsByNode
     from kubesched.descheduler.placement import Placement
     from kubesched.kubelet.usage import UsageTracker
@@ -95,7 +95,7 @@ class PodEvictor:
     """Counts a pass's evictions against the policy's limits, calls the Eviction API and keeps
     every attempt."""
 
-    def __init__(self, api: APIServer, limits: Limits, grace_period: int | None = None) -> None:
+    def __init__(self, api: API, limits: Limits, grace_period: int | None = None) -> None:
         self.api = api
         self.limits = limits
         self.grace_period = grace_period
@@ -229,7 +229,7 @@ class Handle:
     """What plugins reach: the API (reads), the pods on each node, the evictor, and the
     what-if placement our scheduler would make."""
 
-    api: APIServer
+    api: API
     pods_by_node: PodsByNode
     evictor: Evictor
     placement: Placement

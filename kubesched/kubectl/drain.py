@@ -20,8 +20,8 @@ from typing import Any
 from kubesched.api.duration import go_duration
 from kubesched.api.objects import MIRROR_ANNOTATION, Obj, controller_of, is_terminal
 from kubesched.apiserver.errors import APIError, NotFoundError, TooManyRequests
-from kubesched.apiserver.server import APIServer
-from kubesched.runtime.clock import Timer
+from kubesched.apiserver.interface import API
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import DELETED, WatchEvent
 
@@ -78,7 +78,7 @@ class Drain:
 class Drainer:
     """Runs drains against the API; a pod's deletion is seen through the watch, as kubectl polls for it."""
 
-    def __init__(self, api: APIServer, clock: Any, observer: Observer = NULL_OBSERVER) -> None:
+    def __init__(self, api: API, clock: Clock, observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
         self.observer = observer  # told of every drain as it starts

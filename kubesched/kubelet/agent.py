@@ -50,7 +50,7 @@ from kubesched.kubelet.usage import (
     UsageTracker,
     amount,
 )
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
@@ -138,7 +138,7 @@ class _Admitted:
 class Kubelets:
     """All simulated kubelets at once; each pod is handled by the agent of the node it is bound to."""
 
-    def __init__(self, api: APIServer, clock: Any, config: Obj | None = None,
+    def __init__(self, api: APIServer, clock: Clock, config: Obj | None = None,
                  observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock

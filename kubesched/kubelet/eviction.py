@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubesched.api.objects import Obj, set_condition
 from kubesched.api.qos import BEST_EFFORT, qos_class
@@ -51,7 +50,7 @@ from kubesched.kubelet.signals import (
     thresholds_met,
 )
 from kubesched.kubelet.usage import SYSTEM_CRITICAL_PRIORITY, NodeResources, PodUsage, UsageTracker
-from kubesched.runtime.clock import LATE, Timer
+from kubesched.runtime.clock import LATE, Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 
 MONITORING_INTERVAL = 10.0  # housekeeping interval
@@ -96,7 +95,7 @@ _IDLE = NodeState()  # how a node without pressure state looks (never modified)
 class EvictionManager:
     """The eviction managers of all simulated nodes."""
 
-    def __init__(self, api: APIServer, clock: Any, config: EvictionConfig, usage: UsageTracker,
+    def __init__(self, api: APIServer, clock: Clock, config: EvictionConfig, usage: UsageTracker,
                  kill: Killer, observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock

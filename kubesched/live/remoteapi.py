@@ -52,6 +52,8 @@ def merge_diff(old: Any, new: Any) -> Any:
 
 
 class RemoteAPI(StoreReads):
+    store: MirrorStore
+
     def __init__(self, conn: Connection, store: MirrorStore, now: Callable[[], float], epoch: datetime,
                  component: str, observer: Observer = NULL_OBSERVER) -> None:
         self.conn = conn

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, namespaced, ref
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
@@ -61,6 +61,10 @@ def running_since_created(pod: Obj, now: str) -> Obj:
     return {**pod, "status": {**status, "phase": "Running", "startTime": started, "conditions": conditions}}
 
 
+class Controller(Protocol):
+    def start(self) -> None: ...
+
+
 @dataclass
 class Cluster:
     seed: int = 0
@@ -90,7 +94,7 @@ class Cluster:
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it; the quota controller
         # before the workload controllers, so quota a pod frees is recounted before its owner retries.
-        self.controllers = [DisruptionController(self.api, self.clock, warn=self._warn)]
+        self.controllers: list[Controller] = [DisruptionController(self.api, self.clock, warn=self._warn)]
         self.controllers += [cls(self.api, self.clock) for cls in (
             ResourceQuotaController, DeploymentController, ReplicaSetController, ReplicationControllerController,
             StatefulSetController, DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,

@@ -9,21 +9,23 @@ framework uses it when present and otherwise calls the per-node method, with ide
 from __future__ import annotations
 
 import copy
+import enum
 import functools
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.nominator import AllNominated, Nominator
 from kubesched.scheduler.types import PODS, SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.interface import API
     from kubesched.scheduler.cache import Cache, NodeTable
     from kubesched.store.base import Store
 
@@ -76,13 +78,45 @@ class PreFilterResult:
     node_names: set[str] | None = None
 
 
+class ActionType(enum.IntFlag):
+    """What happened to an object (framework/types.go ActionType), one bit per kind of change; a
+    plugin registers the bits it cares about (`ActionType.Add | ActionType.UpdateNodeTaint`) and
+    an event matches a registration when they share one. The names are upstream's."""
+
+    Add = 1 << 0
+    Delete = 1 << 1
+    UpdateNodeAllocatable = 1 << 2
+    UpdateNodeLabel = 1 << 3
+    UpdateNodeTaint = 1 << 4
+    UpdateNodeCondition = 1 << 5
+    UpdateNodeAnnotation = 1 << 6
+    UpdatePodLabel = 1 << 7
+    UpdatePodScaleDown = 1 << 8
+    UpdatePodToleration = 1 << 9
+    UpdatePodSchedulingGatesEliminated = 1 << 10
+    UpdatePodGeneratedResourceClaim = 1 << 11
+    UpdatePodOther = 1 << 12  # upstream's updatePodOther: a change none of the above names
+    UpdateNodeOther = 1 << 13  # upstream's updateNodeOther
+    Update = ((1 << 14) - 1) & ~3  # any update
+    All = (1 << 14) - 1
+
+
+class QueueingHint(enum.IntEnum):
+    """Whether an event may make a rejected pod schedulable (framework QueueingHint): QueueSkip
+    leaves it in the unschedulable pool, Queue moves it to backoff or active."""
+
+    QueueSkip = 0
+    Queue = 1
+
+
 @dataclass
 class ClusterEvent:
     """A change that may make a rejected pod schedulable: resource + action (framework/events.go)."""
 
     resource: str  # Node, Pod, AssignedPod, ...
-    action: str  # Add, Update, Delete, or a specific update like UpdateNodeLabel
-    hint: Callable[[PodInfo, Any, Any], bool] | None = None  # QueueingHint: True = Queue
+    action: ActionType
+    # The plugin's QueueingHintFn: whether this event may make the pod schedulable (true: Queue).
+    hint: Callable[[PodInfo, Any, Any], bool] | None = None
 
 
 class WaitingPod:
@@ -121,7 +155,7 @@ class WaitingPod:
 class Handle:
     """What plugins may reach: the cache (read only), listers, the clock, and pods waiting at Permit."""
 
-    def __init__(self, cache: Cache, store: Store | None = None, clock: Any = None,
+    def __init__(self, cache: Cache, store: Store | None = None, clock: Clock | None = None,
                  observer: Observer = NULL_OBSERVER) -> None:
         self.cache = cache
         self.store = store  # read-only listers (Namespaces); optional so a bare cache still works
@@ -132,7 +166,7 @@ class Handle:
         self.observer = observer  # told of every preemption
         # Filled in by the scheduler that owns this handle: the API client, the nominator, the
         # profiles by schedulerName, the seeded RNG (preemption's dry-run offset).
-        self.api: APIServer | None = None
+        self.api: API | None = None
         self.nominator = Nominator()
         self.profiles: dict[str, Profile] = {}
         self.rng = random.Random(0)
@@ -140,8 +174,9 @@ class Handle:
     def now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0
 
-    def call_later(self, delay: float, fn: Callable[[], None]) -> Any:
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
         """Run `fn` after `delay` seconds of cluster time (virtual in simulation)."""
+        assert self.clock is not None, "a handle without a clock schedules nothing"
         return self.clock.call_later(delay, fn)
 
     def resume_pre_bind(self, uid: str, status: Status) -> None:
@@ -489,12 +524,13 @@ class NodeStatuses(Mapping[str, Status]):
             self._count += len(positions)
             self._dict = None
 
-    def _decode(self) -> None:
-        """Decode and intern the codes not read yet, in the order they came."""
+    def _decode(self) -> list[np.ndarray]:
+        """Decode and intern the codes not read yet, in the order they came; the decoded list."""
         if self._undecoded:
             self._undecoded = False
             self._which = [_intern_codes(w.plugin, w.state, w.codes, self) if isinstance(w, _Undecoded) else w
                            for w in self._which]
+        return cast("list[np.ndarray]", self._which)
 
     def __setitem__(self, name: str, status: Status) -> None:
         self.intern(status)
@@ -503,8 +539,8 @@ class NodeStatuses(Mapping[str, Status]):
 
     def counts(self) -> list[tuple[Status, int]]:
         """Each distinct Status with how many nodes failed with it."""
-        self._decode()
-        per = np.bincount(np.concatenate(self._which), minlength=len(self.distinct)).tolist() if self._which \
+        decoded = self._decode()
+        per = np.bincount(np.concatenate(decoded), minlength=len(self.distinct)).tolist() if decoded \
             else [0] * len(self.distinct)
         for st in self._extra.values():
             per[self._index[id(st)]] += 1
@@ -513,15 +549,13 @@ class NodeStatuses(Mapping[str, Status]):
     def first(self) -> Status | None:
         """The Status of the first node filtered out."""
         if self._which:
-            self._decode()
-            return self._distinct[int(self._which[0][0])]
+            return self._distinct[int(self._decode()[0][0])]
         return next(iter(self._extra.values()), None)
 
     def which_at(self) -> np.ndarray:
         """Per position in `nodes`, the index of its Status in `distinct` (-1: not filtered out)."""
-        self._decode()
         out = np.full(len(self.nodes), -1, dtype=np.int64)
-        for positions, which in zip(self._positions, self._which, strict=True):
+        for positions, which in zip(self._positions, self._decode(), strict=True):
             out[positions] = which
         if self._extra:
             at = {ni.name: i for i, ni in enumerate(self.nodes)}
@@ -533,7 +567,7 @@ class NodeStatuses(Mapping[str, Status]):
     def _as_dict(self) -> dict[str, Status]:
         if self._dict is None:
             nodes, distinct = self.nodes, self.distinct  # decoded
-            self._dict = {nodes[i].name: distinct[k] for positions, which in zip(self._positions, self._which,
+            self._dict = {nodes[i].name: distinct[k] for positions, which in zip(self._positions, self._decode(),
                                                                                     strict=True)
                           for i, k in zip(positions.tolist(), which.tolist(), strict=True)}
             self._dict.update(self._extra)

@@ -855,6 +855,7 @@ class Evaluator:
                           if p.priority < pod.priority and p.uid not in chosen],
         })
         if to_delete:
+            assert h.clock is not None  # a scheduler's handle has its clock
             h.clock.call_soon(lambda: self._preempt(c.node, pod, to_delete, scheduler_name))
 
     def _preempt(self, node: str, pod: PodInfo, victims: list[PodInfo], scheduler_name: str) -> None:
