@@ -21,6 +21,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check kubesched tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

@@ -18,10 +18,21 @@ from kubesched.store.base import Store
 
 
 class API(Protocol):
-    store: Store  # reads: the API's own store, or the mirror of a real one
-    now: Callable[[], float]  # seconds of cluster time since `epoch`
-    epoch: datetime
-    observer: Observer  # told of every Eviction request and its answer
+    # Read-only members, so that an implementation may hold a narrower type (live mode's mirror).
+    @property
+    def store(self) -> Store:
+        """Reads: the API's own store, or the informers' mirror of a real one."""
+
+    @property
+    def now(self) -> Callable[[], float]:
+        """Seconds of cluster time since `epoch`."""
+
+    @property
+    def epoch(self) -> datetime: ...
+
+    @property
+    def observer(self) -> Observer:
+        """Told of every Eviction request and its answer."""
 
     def timestamp(self, seconds: float | None = None) -> str: ...
 

@@ -296,7 +296,7 @@ class APIServer(StoreReads):
         meta = involved["metadata"]
         ns = meta.get("namespace", "default")
         now = self.timestamp()
-        event = {
+        event: Obj = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": f"{meta['name']}.{self._event_seq:016x}", "namespace": ns},

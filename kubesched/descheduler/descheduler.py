@@ -26,6 +26,7 @@ from kubesched.descheduler.framework import (
     Handle,
     Plugin,
     PodEvictor,
+    Status,
 )
 from kubesched.descheduler.nodes import ready_nodes
 from kubesched.descheduler.placement import Placement
@@ -107,9 +108,9 @@ class Descheduler:
                        [plugin(n) for n in spec.plugins[BALANCE]], list(plugins.values()))
 
     @staticmethod
-    def _collect_error(pl: Plugin, record: PassRecord) -> None:
-        if pl.error:
-            record.errors.append(f'plugin "{pl.name}" finished with error: {pl.error}')
+    def _collect_error(pl: Plugin, status: Status | None, record: PassRecord) -> None:
+        if status is not None and not status.ok:
+            record.errors.append(f'plugin "{pl.name}" finished with error: {status.reason}')
 
     def run_pass(self) -> PassRecord:
         now = self.clock.now()
@@ -131,12 +132,10 @@ class Descheduler:
                     pl.prepare()
             for runner in runners:
                 for pl in runner.deschedule:
-                    pl.deschedule(nodes)
-                    self._collect_error(pl, record)
+                    self._collect_error(pl, pl.deschedule(nodes), record)
             for runner in runners:
                 for pl in runner.balance:
-                    pl.balance(nodes)
-                    self._collect_error(pl, record)
+                    self._collect_error(pl, pl.balance(nodes), record)
             self.placement.end_pass()
         record.attempts = self.pod_evictor.attempts
         self.observer.descheduler_pass(record)

@@ -32,6 +32,23 @@ EXTENSION_POINTS = (DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER)
 REQUESTER = "descheduler"
 
 
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A plugin's answer (the framework's *Status): a Filter or PreEvictionFilter refusal with
+    why, or the error a Deschedule or Balance run ended with. Those return None on success, as
+    upstream's return nil."""
+
+    ok: bool = True
+    reason: str = ""
+
+    @classmethod
+    def refused(cls, reason: str) -> Status:
+        return cls(False, reason)
+
+
+ALLOWED = Status()
+
+
 class EvictionLimitError(Exception):
     """A policy limit stops the eviction before any API call (upstream's typed errors)."""
 
@@ -175,13 +192,14 @@ class Evictor:
         self.hooks: list[Callable[[Obj, EvictionAttempt], None]] = []
 
     def filter(self, pod: Obj) -> bool:
-        return all(pl.filter(pod) for pl in self.filter_plugins)
+        return all(pl.filter(pod).ok for pl in self.filter_plugins)
 
     def pre_eviction_filter(self, pod: Obj, strategy: str = "") -> bool:
         """PreEvictionFilter; a refusal is kept as a "Filtered" attempt, with the plugin's reason."""
         for pl in self.pre_eviction_plugins:
-            if not pl.pre_eviction_filter(pod):
-                self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {pl.reason}")
+            status = pl.pre_eviction_filter(pod)
+            if not status.ok:
+                self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {status.reason}")
                 return False
         return True
 
@@ -189,8 +207,11 @@ class Evictor:
         # Some strategies run PreEvictionFilter over all their candidates before evicting any;
         # filters whose answer depends on this pass's earlier evictions are asked again here.
         for pl in self.pre_eviction_plugins:
-            if pl.recheck_at_eviction and not pl.pre_eviction_filter(pod):
-                attempt = self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {pl.reason}")
+            if not pl.recheck_at_eviction:
+                continue
+            status = pl.pre_eviction_filter(pod)
+            if not status.ok:
+                attempt = self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {status.reason}")
                 raise EvictionFailed(0, attempt.message)
         self.pod_evictor.evict(pod, self.profile, strategy, reason, self.hooks)
 
@@ -269,8 +290,6 @@ class Plugin:
     name: ClassVar[str] = ""
     points: ClassVar[frozenset[str]] = frozenset()
     fields: ClassVar[frozenset[str]] = frozenset()  # argument names the plugin accepts
-    reason: str = ""  # why the last Filter / PreEvictionFilter call said no
-    error: str = ""  # set by a Deschedule/Balance run that failed; the pass reports it
     recheck_at_eviction: ClassVar[bool] = False  # PreEvictionFilter asked again right at eviction
 
     def __init__(self, handle: Handle, args: dict[str, Any]) -> None:
@@ -288,17 +307,19 @@ class Plugin:
     def prepare(self) -> None:
         """Called once at the start of each pass, before any plugin runs (kubesched's hook)."""
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
+        """Evict what the strategy finds; an error Status is reported in the pass."""
         raise NotImplementedError
 
-    def balance(self, nodes: list[Obj]) -> None:
+    def balance(self, nodes: list[Obj]) -> Status | None:
+        """Evict what the strategy finds; an error Status is reported in the pass."""
         raise NotImplementedError
 
-    def filter(self, pod: Obj) -> bool:
-        return True
+    def filter(self, pod: Obj) -> Status:
+        return ALLOWED
 
-    def pre_eviction_filter(self, pod: Obj) -> bool:
-        return True
+    def pre_eviction_filter(self, pod: Obj) -> Status:
+        return ALLOWED
 
 
 def try_evict(handle: Handle, pod: Obj, strategy: str, reason: str = "") -> str:

@@ -32,7 +32,7 @@ class SafeClock(VirtualClock):
     write); the component's step is logged and the others go on, as a controller's worker
     survives a failed sync."""
 
-    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, rank: int = REACT) -> Timer:
+    def call_at(self, when: float, fn: Callable[[], object], daemon: bool = False, rank: int = REACT) -> Timer:
         def guarded() -> None:
             try:
                 fn()

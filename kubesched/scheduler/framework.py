@@ -861,7 +861,7 @@ class Profile:
 
     # ---- PreScore / Score --------------------------------------------------------------------
 
-    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         for pl in self.at("preScore"):
             status = pl.pre_score(state, pod, nodes)
             if status.code == Code.SKIP:
@@ -870,7 +870,7 @@ class Profile:
                 return status
         return SUCCESS
 
-    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], slots: np.ndarray,
                   table: NodeTable) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
         """Total weighted score per node, and per plugin (raw, normalised, weight)."""
         total = np.zeros(len(nodes), dtype=np.int64)

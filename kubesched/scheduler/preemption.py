@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import numpy as np
 
@@ -457,10 +457,43 @@ def _rows_view(table: Any, slots: np.ndarray) -> Any:
     return view
 
 
+def _set_condition(condition: Obj, status: Obj) -> bool:
+    return set_condition(status, condition)
+
+
+class PreemptionInterface(Protocol):
+    """What the Evaluator asks of a preemption plugin (upstream's preemption.Interface): whether
+    the pod may preempt at all, and which pods it would have to remove from a node."""
+
+    # The plugin's name (a victim waiting at Permit is rejected in it).
+    @property
+    def name(self) -> str: ...
+
+    # Whether a node's potential victims are exactly its pods of lower priority, so nodes may
+    # be judged on totals and a node without any gets `no_victims()`.
+    @property
+    def victims_below_priority(self) -> bool: ...
+
+    def eligible(self, pod: PodInfo, nominated_status: Status | None) -> tuple[bool, str]: ...
+
+    def no_victims(self) -> Status: ...
+
+    def select_victims_on_node(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo,
+                               budgets: Sequence[Budget], node_now: WhatIf | None = None
+                               ) -> tuple[list[PodInfo], dict[str, list[str]], Status]: ...
+
+    def lower_priority(self, pod: PodInfo, node: NodeInfo) -> list[PodInfo]: ...
+
+    def reprieve_order(self, potential: list[PodInfo], budgets: Sequence[Budget]
+                       ) -> tuple[list[PodInfo], dict[str, list[str]], dict[str, tuple[int, float]] | None]: ...
+
+    def sort_victims(self, victims: list[PodInfo], keys: dict[str, tuple[int, float]]) -> None: ...
+
+
 class Evaluator:
     """Runs one preemption attempt for a plugin that supplies eligibility and victim selection."""
 
-    def __init__(self, plugin: Any, handle: Handle, min_percentage: int, min_absolute: int) -> None:
+    def __init__(self, plugin: PreemptionInterface, handle: Handle, min_percentage: int, min_absolute: int) -> None:
         self.plugin = plugin
         self.handle = handle
         self.min_percentage = min_percentage
@@ -650,8 +683,8 @@ class Evaluator:
                                         np.concatenate([trial, trial.take(nom_at, axis=0) + nominated_there]))
             assert codes is not None  # as for the Verdicts
             fits = np.ones(len(both), dtype=bool)
-            for c in codes:
-                fits &= c == 0
+            for code in codes:
+                fits &= code == 0
             fits[nom_at] &= fits[len(js):]
             keep = fits[: len(js)] & (offered[k, :, pods_col] > 0)
             np.copyto(rows, trial, where=keep[:, None])
@@ -719,7 +752,7 @@ class Evaluator:
             verdicts = None
             if self.totals is not None:
                 self._fixed_verdicts(state, pod, potential, potential_slots)
-                if getattr(self.plugin, "victims_below_priority", False):
+                if self.plugin.victims_below_priority:
                     verdicts = self._verdicts(state, pod, potential, potential_slots)
             offset = self.handle.rng.randrange(len(potential))
             want = self.num_candidates(len(potential))
@@ -878,7 +911,7 @@ class Evaluator:
             cond = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
                     "lastTransitionTime": api.timestamp(), "reason": "PreemptionByScheduler",
                     "message": f"{scheduler_name}: preempting to accommodate a higher priority pod"}
-            api.update_status("Pod", victim.namespace, victim.name, lambda st, cond=cond: set_condition(st, cond))
+            api.update_status("Pod", victim.namespace, victim.name, functools.partial(_set_condition, cond))
             current = api.delete("Pod", victim.namespace, victim.name) or current
             api.record_event(current, "Normal", "Preempted", message, source=scheduler_name)
 

@@ -376,7 +376,7 @@ class Recorder:
         self.events.append(ClusterEvent(self.clock.now(), e["type"], e["reason"], name, e["message"]))
         found = _PREEMPTED.fullmatch(e["message"]) if e["reason"] == "Preempted" and inv["kind"] == "Pod" else None
         waiting = self._awaiting.pop(inv.get("uid") or "", None) if found is not None else None
-        if waiting is None:
+        if waiting is None or found is None:
             return
         d, owner = waiting
         preemptor = self.pods.get(found["uid"])

@@ -183,8 +183,8 @@ def test_extended_resource_with_metrics_fails_the_snapshot() -> None:
     cluster.run(0)
     assert cluster.descheduler is not None and evicted(cluster.recorder.passes[0]) == []
     plugin = LowNodeUtilization(handle_of(cluster), args)
-    plugin.balance([cluster.store.get("Node", "", n) for n in ("n1", "n2")])
-    assert plugin.error == f'error getting node usage: unable to find "{EXT}" resource for collected "n1" node metric'
+    status = plugin.balance([cluster.store.get("Node", "", n) for n in ("n1", "n2")])
+    assert status is not None and status.reason == f'error getting node usage: unable to find "{EXT}" resource for collected "n1" node metric'
 
 
 def test_an_unschedulable_node_is_never_a_destination() -> None:
