@@ -33,6 +33,7 @@ chromium:
 
 test: $(STAMP) chromium
 	$(BIN)/ruff check kubesched tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)

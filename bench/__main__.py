@@ -36,7 +36,7 @@ def run(w: Workload) -> tuple[int, float, int, int]:
     elapsed = time.perf_counter() - start
     scheduled = sum(1 for h in cluster.recorder.pods.values()
                     if h.obj["spec"].get("nodeName") and h.obj["metadata"]["name"] in names)
-    return scheduled, elapsed, len(measured), len(cluster.scheduler.handle.preemptions)
+    return scheduled, elapsed, len(measured), len(cluster.recorder.preemptions)
 
 
 def main() -> None:

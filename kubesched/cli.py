@@ -121,15 +121,15 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
 
         console = output_console()
         render_table(result, console)
-        records, preempted = decision_records(result.cluster), preemptions(result.cluster)
+        records, preempted = decision_records(result.cluster), preemptions(result.recorder)
         for key in sorted(records) if "*" in keys else sorted(keys):
             # A pod that was only removed (preempted, evicted...) is explained by its removal alone.
             removed = any(v["pod"] == key for p in preempted for v in p["victims"]) or any(
-                d.pod == key for d in disruptions) or any(e["pod"] == key for e in result.cluster.api.evictions)
+                d.pod == key for d in disruptions) or any(e["pod"] == key for e in result.recorder.evictions)
             if records.get(key) or not removed:
                 explain_view.render(key, records.get(key, []), console)
             explain_view.render_victim(key, preempted, console)
-            explain_view.render_removal(key, disruptions, result.cluster.api.evictions, console)
+            explain_view.render_removal(key, disruptions, result.recorder.evictions, console)
     else:
         data = to_json(result, keys or None, stream=output == "json")
         if output == "json":

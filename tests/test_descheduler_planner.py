@@ -30,14 +30,14 @@ def test_plan_is_the_first_pass_of_the_periodic_run(path: Path) -> None:
     planned = plan(load([str(path)]))
     result = simulate(load([str(path)]))
     assert result.cluster.descheduler is not None
-    first = result.cluster.descheduler.passes[0]
+    first = result.cluster.recorder.passes[0]
     assert [key(a) for a in planned.first_pass.attempts] == [key(a) for a in first.attempts]
     assert planned.first_pass.errors == first.errors
     # In every pass, each predicted landing is where the replacement went, for replacements the
     # run created and placed at that instant.
     cluster = result.cluster
     checked = 0
-    for p in result.cluster.descheduler.passes:
+    for p in result.cluster.recorder.passes:
         for a in p.attempts:
             d = next((d for d in cluster.recorder.disruptions if d.uid == a.uid), None)
             if a.result != "Evicted" or d is None or d.replacement is None:
@@ -50,7 +50,7 @@ def test_plan_is_the_first_pass_of_the_periodic_run(path: Path) -> None:
             assert placed.obj["spec"].get("nodeName") == a.landing, \
                 f"{a.pod}: planned {a.landing}, replacement {d.replacement} went to {placed.obj['spec'].get('nodeName')}"
             checked += 1
-    assert checked or not any(a.result == "Evicted" and a.landing for p in cluster.descheduler.passes
+    assert checked or not any(a.result == "Evicted" and a.landing for p in cluster.recorder.passes
                               for a in p.attempts)
 
 

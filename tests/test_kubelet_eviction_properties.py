@@ -95,11 +95,11 @@ def test_pods_within_their_requests_go_only_after_those_above(w: dict[str, Any])
         exceeds = dict(running)
         if not exceeds[victim]:
             assert not any(exceeds.values()), (victim, running)
-    assert len(seen) == len(c.kubelets.pressure_evictions)
+    assert len(seen) == len(c.recorder.pressure_evictions)
 
 
 def outcome(c: Cluster) -> tuple[Any, ...]:
-    evictions = sorted((r["pod"], r["time"], r["signal"], r["message"]) for r in c.kubelets.pressure_evictions.values())
+    evictions = sorted((r["pod"], r["time"], r["signal"], r["message"]) for r in c.recorder.pressure_evictions.values())
     conditions = sorted((e.time, e.object, e.reason) for e in c.recorder.events if e.reason.startswith("NodeHas"))
     phases = sorted((h.obj["metadata"]["name"], h.obj["status"].get("phase")) for h in c.recorder.pods.values())
     return evictions, conditions, phases

@@ -22,13 +22,14 @@ pod's included) and the reference rules below are written from the spec, not fro
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from kubesched.runtime.cluster import Cluster
+from kubesched.runtime.observer import NullObserver
 
 # --- the small world -----------------------------------------------------------------------------
 
@@ -154,8 +155,8 @@ def fits(pods: list[dict[str, Any]], alloc: dict[str, tuple[int, int]], pod: dic
 
 # --- instrumenting a run -------------------------------------------------------------------------
 
-class SnapshotList(list[dict[str, Any]]):
-    """Stands in for handle.preemptions: keeps the store's pods as they were at each preemption."""
+class SnapshotList(NullObserver, list[dict[str, Any]]):
+    """The scheduler's observer: keeps each preemption with the store's pods as they were then."""
 
     def __init__(self, cluster: Cluster) -> None:
         super().__init__()
@@ -164,10 +165,10 @@ class SnapshotList(list[dict[str, Any]]):
         self.marks: list[int] = []  # how many nomination changes the observer had seen by then
         self.observer: Observer | None = None
 
-    def append(self, record: dict[str, Any]) -> None:
+    def preempted(self, record: Mapping[str, Any]) -> None:
         self.snapshots.append(list(self.cluster.store.list("Pod")))
         self.marks.append(len(self.observer.nominations) if self.observer else 0)
-        super().append(record)
+        self.append(dict(record))
 
 
 class Observer:
@@ -233,7 +234,7 @@ def start(node_objs: list[dict[str, Any]], extra: Sequence[dict[str, Any]] = (),
           seed: int = 0) -> tuple[Cluster, SnapshotList, Observer]:
     cluster = Cluster(seed=seed)
     records = SnapshotList(cluster)
-    cluster.scheduler.handle.preemptions = records
+    cluster.scheduler.handle.observer = records
     alloc = {n["metadata"]["name"]: (millis(n["status"]["allocatable"]["cpu"]), int(n["status"]["allocatable"]["pods"]))
              for n in node_objs}
     obs = records.observer = Observer(cluster, alloc)

@@ -94,7 +94,7 @@ def run(w: dict[str, Any], vectorised: bool, explain: bool) -> dict[str, Any]:
     events = [(e.get("reason"), e.get("message"), (e.get("involvedObject") or {}).get("name"))
               for e in cluster.api.store.list("Event")]
     records = {k: [r.postfilter for r in recs] for k, recs in cluster.scheduler.records.items()}
-    return {"pods": pods, "events": events, "preemptions": cluster.scheduler.handle.preemptions, "records": records}
+    return {"pods": pods, "events": events, "preemptions": cluster.recorder.preemptions, "records": records}
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

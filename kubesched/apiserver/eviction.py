@@ -20,9 +20,11 @@ from kubesched.apiserver.errors import APIError, BadRequest, Forbidden, TooManyR
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
+    from kubesched.store.base import Store
 
 EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
 MAX_DISRUPTED_POD_SIZE = 2000
+EVICTED_BY_API = "EvictionByEvictionAPI"  # the DisruptionTarget reason an accepted eviction sets
 VIOLATION = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_PDBS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
 
@@ -36,6 +38,15 @@ class MultiplePDBs(APIError):
 
 def _can_ignore_pdb(pod: Obj) -> bool:
     return pod.get("status", {}).get("phase") in ("Succeeded", "Failed", "Pending") or is_terminating(pod)
+
+
+def guarding_budgets(store: Store, pod: Obj) -> list[Obj]:
+    """The budgets an eviction of `pod` is checked against: none for a pod that may go regardless,
+    else those covering it (an eviction proceeds only with at most one)."""
+    if _can_ignore_pdb(pod):
+        return []
+    return [p for p in store.list("PodDisruptionBudget", pod["metadata"].get("namespace", "default"))
+            if pdb_covers(p, pod, pdb_selector(p))]
 
 
 def _check_body(name: str, eviction: Obj | None) -> tuple[int | None, bool]:
@@ -59,7 +70,7 @@ def _check_body(name: str, eviction: Obj | None) -> tuple[int | None, bool]:
 def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, requester: str) -> Obj:
     """POST pods/<name>/eviction; returns a Success Status or raises the refusal.
 
-    Every request and its answer is appended to `api.evictions`, the record results report.
+    Every request and its answer is told to the API server's observer.
     """
     entry: dict[str, Any] = {"time": api.now(), "pod": f"{namespace}/{name}", "requester": requester}
     try:
@@ -69,11 +80,11 @@ def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, reque
     except APIError as e:
         entry.update(code=e.code, reason=e.reason, message=e.message, causes=list(e.causes),
                      pdb=e.pdb)
-        api.evictions.append(entry)
+        api.observer.eviction(entry)
         raise
     # Recorded before the delete, so watchers of the deletion can tell who evicted the pod.
     entry.update(code=200, reason="", message="", causes=[], dryRun=dry_run)
-    api.evictions.append(entry)
+    api.observer.eviction(entry)
     if not dry_run:
         _mark_and_delete(api, namespace, name, grace)
     return {"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 200}
@@ -88,9 +99,7 @@ def _by(error: APIError, pdb_name: str) -> APIError:
 def _admit(api: APIServer, namespace: str, name: str, dry_run: bool) -> str | None:
     """Raise unless the eviction may proceed; debit the budget. Returns the budget's name."""
     pod = api.get("Pod", namespace, name)
-    if _can_ignore_pdb(pod):
-        return None
-    pdbs = [p for p in api.store.list("PodDisruptionBudget", namespace) if pdb_covers(p, pod, pdb_selector(p))]
+    pdbs = guarding_budgets(api.store, pod)
     if len(pdbs) > 1:
         raise MultiplePDBs(MULTIPLE_PDBS)
     if not pdbs:
@@ -138,7 +147,7 @@ def _mark_and_delete(api: APIServer, namespace: str, name: str, grace: int | Non
 
     def mark(status: Obj) -> None:
         set_condition(status, {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
-                               "lastTransitionTime": now, "reason": "EvictionByEvictionAPI",
+                               "lastTransitionTime": now, "reason": EVICTED_BY_API,
                                "message": "Eviction API: evicting"})
 
     api.update_status("Pod", namespace, name, mark)

@@ -31,6 +31,7 @@ from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.reads import StoreReads
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import Conflict, NotFound, Store
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -46,8 +47,8 @@ PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 class APIServer(StoreReads):
     def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
-                 epoch: datetime = DEFAULT_EPOCH) -> None:
-        """`seed` None (a server whose store outlives it) draws UIDs and generated names from
+                 epoch: datetime = DEFAULT_EPOCH, observer: Observer = NULL_OBSERVER) -> None:
+        """`observer` is told of every Eviction request and its answer. `seed` None (a server whose store outlives it) draws UIDs and generated names from
         the system's randomness and numbers Events from the wall clock, as kube-apiserver does, so
         a restarted server never repeats a name it gave before."""
         self.store = store
@@ -57,7 +58,7 @@ class APIServer(StoreReads):
         self._uid_rng = random.Random(f"uid-{seed}" if seed is not None else None)
         self._name_rng = random.Random(f"names-{seed}" if seed is not None else None)  # generateName suffixes
         self._event_seq = 0 if seed is not None else time.time_ns()
-        self.evictions: list[Obj] = []  # every pods/eviction request with its answer, in order
+        self.observer = observer
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -296,7 +297,7 @@ class APIServer(StoreReads):
         meta = involved["metadata"]
         ns = meta.get("namespace", "default")
         now = self.timestamp()
-        event = {
+        event: Obj = {
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {"name": f"{meta['name']}.{self._event_seq:016x}", "namespace": ns},

@@ -31,7 +31,7 @@ from kubesched.controllers.podcontrol import controller_ref
 from kubesched.controllers.podindex import object_key
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import DELETED, WatchEvent
 
 SOURCE = "cronjob-controller"
@@ -69,7 +69,7 @@ class RememberingSchedule(Schedule):
 
 
 class CronJobController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.queue = WorkQueue(clock, self._sync)

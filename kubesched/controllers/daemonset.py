@@ -29,8 +29,6 @@ once the instant settles and there are no expectations (see replicaset.py).
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubesched.api.intstr import scaled_value
 from kubesched.api.objects import Obj, deep_copy, is_pod_ready, is_terminal, is_terminating
 from kubesched.apiserver.errors import NotFoundError
@@ -56,6 +54,7 @@ from kubesched.controllers.podevents import selector_of
 from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.refmanager import claim
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 SOURCE = "daemonset-controller"
@@ -66,7 +65,7 @@ FAILED_POD_BACKOFF = (1.0, 900.0)  # failedPodsBackoff: initial and maximum dela
 class DaemonSetController(PodOwnerController):
     kind = "DaemonSet"
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         super().__init__(api, clock)
         self._failed_pods: dict[str, tuple[float, float]] = {}  # backoff key -> (delay, last update)
         self._first_seen: dict[str, tuple[Obj, str | None]] = {}  # DaemonSet uid -> first template, its pods' hash

@@ -23,7 +23,6 @@ upstream, and old ReplicaSets beyond revisionHistoryLimit are deleted once empty
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from kubesched.api.objects import Obj, controller_of, deep_copy, is_terminal, is_terminating
 from kubesched.apiserver.errors import AlreadyExists, APIError, NotFoundError
@@ -36,14 +35,14 @@ from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.replicaset import replicas_of
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import DELETED, WatchEvent
 
 SOURCE = "deployment-controller"
 
 
 class DeploymentController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.queue = WorkQueue(clock, self._sync)

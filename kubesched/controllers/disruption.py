@@ -37,6 +37,7 @@ from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podindex import PodKey, object_key
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 DELETION_TIMEOUT = 120.0  # seconds an approved eviction may take to start deleting the pod
@@ -59,7 +60,7 @@ class ExpectedCountError(Exception):
 
 
 class DisruptionController:
-    def __init__(self, api: APIServer, clock: Any, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, api: APIServer, clock: Clock, warn: Callable[[str], None] | None = None) -> None:
         self.api = api
         self.clock = clock
         self.warn = warn

@@ -6,19 +6,18 @@ alone; the scheduler then reports that it was not created for the pod.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubesched.api.objects import Obj, deep_copy, is_terminating
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import DELETED, WatchEvent
 
 SOURCE = "ephemeral_volume"
 
 
 class EphemeralVolumeController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.queue = WorkQueue(clock, self._sync)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Hashable
-from typing import Any
 
 from kubesched.api.objects import Obj, is_terminating, namespaced
 from kubesched.apiserver.errors import APIError
@@ -30,6 +29,7 @@ from kubesched.apiserver.server import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, A
 from kubesched.controllers.podindex import same_owner_references
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 Key = tuple[str, str, str]  # kind, namespace ("" for cluster-scoped), name
@@ -50,7 +50,7 @@ def _finalizers(obj: Obj) -> list[str]:
 
 
 class GarbageCollector:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.queue = WorkQueue(clock, self._process)

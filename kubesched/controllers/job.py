@@ -31,8 +31,6 @@ successPolicy and backoffLimitPerIndex are not simulated.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kubesched.api.objects import Obj, controller_of, deep_copy, get_condition, is_pod_ready, is_terminating
 from kubesched.apiserver.errors import APIError, NotFoundError
 from kubesched.apiserver.server import APIServer
@@ -43,7 +41,7 @@ from kubesched.controllers.ranking import pods_to_delete
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 SOURCE = "job-controller"
@@ -101,7 +99,7 @@ def _interval(run: list[int]) -> str:
 class JobController:
     pods: OwnerIndex  # the store's pods by controller, from start()
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.queue = WorkQueue(clock, self._sync)

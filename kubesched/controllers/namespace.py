@@ -10,16 +10,16 @@ finalizer is removed and the namespace goes). Objects still terminating keep it 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import DELETED, WatchEvent
 
 
 class NamespaceController:
-    def __init__(self, api: APIServer, clock: Any, kinds: Iterable[str]) -> None:
+    def __init__(self, api: APIServer, clock: Clock, kinds: Iterable[str]) -> None:
         """`kinds`: the namespaced kinds to empty a namespace of (what the server serves)."""
         self.api = api
         self.kinds = sorted(set(kinds))

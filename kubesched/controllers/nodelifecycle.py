@@ -36,13 +36,12 @@ them when the controller restarts).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubesched.api.objects import Obj, get_condition, set_condition
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podindex import PodsByNode, shared_pods_by_node
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.scheduler.nodetree import zone_key
 from kubesched.store.base import WatchEvent
 
@@ -147,7 +146,7 @@ class NodeHealth:
 class NodeLifecycleController:
     pods: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self._health: dict[str, NodeHealth] = {}

@@ -28,7 +28,6 @@ controller's 15 s resync does; the resync is scheduled only when such a change g
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.objects import Obj, deep_copy
@@ -55,7 +54,7 @@ from kubesched.apiserver.errors import APIError, ConflictError
 from kubesched.apiserver.server import APIServer
 from kubesched.apiserver.storage import default_class
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 SOURCE = "persistentvolume-controller"
@@ -78,7 +77,7 @@ def _phase(obj: Obj) -> str | None:
 
 
 class PersistentVolumeController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.claims = WorkQueue(clock, self._sync_claim)

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any
 
 from kubesched.api.objects import Obj, is_terminal, is_terminating, set_condition
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.nodelifecycle import ready_status
 from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 GC_CHECK_PERIOD = 20.0
@@ -40,7 +39,7 @@ OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 class PodGCController:
     pods: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.threshold = TERMINATED_POD_THRESHOLD

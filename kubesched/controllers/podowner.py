@@ -4,7 +4,7 @@ instant (a pod turning ready changes only the status they report)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podevents import became_ready, owners_to_sync
@@ -17,6 +17,7 @@ from kubesched.controllers.podindex import (
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.settle import SettledSyncs, status_only
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import DELETED, WatchEvent
 
 
@@ -24,7 +25,7 @@ class PodOwnerController:
     kind: ClassVar[str]  # the workload kind this controller syncs
     pods: OwnerIndex  # the store's pods by controller, from start()
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.queue = WorkQueue(clock, self._sync)

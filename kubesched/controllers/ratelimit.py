@@ -9,16 +9,16 @@ creating the class) can end it, so retries alone never keep a simulation running
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
 
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 
 BASE_DELAY = 0.005
 MAX_DELAY = 1000.0
 
 
 class FailureBackoff:
-    def __init__(self, clock: Any, queue: WorkQueue) -> None:
+    def __init__(self, clock: Clock, queue: WorkQueue) -> None:
         self._clock = clock
         self._queue = queue
         self._failures: dict[Hashable, int] = {}

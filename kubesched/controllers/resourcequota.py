@@ -37,7 +37,7 @@ from kubesched.apiserver.resourcequota import count_name
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podindex import object_key
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import ADDED, DELETED, MODIFIED, WatchEvent
 
 RESYNC_PERIOD = 300.0  # --resource-quota-sync-period
@@ -46,7 +46,7 @@ IGNORED = frozenset({"Event"})  # never counted (quota admission ignores events 
 
 
 class ResourceQuotaController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.queue = WorkQueue(clock, self._sync)

@@ -10,15 +10,14 @@ well, by however long its informers and workers take.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
 
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import LATE
+from kubesched.runtime.clock import LATE, Clock
 from kubesched.store.base import MODIFIED, WatchEvent
 
 
 class SettledSyncs:
-    def __init__(self, clock: Any, queue: WorkQueue) -> None:
+    def __init__(self, clock: Clock, queue: WorkQueue) -> None:
         self._clock = clock
         self._queue = queue
         self._keys: dict[Hashable, None] = {}  # insertion-ordered set

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable
-from typing import Any
 
 from kubesched.api.intstr import scaled_value
 from kubesched.api.objects import Obj, deep_copy, is_pod_ready, is_terminal, is_terminating
@@ -48,6 +47,7 @@ from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.replicaset import replicas_of
+from kubesched.runtime.clock import Clock
 
 SOURCE = "statefulset-controller"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -72,7 +72,7 @@ def claim_name(template: Obj, set_name: str, ordinal: int) -> str:
 class StatefulSetController(PodOwnerController):
     kind = "StatefulSet"
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         super().__init__(api, clock)
         self._templates: dict[str, Obj] = {}  # revision name -> its pod template, as seen in this run
         self._first_seen: dict[str, tuple[Obj, str | None]] = {}  # set uid -> first template, its revision

@@ -25,7 +25,6 @@ the event and overwrite its DisruptionTarget reason, and its second delete would
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from kubesched.api.objects import Obj, is_terminating, set_condition
 from kubesched.api.taints import tolerates
@@ -33,7 +32,7 @@ from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
 from kubesched.controllers.workqueue import WorkQueue
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import MODIFIED, WatchEvent
 
 SOURCE = "taint-eviction-controller"
@@ -70,7 +69,7 @@ def min_toleration_seconds(tolerations: list[Obj]) -> float | None:
 class TaintEvictionController:
     pods: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self._tainted: dict[str, list[Obj]] = {}  # node -> its NoExecute taints (taintedNodes)

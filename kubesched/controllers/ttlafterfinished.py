@@ -9,7 +9,6 @@ Job itself goes.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from kubesched.api.objects import Obj, is_terminating
 from kubesched.apiserver.errors import NotFoundError
@@ -17,11 +16,12 @@ from kubesched.apiserver.server import APIServer
 from kubesched.controllers.job import is_finished
 from kubesched.controllers.podindex import object_key
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import DELETED, WatchEvent
 
 
 class TTLAfterFinishedController:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         self.clock = clock
         self.queue = WorkQueue(clock, self._sync)

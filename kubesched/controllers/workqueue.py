@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
+from kubesched.runtime.clock import Clock
+
 
 class WorkQueue:
     """Keys are synced soon after they are added, in the order they were first added."""
 
-    def __init__(self, clock: Any, sync: Callable[[Any], None]) -> None:
+    def __init__(self, clock: Clock, sync: Callable[[Any], None]) -> None:
         self._clock = clock
         self._sync = sync
         self._waiting: set[Hashable] = set()

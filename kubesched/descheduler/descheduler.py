@@ -21,21 +21,24 @@ from kubesched.descheduler.framework import (
     FILTER,
     PRE_EVICTION_FILTER,
     EvictionAttempt,
+    EvictionHistory,
     Evictor,
     Handle,
     Plugin,
     PodEvictor,
+    Status,
 )
 from kubesched.descheduler.nodes import ready_nodes
 from kubesched.descheduler.placement import Placement
 from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.policy import Policy, ProfileSpec
 from kubesched.runtime.clock import LATE
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.interface import API
     from kubesched.kubelet.usage import UsageTracker
-    from kubesched.runtime.clock import Timer, VirtualClock
+    from kubesched.runtime.clock import Clock, Timer
     from kubesched.scheduler.config import SchedulerConfig
 
 
@@ -67,8 +70,9 @@ class ProfileRunner:
 class Descheduler:
     pods_by_node: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: VirtualClock, policy: Policy,
-                 scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None) -> None:
+    def __init__(self, api: API, clock: Clock, policy: Policy,
+                 scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None,
+                 observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
         self.policy = policy
@@ -77,22 +81,20 @@ class Descheduler:
         self.pod_evictor.placement = self.placement
         # Plugins get the metrics API only when the policy asks for one, as upstream wires it.
         self.metrics = metrics if policy.metrics_source else None
-        self.passes: list[PassRecord] = []
+        self.observer = observer  # told of every pass
+        self.passes_run = 0
         self._timer: Timer | None = None
 
     def start(self) -> None:
         self.pods_by_node = shared_pods_by_node(self.api.store)
+        self.evictions = EvictionHistory(self.api.store, self.api.now)
         self.placement.start()
         self._timer = self.clock.call_at(self.clock.now(), self.run_pass, rank=LATE)
-
-    @property
-    def attempts(self) -> list[EvictionAttempt]:
-        return self.pod_evictor.attempts
 
     def build_profile(self, spec: ProfileSpec) -> ProfileRunner:
         evictor = Evictor(spec.name, self.pod_evictor)
         handle = Handle(self.api, self.pods_by_node, evictor, self.placement, self.policy.node_selector,
-                        self.metrics)
+                        self.metrics, self.evictions)
         plugins: dict[str, Plugin] = {}
 
         def plugin(name: str) -> Plugin:
@@ -106,19 +108,19 @@ class Descheduler:
                        [plugin(n) for n in spec.plugins[BALANCE]], list(plugins.values()))
 
     @staticmethod
-    def _collect_error(pl: Plugin, record: PassRecord) -> None:
-        if pl.error:
-            record.errors.append(f'plugin "{pl.name}" finished with error: {pl.error}')
+    def _collect_error(pl: Plugin, status: Status | None, record: PassRecord) -> None:
+        if status is not None and not status.ok:
+            record.errors.append(f'plugin "{pl.name}" finished with error: {status.reason}')
 
     def run_pass(self) -> PassRecord:
         now = self.clock.now()
         nodes: list[Obj] = ready_nodes(self.api.store, self.policy.node_selector)
-        record = PassRecord(len(self.passes) + 1, now, len(nodes))
-        first = len(self.attempts)
+        self.passes_run += 1
+        record = PassRecord(self.passes_run, now, len(nodes))
+        self.pod_evictor.reset()
         if len(nodes) <= 1:
             record.errors.append("the cluster size is 0 or 1")
         else:
-            self.pod_evictor.reset()
             runners: list[ProfileRunner] = []
             for spec in self.policy.profiles:
                 try:
@@ -130,15 +132,13 @@ class Descheduler:
                     pl.prepare()
             for runner in runners:
                 for pl in runner.deschedule:
-                    pl.deschedule(nodes)
-                    self._collect_error(pl, record)
+                    self._collect_error(pl, pl.deschedule(nodes), record)
             for runner in runners:
                 for pl in runner.balance:
-                    pl.balance(nodes)
-                    self._collect_error(pl, record)
+                    self._collect_error(pl, pl.balance(nodes), record)
             self.placement.end_pass()
-        record.attempts = self.attempts[first:]
-        self.passes.append(record)
+        record.attempts = self.pod_evictor.attempts
+        self.observer.descheduler_pass(record)
         if self.policy.interval > 0:
             # A pass that changed nothing would repeat itself unless something else happens, so
             # alone it does not keep the run going.

@@ -14,19 +14,39 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kubesched.api.objects import Obj, is_terminating
+from kubesched.api.objects import Obj, get_condition, is_terminating
 from kubesched.apiserver.errors import APIError
+from kubesched.apiserver.eviction import EVICTED_BY_API, guarding_budgets
 from kubesched.descheduler.nodes import ready_nodes
+from kubesched.store.base import MODIFIED, WatchEvent
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.interface import API
     from kubesched.controllers.podindex import PodsByNode
     from kubesched.descheduler.placement import Placement
     from kubesched.kubelet.usage import UsageTracker
+    from kubesched.store.base import Store
 
 DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER = "deschedule", "balance", "filter", "preEvictionFilter"
 EXTENSION_POINTS = (DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER)
 REQUESTER = "descheduler"
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A plugin's answer (the framework's *Status): a Filter or PreEvictionFilter refusal with
+    why, or the error a Deschedule or Balance run ended with. Those return None on success, as
+    upstream's return nil."""
+
+    ok: bool = True
+    reason: str = ""
+
+    @classmethod
+    def refused(cls, reason: str) -> Status:
+        return cls(False, reason)
+
+
+ALLOWED = Status()
 
 
 class EvictionLimitError(Exception):
@@ -92,7 +112,7 @@ class PodEvictor:
     """Counts a pass's evictions against the policy's limits, calls the Eviction API and keeps
     every attempt."""
 
-    def __init__(self, api: APIServer, limits: Limits, grace_period: int | None = None) -> None:
+    def __init__(self, api: API, limits: Limits, grace_period: int | None = None) -> None:
         self.api = api
         self.limits = limits
         self.grace_period = grace_period
@@ -101,6 +121,8 @@ class PodEvictor:
         self.reset()
 
     def reset(self) -> None:
+        """A new pass: fresh counters, and a fresh list of attempts for the pass's record."""
+        self.attempts = []
         self.per_node: dict[str, int] = {}
         self.per_namespace: dict[str, int] = {}
         self.total = 0
@@ -131,15 +153,18 @@ class PodEvictor:
         body: Obj = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": meta["name"], "namespace": ns}}
         if self.grace_period is not None:
             body["deleteOptions"] = {"gracePeriodSeconds": self.grace_period}
+        # The budget an accepted eviction debits: the API's answer does not name it.
+        current = self.api.store.get("Pod", ns, meta["name"])
+        budgets = guarding_budgets(self.api.store, current) if current is not None else []
         try:
             self.api.evict(ns, meta["name"], body, requester=REQUESTER)
         except APIError as e:
             message = " ".join([e.message, *e.causes])
             attempt = self.note(pod, profile, strategy, "Refused", message)
-            attempt.code, attempt.pdb = e.code, self.api.evictions[-1].get("pdb")
+            attempt.code, attempt.pdb = e.code, e.pdb
             raise EvictionFailed(e.code, message) from None
         attempt = self.note(pod, profile, strategy, "Evicted")
-        attempt.code, attempt.pdb = 200, self.api.evictions[-1].get("pdb")
+        attempt.code, attempt.pdb = 200, budgets[0]["metadata"]["name"] if len(budgets) == 1 else None
         if node:
             self.per_node[node] = self.per_node.get(node, 0) + 1
         self.per_namespace[ns] = self.per_namespace.get(ns, 0) + 1
@@ -167,13 +192,14 @@ class Evictor:
         self.hooks: list[Callable[[Obj, EvictionAttempt], None]] = []
 
     def filter(self, pod: Obj) -> bool:
-        return all(pl.filter(pod) for pl in self.filter_plugins)
+        return all(pl.filter(pod).ok for pl in self.filter_plugins)
 
     def pre_eviction_filter(self, pod: Obj, strategy: str = "") -> bool:
         """PreEvictionFilter; a refusal is kept as a "Filtered" attempt, with the plugin's reason."""
         for pl in self.pre_eviction_plugins:
-            if not pl.pre_eviction_filter(pod):
-                self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {pl.reason}")
+            status = pl.pre_eviction_filter(pod)
+            if not status.ok:
+                self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {status.reason}")
                 return False
         return True
 
@@ -181,10 +207,42 @@ class Evictor:
         # Some strategies run PreEvictionFilter over all their candidates before evicting any;
         # filters whose answer depends on this pass's earlier evictions are asked again here.
         for pl in self.pre_eviction_plugins:
-            if pl.recheck_at_eviction and not pl.pre_eviction_filter(pod):
-                attempt = self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {pl.reason}")
+            if not pl.recheck_at_eviction:
+                continue
+            status = pl.pre_eviction_filter(pod)
+            if not status.ok:
+                attempt = self.pod_evictor.note(pod, self.profile, strategy, "Filtered", f"{pl.name}: {status.reason}")
                 raise EvictionFailed(0, attempt.message)
         self.pod_evictor.evict(pod, self.profile, strategy, reason, self.hooks)
+
+
+class EvictionHistory:
+    """When pods guarded by each budget were evicted, as the descheduler's pod informer sees it:
+    a pod gaining the Eviction API's DisruptionTarget condition was evicted then, debiting the one
+    budget that guarded it. Every requester counts (a drain, another descheduler), as the budget's
+    own debits do; dry runs mark nothing."""
+
+    def __init__(self, store: Store, now: Callable[[], float]) -> None:
+        self._store = store
+        self._now = now
+        self._times: dict[tuple[str, str], list[float]] = {}  # (namespace, budget) -> eviction times
+        store.watch(self._on_pod, {"Pod"})
+
+    def _on_pod(self, ev: WatchEvent) -> None:
+        if ev.type != MODIFIED or ev.old is None or not _evicted(ev.obj) or _evicted(ev.old):
+            return
+        budgets = guarding_budgets(self._store, ev.old)
+        if len(budgets) == 1:
+            meta = budgets[0]["metadata"]
+            self._times.setdefault((meta.get("namespace", "default"), meta["name"]), []).append(self._now())
+
+    def count(self, namespace: str, budget: str, since: float) -> int:
+        """Evictions debiting `budget` after `since`."""
+        return sum(1 for t in self._times.get((namespace, budget), ()) if t > since)
+
+
+def _evicted(pod: Obj) -> bool:
+    return (get_condition(pod, "DisruptionTarget") or {}).get("reason") == EVICTED_BY_API
 
 
 @dataclass
@@ -192,7 +250,7 @@ class Handle:
     """What plugins reach: the API (reads), the pods on each node, the evictor, and the
     what-if placement our scheduler would make."""
 
-    api: APIServer
+    api: API
     pods_by_node: PodsByNode
     evictor: Evictor
     placement: Placement
@@ -200,6 +258,7 @@ class Handle:
     # The metrics API's view of actual usage (the kubelets' usage model): .pods[uid].total(key),
     # .node_totals(node); None when the cluster has no kubelets.
     metrics: UsageTracker | None = None
+    evictions: EvictionHistory | None = None  # the descheduler's, over the whole run
     _ready: dict[str | None, frozenset[str]] = field(default_factory=dict)
 
     def now(self) -> float:
@@ -231,8 +290,6 @@ class Plugin:
     name: ClassVar[str] = ""
     points: ClassVar[frozenset[str]] = frozenset()
     fields: ClassVar[frozenset[str]] = frozenset()  # argument names the plugin accepts
-    reason: str = ""  # why the last Filter / PreEvictionFilter call said no
-    error: str = ""  # set by a Deschedule/Balance run that failed; the pass reports it
     recheck_at_eviction: ClassVar[bool] = False  # PreEvictionFilter asked again right at eviction
 
     def __init__(self, handle: Handle, args: dict[str, Any]) -> None:
@@ -250,17 +307,19 @@ class Plugin:
     def prepare(self) -> None:
         """Called once at the start of each pass, before any plugin runs (kubesched's hook)."""
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
+        """Evict what the strategy finds; an error Status is reported in the pass."""
         raise NotImplementedError
 
-    def balance(self, nodes: list[Obj]) -> None:
+    def balance(self, nodes: list[Obj]) -> Status | None:
+        """Evict what the strategy finds; an error Status is reported in the pass."""
         raise NotImplementedError
 
-    def filter(self, pod: Obj) -> bool:
-        return True
+    def filter(self, pod: Obj) -> Status:
+        return ALLOWED
 
-    def pre_eviction_filter(self, pod: Obj) -> bool:
-        return True
+    def pre_eviction_filter(self, pod: Obj) -> Status:
+        return ALLOWED
 
 
 def try_evict(handle: Handle, pod: Obj, strategy: str, reason: str = "") -> str:

@@ -61,7 +61,7 @@ class Placement:
         self._selections: dict[int, tuple[frozenset[str] | set[str] | None, list[NodeInfo], np.ndarray,
                                           dict[str, int]]] = {}
         # ((id(node set), excluded node), the selection without it)
-        self._without: tuple[tuple[int, str], list[NodeInfo], np.ndarray] | None = None
+        self._without: tuple[tuple[int, str | None], list[NodeInfo], np.ndarray] | None = None
         # pod uid -> (its resourceVersion, its replacement as the scheduler sees it, and what the
         # filters can read of it): every pass asks about the same pods again, and a replacement
         # depends on nothing but its pod.

@@ -54,8 +54,8 @@ def plan(scenario: Scenario, source: str = "") -> Plan:
         raise ValueError("a DeschedulerPolicy is needed to plan")
     cluster = build_cluster(scenario)
     cluster.run(until=0.0)
-    assert cluster.descheduler is not None and cluster.descheduler.passes
-    return Plan(scenario, cluster, cluster.descheduler.passes[0], source or scenario.name)
+    assert cluster.recorder is not None and cluster.recorder.passes
+    return Plan(scenario, cluster, cluster.recorder.passes[0], source or scenario.name)
 
 
 def render_plan(p: Plan, console: Console) -> None:

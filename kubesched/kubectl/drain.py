@@ -20,8 +20,9 @@ from typing import Any
 from kubesched.api.duration import go_duration
 from kubesched.api.objects import MIRROR_ANNOTATION, Obj, controller_of, is_terminal
 from kubesched.apiserver.errors import APIError, NotFoundError, TooManyRequests
-from kubesched.apiserver.server import APIServer
-from kubesched.runtime.clock import Timer
+from kubesched.apiserver.interface import API
+from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import DELETED, WatchEvent
 
 RETRY_SECONDS = 5.0
@@ -77,10 +78,12 @@ class Drain:
 class Drainer:
     """Runs drains against the API; a pod's deletion is seen through the watch, as kubectl polls for it."""
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: API, clock: Clock, observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
-        self.drains: list[Drain] = []
+        self.observer = observer  # told of every drain as it starts
+        # Every drain, finished or not: kubectl keeps printing what it waited for after a timeout.
+        self._drains: list[Drain] = []
         self._timers: dict[int, Any] = {}  # id(drain) -> its timeout timer
         self._deleted_daemonsets: set[tuple[str, str]] = set()  # (namespace, name) deleted during the run
         self._retries: dict[tuple[int, str], Timer] = {}  # (id(drain), pod) -> its next eviction attempt
@@ -90,7 +93,8 @@ class Drainer:
 
     def drain(self, node: str, options: DrainOptions) -> Drain:
         d = Drain(node, self.clock.now(), options)
-        self.drains.append(d)
+        self.observer.drain_started(d)
+        self._drains.append(d)
         if self.api.store.get("Node", "", node) is None:
             self._finish(d, "Failed", f'nodes "{node}" not found')
             return d
@@ -249,7 +253,7 @@ class Drainer:
             return
         meta = ev.obj["metadata"]
         key = f"{meta.get('namespace', 'default')}/{meta['name']}"
-        for d in self.drains:
+        for d in self._drains:
             if d.waiting.get(key) == meta.get("uid"):
                 del d.waiting[key]
                 self._print(d, f"pod/{meta['name']} evicted")

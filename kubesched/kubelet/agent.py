@@ -53,7 +53,8 @@ from kubesched.kubelet.usage import (
     UsageTracker,
     amount,
 )
-from kubesched.runtime.clock import Timer
+from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 DEFAULT_MAX_PODS = 110  # kubelet --max-pods
@@ -142,7 +143,8 @@ class _Admitted:
 class Kubelets:
     """All simulated kubelets at once; each pod is handled by the agent of the node it is bound to."""
 
-    def __init__(self, api: APIServer, clock: Any, config: Obj | None = None) -> None:
+    def __init__(self, api: APIServer, clock: Clock, config: Obj | None = None,
+                 observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
         self.config = config or {}
@@ -155,10 +157,8 @@ class Kubelets:
         self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
         self.usage = UsageTracker()
         self._pending_usage: dict[str, list[tuple[dict[str, int], str | None]]] = {}  # uid -> before it runs
-        # uid -> signal, threshold and what was available when the kubelet evicted the pod.
-        self.pressure_evictions: dict[str, dict] = {}
         self.eviction = EvictionManager(api, clock, eviction_config.parse(config), self.usage, self._evict,
-                                        self.pressure_evictions)
+                                        observer)
 
     def start(self) -> None:
         for node in self.api.store.list("Node"):
@@ -193,7 +193,7 @@ class Kubelets:
                 continue
             meta = pod["metadata"]
             self.api.update_status("Pod", meta.get("namespace", "default"), meta["name"],
-                                   lambda status, pod=pod: self._readiness(pod, timelines(pod), status, now))
+                                   functools.partial(self._readiness, pod, timelines(pod), stamp=now))
 
     def _admitted_on(self, node: str) -> _Admitted:
         admitted = self._admitted.get(node)

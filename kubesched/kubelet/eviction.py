@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubesched.api.objects import Obj, set_condition
 from kubesched.api.qos import BEST_EFFORT, qos_class
@@ -51,7 +50,8 @@ from kubesched.kubelet.signals import (
     thresholds_met,
 )
 from kubesched.kubelet.usage import SYSTEM_CRITICAL_PRIORITY, NodeResources, PodUsage, UsageTracker
-from kubesched.runtime.clock import LATE, Timer
+from kubesched.runtime.clock import LATE, Clock, Timer
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 
 MONITORING_INTERVAL = 10.0  # housekeeping interval
 CLEANUP_POLL = 1.0  # podCleanupPollFreq: how soon after a kill the next sync can see the pod gone
@@ -95,14 +95,14 @@ _IDLE = NodeState()  # how a node without pressure state looks (never modified)
 class EvictionManager:
     """The eviction managers of all simulated nodes."""
 
-    def __init__(self, api: APIServer, clock: Any, config: EvictionConfig, usage: UsageTracker,
-                 kill: Killer, evictions: dict[str, dict]) -> None:
+    def __init__(self, api: APIServer, clock: Clock, config: EvictionConfig, usage: UsageTracker,
+                 kill: Killer, observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
         self.config = config
         self.usage = usage
         self.kill = kill
-        self.pressure_evictions = evictions
+        self.observer = observer  # told of every eviction with its signal and threshold, before the kill
         self.nodes: dict[str, NodeState] = {}  # nodes with pressure state or a housekeeping pending
         # node -> its loop's last synchronize (before the first: one interval before its kubelet started)
         self._last_sync: dict[str, float] = {}
@@ -262,9 +262,9 @@ class EvictionManager:
         for pod in list(self.usage.on_node(node)):
             message = self._storage_limit_message(node, pod)
             if message is not None:
-                self.pressure_evictions[pod.uid] = {"node": node, "time": self.clock.now(),
-                                                    "pod": f"{pod.namespace}/{pod.name}",
-                                                    "signal": "ephemeral-storage limit", "message": message}
+                self.observer.pressure_evicted(pod.uid, {
+                    "node": node, "time": self.clock.now(), "pod": f"{pod.namespace}/{pod.name}",
+                    "signal": "ephemeral-storage limit", "message": message})
                 done = max(done, self.kill(pod, IMMEDIATE_GRACE_PERIOD, message, False))
         if done == -math.inf:
             return False
@@ -285,9 +285,9 @@ class EvictionManager:
             if node_obj is not None:
                 self.api.record_event(node_obj, "Warning", "EvictionThresholdMet",
                                       f"Attempting to reclaim {SIGNAL_RESOURCE[threshold.signal]}", source="kubelet")
-            self.pressure_evictions[pod.uid] = {"node": node, "time": self.clock.now(),
-                                                "pod": f"{pod.namespace}/{pod.name}",
-                                                **summary(threshold, observed), "message": message}
+            self.observer.pressure_evicted(pod.uid, {"node": node, "time": self.clock.now(),
+                                                     "pod": f"{pod.namespace}/{pod.name}",
+                                                     **summary(threshold, observed), "message": message})
             st.blocked_until = self.kill(pod, grace, message, True) + CLEANUP_POLL
             return
 

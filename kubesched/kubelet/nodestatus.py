@@ -10,11 +10,11 @@ a client wrote stay as they are.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
 
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.clock import Clock
 from kubesched.store.base import DELETED, WatchEvent
 
 KUBELET_VERSION = "v1.35.0"
@@ -27,7 +27,7 @@ _CONDITIONS = (
 
 
 class NodeStatusReporter:
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Clock) -> None:
         self.api = api
         # Reports are written after the change that prompted them has reached every watcher.
         self.queue = WorkQueue(clock, self._report)

@@ -16,11 +16,15 @@ import logging
 import signal
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kubesched.commandline import bad_input_exits, output_console
+from kubesched.runtime.observer import NullObserver
+
+if TYPE_CHECKING:
+    from kubesched.descheduler.descheduler import PassRecord
 
 log = logging.getLogger("kubesched.live")
 # What the descheduler's strategies, its evictor and its placement what-ifs read.
@@ -81,6 +85,22 @@ def _plan(conn: Any, policy_obj: dict[str, Any], output: str) -> None:
         render_plan(result, output_console())
 
 
+class PassLog(NullObserver):
+    """Logs each descheduling pass as it ends: every attempt, error and the number evicted."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def descheduler_pass(self, record: PassRecord) -> None:
+        self.count += 1
+        for a in record.attempts:
+            log.info("pass %d: %s %s on %s by %s%s", record.number, a.result, a.pod, a.node, a.strategy,
+                     f": {a.message}" if a.message else "")
+        for error in record.errors:
+            log.warning("pass %d: %s", record.number, error)
+        log.info("pass %d: %d evicted", record.number, record.evicted)
+
+
 class LiveDescheduler:
     def __init__(self, conn: Any, policy_obj: dict[str, Any]) -> None:
         from kubesched.descheduler.policy import load_policy
@@ -101,23 +121,15 @@ class LiveDescheduler:
             loop.add_signal_handler(sig, self.stop.set)
         engine = self.engine
         engine.sync()
-        component = Descheduler(engine.api, engine.clock, self.policy, self.configs)
+        passes = PassLog()
+        component = Descheduler(engine.api, engine.clock, self.policy, self.configs, observer=passes)
         component.start()
-        reported = 0
         engine.watch(loop)
         engine.driver.start()
         log.info("descheduling as %s, %s", REQUESTER,
                  f"every {self.policy.interval:g}s" if self.policy.interval > 0 else "one pass")
         while not self.stop.is_set():
-            for record in component.passes[reported:]:
-                for a in record.attempts:
-                    log.info("pass %d: %s %s on %s by %s%s", record.number, a.result, a.pod, a.node, a.strategy,
-                             f": {a.message}" if a.message else "")
-                for error in record.errors:
-                    log.warning("pass %d: %s", record.number, error)
-                log.info("pass %d: %d evicted", record.number, record.evicted)
-            reported = len(component.passes)
-            if reported and self.policy.interval <= 0:
+            if passes.count and self.policy.interval <= 0:
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), timeout=0.5)

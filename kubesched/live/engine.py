@@ -32,14 +32,15 @@ class SafeClock(VirtualClock):
     write); the component's step is logged and the others go on, as a controller's worker
     survives a failed sync."""
 
-    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, rank: int = REACT) -> Timer:
+    def call_at(self, when: float, fn: Callable[[], object], daemon: bool = False, rank: int = REACT,
+                fixed: bool = False) -> Timer:
         def guarded() -> None:
             try:
                 fn()
             except Exception:
                 log.exception("a component step failed")
 
-        return super().call_at(when, guarded, daemon, rank)
+        return super().call_at(when, guarded, daemon, rank, fixed)
 
 
 def resource_of(kind: str) -> Resource:

@@ -12,11 +12,14 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.exposition import generate_latest
+
+from kubesched.runtime.observer import NullObserver
 
 # kube-scheduler exposes no `_created` series; prometheus_client only turns them off process-wide.
 disable_created_metrics()
@@ -40,7 +43,7 @@ def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
     return bounds
 
 
-class SchedulerMetrics:
+class SchedulerMetrics(NullObserver):
     """kube-scheduler's metrics on a registry of their own; the scheduler reports through the
     methods below and never touches prometheus_client."""
 
@@ -114,6 +117,10 @@ class SchedulerMetrics:
         self._preemption_attempts.inc()
         if victims is not None:
             self._victims.observe(victims)
+
+    def preempted(self, record: Mapping[str, Any]) -> None:
+        """The schedulers' Observer report of a preemption (the rest they report is not a metric)."""
+        self.preemption(len(record["victims"]))
 
     def leader(self, is_leader: bool, name: str = "kube-scheduler") -> None:
         """Whether this replica holds the lease `name` (client-go sets 0 when a candidate starts)."""

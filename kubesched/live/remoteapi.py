@@ -22,6 +22,7 @@ from kubesched.apiserver.reads import StoreReads
 from kubesched.live.connection import Connection
 from kubesched.live.informer import collection_path
 from kubesched.live.mirror import MirrorStore
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import DELETED, MODIFIED
 
 Obj = dict[str, Any]
@@ -51,14 +52,16 @@ def merge_diff(old: Any, new: Any) -> Any:
 
 
 class RemoteAPI(StoreReads):
+    store: MirrorStore
+
     def __init__(self, conn: Connection, store: MirrorStore, now: Callable[[], float], epoch: datetime,
-                 component: str) -> None:
+                 component: str, observer: Observer = NULL_OBSERVER) -> None:
         self.conn = conn
         self.store = store
         self.now = now
         self.epoch = epoch
         self.instance = f"{component}-{socket.gethostname()}"
-        self.evictions: list[Obj] = []  # every eviction request and its answer, as APIServer keeps them
+        self.observer = observer  # told of every eviction request and its answer, as APIServer's is
         self._event_seq = 0
 
     # ---- writes: the server ---------------------------------------------------------------------
@@ -142,10 +145,10 @@ class RemoteAPI(StoreReads):
         except Exception as e:
             entry.update(code=getattr(e, "code", 500), reason=getattr(e, "reason", ""), message=str(e),
                          causes=list(getattr(e, "causes", [])), pdb=None)
-            self.evictions.append(entry)
+            self.observer.eviction(entry)
             raise
         entry.update(code=200, reason="", message="", causes=[], dryRun=False)
-        self.evictions.append(entry)
+        self.observer.eviction(entry)
         return answer
 
     def record_event(self, involved: Obj, etype: str, reason: str, message: str,

@@ -98,7 +98,8 @@ class LiveScheduler:
 
         engine = self.engine
         engine.sync()
-        self.schedulers = [Scheduler(engine.api, engine.clock, cfg, random.getrandbits(32)) for cfg in self.configs]
+        self.schedulers = [Scheduler(engine.api, engine.clock, cfg, random.getrandbits(32), observer=self.metrics)
+                           for cfg in self.configs]
         for s in self.schedulers:
             s.metrics = self.metrics
             s.start()
@@ -108,16 +109,12 @@ class LiveScheduler:
         log.info("scheduling pods of %s", ", ".join(sorted({n for s in self.schedulers for n in s.profiles})))
 
     async def _gauges(self) -> None:
-        """The queue gauges, and the preemptions the schedulers made since the last look."""
-        seen = [0] * len(self.schedulers)
+        """The queue gauges (preemptions are told to the metrics as they happen)."""
         while not self.stop.is_set():
             totals: dict[str, int] = {}
-            for i, s in enumerate(self.schedulers):
+            for s in self.schedulers:
                 for where, n in s.queue.pending().items():
                     totals[where] = totals.get(where, 0) + n
-                for p in s.handle.preemptions[seen[i]:]:
-                    self.metrics.preemption(len(p["victims"]))
-                seen[i] = len(s.handle.preemptions)
             self.metrics.pending(**totals)
             await asyncio.sleep(1)
 

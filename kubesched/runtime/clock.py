@@ -17,6 +17,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Callable
+from typing import Protocol
 
 REACT, SCHEDULE, LATE = 0, 1, 2
 # Housekeeping that has changed nothing for this long repeats itself: the clock jumps ahead by whole
@@ -29,7 +30,7 @@ class Timer:
 
     __slots__ = ("when", "rank", "seq", "fn", "daemon", "fixed", "cancelled", "owner")
 
-    def __init__(self, when: float, rank: int, seq: int, fn: Callable[[], None], daemon: bool = False,
+    def __init__(self, when: float, rank: int, seq: int, fn: Callable[[], object], daemon: bool = False,
                  owner: VirtualClock | None = None, fixed: bool = False) -> None:
         self.when = when
         self.rank = rank  # REACT, SCHEDULE or LATE: the order among callbacks due at the same instant
@@ -50,6 +51,20 @@ class Timer:
                 self.owner._live -= 1
 
 
+class Clock(Protocol):
+    """What components ask of time: `now()` and callbacks at a time. A VirtualClock alone
+    (simulate), or driven by the wall clock (serve, live mode); no component knows which."""
+
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, fn: Callable[[], object], daemon: bool = False, rank: int = REACT,
+                fixed: bool = False) -> Timer: ...
+
+    def call_later(self, delay: float, fn: Callable[[], object]) -> Timer: ...
+
+    def call_soon(self, fn: Callable[[], object], rank: int = REACT) -> Timer: ...
+
+
 class VirtualClock:
     """Discrete-event clock: time advances only when the next timer is due."""
 
@@ -67,7 +82,7 @@ class VirtualClock:
     def now(self) -> float:
         return self._now
 
-    def call_at(self, when: float, fn: Callable[[], None], daemon: bool = False, rank: int = REACT,
+    def call_at(self, when: float, fn: Callable[[], object], daemon: bool = False, rank: int = REACT,
                 fixed: bool = False) -> Timer:
         """Schedule `fn`; a daemon timer (periodic housekeeping) alone does not keep a run going;
         `rank` orders it among the callbacks due at the same instant; a `fixed` daemon is due at
@@ -78,10 +93,10 @@ class VirtualClock:
             self._live += 1
         return timer
 
-    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
+    def call_later(self, delay: float, fn: Callable[[], object]) -> Timer:
         return self.call_at(self._now + delay, fn)
 
-    def call_soon(self, fn: Callable[[], None], rank: int = REACT) -> Timer:
+    def call_soon(self, fn: Callable[[], object], rank: int = REACT) -> Timer:
         return self.call_at(self._now, fn, rank=rank)
 
     def next_time(self) -> float | None:

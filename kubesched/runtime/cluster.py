@@ -1,7 +1,8 @@
 """The Cluster: one store, one API server, and the components, on one clock.
 
-What a run reports is kept by a results recorder watching the API (kubesched.sim.recorder); a
-cluster without one (`serve`) keeps nothing beyond what is in its store.
+What a run reports is kept by a results recorder watching the API and told by every component
+what no object records (kubesched.sim.recorder, an Observer); a cluster without one (`serve`)
+keeps nothing beyond what is in its store.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.duration import format_duration
 from kubesched.api.objects import DEFAULT_EPOCH, LAST_TIME, Obj, format_time, namespaced, ref
@@ -35,6 +36,7 @@ from kubesched.kubectl.drain import Drainer, DrainOptions
 from kubesched.kubelet.agent import Kubelets
 from kubesched.kubelet.prober import reports_readiness
 from kubesched.runtime.clock import VirtualClock
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.sim.recorder import Recorder
@@ -63,6 +65,10 @@ def running_since_created(pod: Obj, now: str) -> Obj:
     return {**pod, "status": {**status, "phase": "Running", "startTime": started, "conditions": conditions}}
 
 
+class Controller(Protocol):
+    def start(self) -> None: ...
+
+
 @dataclass
 class Cluster:
     seed: int = 0
@@ -84,11 +90,11 @@ class Cluster:
     notes: Callable[[str], None] | None = None
 
     def __post_init__(self) -> None:
+        observer: Observer = self.recorder if self.recorder is not None else NULL_OBSERVER
         self.api = APIServer(self.store, self.clock.now, self.seed if self.reproducible_ids else None,
-                             self.epoch)
+                             self.epoch, observer)
         if self.recorder is not None:  # first: it sees a removal before a controller replaces the pod
-            # The kubelet's signal and threshold behind a node-pressure eviction are on no object.
-            self.recorder.start(self.api, self.clock, lambda uid: self.kubelets.pressure_evictions.get(uid))
+            self.recorder.start(self.api, self.clock)
             # What matters is every write but the Events (a simulation only adds them): repeated
             # answers do not keep idle housekeeping from being jumped over.
             recorder, store = self.recorder, self.store
@@ -96,7 +102,7 @@ class Cluster:
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it; the quota controller
         # before the workload controllers, so quota a pod frees is recounted before its owner retries.
-        self.controllers = [DisruptionController(self.api, self.clock, warn=self._warn)]
+        self.controllers: list[Controller] = [DisruptionController(self.api, self.clock, warn=self._warn)]
         self.controllers += [cls(self.api, self.clock) for cls in (
             ResourceQuotaController, DeploymentController, ReplicaSetController, ReplicationControllerController,
             StatefulSetController, DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,
@@ -104,11 +110,11 @@ class Cluster:
             EphemeralVolumeController)]
         for controller in self.controllers:
             controller.start()
-        self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain)
+        self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain, observer)
                            for cfg in [self.scheduler_config, *self.other_scheduler_configs]]
         self.scheduler = self.schedulers[0]
-        self.kubelets = Kubelets(self.api, self.clock, self.kubelet_config)
-        self.drainer = Drainer(self.api, self.clock)
+        self.kubelets = Kubelets(self.api, self.clock, self.kubelet_config, observer)
+        self.drainer = Drainer(self.api, self.clock, observer)
         for scheduler in self.schedulers:
             scheduler.start()
         self.kubelets.start()
@@ -117,7 +123,7 @@ class Cluster:
             from kubesched.descheduler.descheduler import Descheduler
 
             self.descheduler = Descheduler(self.api, self.clock, self.descheduler_policy,
-                                           [s.config for s in self.schedulers], self.kubelets.usage)
+                                           [s.config for s in self.schedulers], self.kubelets.usage, observer)
             self.descheduler.start()
 
     def now(self) -> float:

@@ -8,6 +8,7 @@ framework uses it when present and otherwise calls the per-node method, with ide
 
 from __future__ import annotations
 
+import enum
 import functools
 import random
 from collections import Counter
@@ -17,12 +18,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.nominator import Nominator
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 from kubesched.scheduler.vectorised.filters import FilterOutcome, NodeStatuses, find_feasible
 
 if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
+    from kubesched.apiserver.interface import API
     from kubesched.scheduler.cache import Cache, NodeFlag, NodeTable
     from kubesched.store.base import Store
 
@@ -75,13 +78,45 @@ class PreFilterResult:
     node_names: set[str] | None = None
 
 
+class ActionType(enum.IntFlag):
+    """What happened to an object (framework/types.go ActionType), one bit per kind of change; a
+    plugin registers the bits it cares about (`ActionType.Add | ActionType.UpdateNodeTaint`) and
+    an event matches a registration when they share one. The names are upstream's."""
+
+    Add = 1 << 0
+    Delete = 1 << 1
+    UpdateNodeAllocatable = 1 << 2
+    UpdateNodeLabel = 1 << 3
+    UpdateNodeTaint = 1 << 4
+    UpdateNodeCondition = 1 << 5
+    UpdateNodeAnnotation = 1 << 6
+    UpdatePodLabel = 1 << 7
+    UpdatePodScaleDown = 1 << 8
+    UpdatePodToleration = 1 << 9
+    UpdatePodSchedulingGatesEliminated = 1 << 10
+    UpdatePodGeneratedResourceClaim = 1 << 11
+    UpdatePodOther = 1 << 12  # upstream's updatePodOther: a change none of the above names
+    UpdateNodeOther = 1 << 13  # upstream's updateNodeOther
+    Update = ((1 << 14) - 1) & ~3  # any update
+    All = (1 << 14) - 1
+
+
+class QueueingHint(enum.IntEnum):
+    """Whether an event may make a rejected pod schedulable (framework QueueingHint): QueueSkip
+    leaves it in the unschedulable pool, Queue moves it to backoff or active."""
+
+    QueueSkip = 0
+    Queue = 1
+
+
 @dataclass
 class ClusterEvent:
     """A change that may make a rejected pod schedulable: resource + action (framework/events.go)."""
 
     resource: str  # Node, Pod, AssignedPod, ...
-    action: str  # Add, Update, Delete, or a specific update like UpdateNodeLabel
-    hint: Callable[[PodInfo, Any, Any], bool] | None = None  # QueueingHint: True = Queue
+    action: ActionType
+    # The plugin's QueueingHintFn: whether this event may make the pod schedulable (true: Queue).
+    hint: Callable[[PodInfo, Any, Any], bool] | None = None
 
 
 class WaitingPod:
@@ -120,27 +155,28 @@ class WaitingPod:
 class Handle:
     """What plugins may reach: the cache (read only), listers, the clock, and pods waiting at Permit."""
 
-    def __init__(self, cache: Cache, store: Store | None = None, clock: Any = None) -> None:
+    def __init__(self, cache: Cache, store: Store | None = None, clock: Clock | None = None,
+                 observer: Observer = NULL_OBSERVER) -> None:
         self.cache = cache
         self.store = store  # read-only listers (Namespaces); optional so a bare cache still works
         self.clock = clock
         self.waiting_pods: dict[str, WaitingPod] = {}  # by pod uid
         # Bindings held by a PreBind plugin that returned WAIT: pod uid -> how binding goes on.
         self.pre_binding: dict[str, Callable[[Status], None]] = {}
+        self.observer = observer  # told of every preemption
         # Filled in by the scheduler that owns this handle: the API client, the nominator, the
-        # profiles by schedulerName, the seeded RNG (preemption's dry-run offset), and the log of
-        # preemptions performed.
-        self.api: APIServer | None = None
+        # profiles by schedulerName, the seeded RNG (preemption's dry-run offset).
+        self.api: API | None = None
         self.nominator = Nominator()
         self.profiles: dict[str, Profile] = {}
         self.rng = random.Random(0)
-        self.preemptions: list[dict[str, Any]] = []
 
     def now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0
 
-    def call_later(self, delay: float, fn: Callable[[], None]) -> Any:
+    def call_later(self, delay: float, fn: Callable[[], None]) -> Timer:
         """Run `fn` after `delay` seconds of cluster time (virtual in simulation)."""
+        assert self.clock is not None, "a handle without a clock schedules nothing"
         return self.clock.call_later(delay, fn)
 
     def resume_pre_bind(self, uid: str, status: Status) -> None:
@@ -464,7 +500,7 @@ class Profile:
 
     # ---- PreScore / Score --------------------------------------------------------------------
 
-    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         for pl in self.at("preScore"):
             status = pl.pre_score(state, pod, nodes)
             if status.code == Code.SKIP:
@@ -473,7 +509,7 @@ class Profile:
                 return status
         return SUCCESS
 
-    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], slots: np.ndarray,
                   table: NodeTable) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
         """Total weighted score per node, and per plugin (raw, normalised, weight)."""
         total = np.zeros(len(nodes), dtype=np.int64)

@@ -8,11 +8,13 @@ victims on one node is the plugin's `select_victims_on_node`. Everything here wo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from kubesched.api.objects import set_condition
+from kubesched.api.objects import Obj, set_condition
 from kubesched.scheduler.candidates import (
     Budget,
     Candidate,
@@ -38,10 +40,43 @@ RECORD_KEY = "DefaultPreemption/record"  # CycleState key of a dict to fill in w
 INT32_MAX = 2**31 - 1
 
 
+def _set_condition(condition: Obj, status: Obj) -> bool:
+    return set_condition(status, condition)
+
+
+class PreemptionInterface(Protocol):
+    """What the Evaluator asks of a preemption plugin (upstream's preemption.Interface): whether
+    the pod may preempt at all, and which pods it would have to remove from a node."""
+
+    # The plugin's name (a victim waiting at Permit is rejected in it).
+    @property
+    def name(self) -> str: ...
+
+    # Whether a node's potential victims are exactly its pods of lower priority, so nodes may
+    # be judged on totals and a node without any gets `no_victims()`.
+    @property
+    def victims_below_priority(self) -> bool: ...
+
+    def eligible(self, pod: PodInfo, nominated_status: Status | None) -> tuple[bool, str]: ...
+
+    def no_victims(self) -> Status: ...
+
+    def select_victims_on_node(self, profile: Profile, state: CycleState, pod: PodInfo, node: NodeInfo,
+                               budgets: Sequence[Budget], node_now: WhatIf | None = None
+                               ) -> tuple[list[PodInfo], dict[str, list[str]], Status]: ...
+
+    def lower_priority(self, pod: PodInfo, node: NodeInfo) -> list[PodInfo]: ...
+
+    def reprieve_order(self, potential: list[PodInfo], budgets: Sequence[Budget]
+                       ) -> tuple[list[PodInfo], dict[str, list[str]], dict[str, tuple[int, float]] | None]: ...
+
+    def sort_victims(self, victims: list[PodInfo], keys: dict[str, tuple[int, float]]) -> None: ...
+
+
 class Evaluator:
     """Runs one preemption attempt for a plugin that supplies eligibility and victim selection."""
 
-    def __init__(self, plugin: Any, handle: Handle, min_percentage: int, min_absolute: int) -> None:
+    def __init__(self, plugin: PreemptionInterface, handle: Handle, min_percentage: int, min_absolute: int) -> None:
         self.plugin = plugin
         self.handle = handle
         self.min_percentage = min_percentage
@@ -100,7 +135,7 @@ class Evaluator:
             verdicts = None
             if self.batched.totals is not None:
                 self.batched.fix_verdicts(state, pod, potential, potential_slots)
-                if getattr(self.plugin, "victims_below_priority", False):
+                if self.plugin.victims_below_priority:
                     verdicts = self.batched.verdicts(state, pod, potential, potential_slots)
             offset = self.handle.rng.randrange(len(potential))
             want = self.num_candidates(len(potential))
@@ -167,7 +202,7 @@ class Evaluator:
         to_delete = [v for v in c.victims if not v.terminating]
         chosen = {v.uid for v in c.victims}
         node = h.cache.nodes.get(c.node)
-        h.preemptions.append({
+        h.observer.preempted({
             "time": h.now(), "preemptor": pod.key, "priority": pod.priority, "node": c.node, "decidedBy": criterion,
             "victims": [{"pod": v.key, "priority": v.priority, "violates": c.violations.get(v.uid, []),
                          "alreadyTerminating": v.terminating} for v in c.victims],
@@ -176,6 +211,7 @@ class Evaluator:
                           if p.priority < pod.priority and p.uid not in chosen],
         })
         if to_delete:
+            assert h.clock is not None  # a scheduler's handle has its clock
             h.clock.call_soon(lambda: self._preempt(c.node, pod, to_delete, scheduler_name))
 
     def _preempt(self, node: str, pod: PodInfo, victims: list[PodInfo], scheduler_name: str) -> None:
@@ -198,7 +234,7 @@ class Evaluator:
             cond = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
                     "lastTransitionTime": api.timestamp(), "reason": "PreemptionByScheduler",
                     "message": f"{scheduler_name}: preempting to accommodate a higher priority pod"}
-            api.update_status("Pod", victim.namespace, victim.name, lambda st, cond=cond: set_condition(st, cond))
+            api.update_status("Pod", victim.namespace, victim.name, functools.partial(_set_condition, cond))
             current = api.delete("Pod", victim.namespace, victim.name) or current
             api.record_event(current, "Normal", "Preempted", message, source=scheduler_name)
 

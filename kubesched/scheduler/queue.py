@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.scheduler.framework import ClusterEvent, Plugin, PreEnqueuePlugin
+from kubesched.scheduler.framework import ActionType, ClusterEvent, Plugin, PreEnqueuePlugin, QueueingHint
 from kubesched.scheduler.types import PodInfo, Status
 
 UNSCHEDULABLE_TIMEOUT = 300.0
@@ -50,7 +50,7 @@ class Event:
     """A cluster change delivered to the queue: `ClusterEvent` pattern plus the objects."""
 
     resource: str
-    action: str
+    action: ActionType
     old: Any = None
     new: Any = None
 
@@ -70,10 +70,12 @@ class SchedulingQueue:
         self.pods: dict[str, QueuedPodInfo] = {}  # every pod the queue knows, by uid
         self._unschedulable: dict[str, QueuedPodInfo] = {}  # the unschedulablePods pool (gated pods too)
         self._in_flight_events: dict[str, list[Event]] = {}
-        self._hints: dict[tuple[str, str], list[tuple[str, ClusterEvent]]] = {}
+        # Registrations by resource, and those an (event resource, action) matches, worked out once.
+        self._hints: dict[str, list[tuple[str, ClusterEvent]]] = {}
+        self._matches: dict[tuple[str, ActionType], list[tuple[str, ClusterEvent]]] = {}
         for pl in plugins:
             for ev in pl.events_to_register():
-                self._hints.setdefault((ev.resource, ev.action), []).append((pl.name, ev))
+                self._hints.setdefault(ev.resource, []).append((pl.name, ev))
         self._registers_events = {pl.name for pl in plugins if pl.events_to_register()}
         self._events = 0  # cluster events delivered so far
         # The pool's non-gated pods by the plugins whose hints may move them ("" for pods every
@@ -187,14 +189,14 @@ class SchedulingQueue:
         if q.where in (ACTIVE, BACKOFF, ERROR_BACKOFF):
             self._put(q, q.where)  # re-key: priority and labels may have changed
         elif q.where == IN_FLIGHT:
-            self._in_flight_events.setdefault(pod.uid, []).append(Event("Pod", "Update", old, pod))
+            self._in_flight_events.setdefault(pod.uid, []).append(Event("Pod", ActionType.Update, old, pod))
         elif q.where == UNSCHEDULABLE:
             if q.gated is not None:
                 if self._run_pre_enqueue(q):
                     self._put(q, ACTIVE)
                 return
-            ev = Event("Pod", "Update", old, pod)
-            if self._worth_requeuing(q, ev, self_update=True) is not None:
+            ev = Event("Pod", ActionType.Update, old, pod)
+            if self._worth_requeuing(q, ev, self_update=True):
                 self._requeue(q)
 
     def delete(self, uid: str) -> None:
@@ -241,7 +243,7 @@ class SchedulingQueue:
             q.events_seen = self._events
             self._put(q, ERROR_BACKOFF)
             return
-        if any(self._worth_requeuing(q, ev) is not None for ev in events):
+        if any(self._worth_requeuing(q, ev) for ev in events):
             self._requeue(q)
         else:
             self._put(q, UNSCHEDULABLE)
@@ -257,27 +259,30 @@ class SchedulingQueue:
     # ---- cluster events -----------------------------------------------------------------------
 
     def _worth_requeuing(self, q: QueuedPodInfo, ev: Event, self_update: bool = False,
-                         matching: list[tuple[str, ClusterEvent]] | None = None) -> str | None:
-        """None = skip; else a non-None marker meaning 'queue after backoff' (QueueingHint Queue)."""
+                         matching: list[tuple[str, ClusterEvent]] | None = None) -> QueueingHint:
+        """Queue (after backoff) or QueueSkip (stay in the pool)."""
         if not q.rejectors:
-            return "backoff"
+            return QueueingHint.Queue
         for plugin in q.rejectors:
             if plugin not in self._registers_events:
-                return "backoff"  # plugins without EnqueueExtensions get every event
+                return QueueingHint.Queue  # plugins without EnqueueExtensions get every event
         for plugin_name, reg in self._matching(ev) if matching is None else matching:
             if plugin_name not in q.rejectors:
                 continue
             if ev.resource == "Pod" and not self_update:
                 continue
             if reg.hint is None or reg.hint(q.pod, ev.old, ev.new):
-                return "backoff"
-        return None
+                return QueueingHint.Queue
+        return QueueingHint.QueueSkip
 
     def _matching(self, ev: Event) -> list[tuple[str, ClusterEvent]]:
-        out = list(self._hints.get((ev.resource, ev.action), ()))
-        if ev.action != "Update" and ev.action.startswith("Update"):
-            out += self._hints.get((ev.resource, "Update"), ())
-        return out
+        """The registrations `ev` matches: same resource, an action bit in common."""
+        key = (ev.resource, ev.action)
+        found = self._matches.get(key)
+        if found is None:
+            found = self._matches[key] = [(name, reg) for name, reg in self._hints.get(ev.resource, ())
+                                          if reg.action & ev.action]
+        return found
 
     def move_all(self, ev: Event, only: Callable[[QueuedPodInfo], bool] | None = None) -> bool:
         """MoveAllToActiveOrBackoffQueue (`only`: its preCheck); returns whether any pod moved."""
@@ -296,7 +301,7 @@ class SchedulingQueue:
             uid: q for group in groups for uid, q in group.items()}.values())
         concerned.sort(key=lambda q: q.unschedulable_seq)  # the pool's order
         for q in [q for q in concerned if only is None or only(q)]:
-            if self._worth_requeuing(q, ev, matching=matching) is not None:
+            if self._worth_requeuing(q, ev, matching=matching):
                 self._requeue(q)
                 moved = True
         return moved
@@ -333,7 +338,8 @@ class SchedulingQueue:
 
     def flush(self) -> None:
         now = self._now()
-        for heap, where in ((self._backoff, BACKOFF), (self._error_backoff, ERROR_BACKOFF)):
+        heaps: tuple[tuple[list[Any], str], ...] = ((self._backoff, BACKOFF), (self._error_backoff, ERROR_BACKOFF))
+        for heap, where in heaps:
             while True:
                 self._clean(heap, where)
                 if not heap or self.backing_off(heap[0][-1]):

@@ -19,11 +19,19 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Obj, is_terminal, set_condition
-from kubesched.apiserver.server import APIServer
-from kubesched.runtime.clock import SCHEDULE, Timer
+from kubesched.apiserver.interface import API
+from kubesched.runtime.clock import SCHEDULE, Clock, Timer
+from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
-from kubesched.scheduler.framework import CycleState, Handle, Profile, WaitingPod, fit_error_message
+from kubesched.scheduler.framework import (
+    ActionType,
+    CycleState,
+    Handle,
+    Profile,
+    WaitingPod,
+    fit_error_message,
+)
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.preemption import RECORD_KEY as PREEMPTION_RECORD
 from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
@@ -96,13 +104,13 @@ class Failure:
 
 
 class Scheduler:
-    def __init__(self, api: APIServer, clock: Any, config: SchedulerConfig | None = None, seed: int = 0,
-                 explain: set[str] | None = None) -> None:
+    def __init__(self, api: API, clock: Clock, config: SchedulerConfig | None = None, seed: int = 0,
+                 explain: set[str] | None = None, observer: Observer = NULL_OBSERVER) -> None:
         self.api = api
         self.clock = clock
         self.config = config or SchedulerConfig()
         self.cache = Cache()
-        self.handle = Handle(self.cache, api.store, clock)
+        self.handle = Handle(self.cache, api.store, clock, observer)
         self.handle.api = api
         self.handle.rng = random.Random(seed)
         self.nominator = self.handle.nominator
@@ -159,9 +167,9 @@ class Scheduler:
     def _on_node(self, ev: WatchEvent) -> None:
         if ev.type == ADDED:
             self.cache.add_node(ev.obj)
-            self.queue.move_all(Event("Node", "Add", None, ev.obj))
+            self.queue.move_all(Event("Node", ActionType.Add, None, ev.obj))
         elif ev.type == DELETED:
-            self.queue.move_all(Event("Node", "Delete", ev.obj, None))  # before the cache forgets it
+            self.queue.move_all(Event("Node", ActionType.Delete, ev.obj, None))  # before the cache forgets it
             self.cache.remove_node(ev.obj["metadata"]["name"])
         else:
             self.cache.update_node(ev.obj)
@@ -172,7 +180,7 @@ class Scheduler:
     def _on_storage(self, ev: WatchEvent) -> None:
         """Volumes, claims, classes and CSI objects only matter as events the volume plugins' pods
         wait for; the plugins read the objects themselves."""
-        action = {ADDED: "Add", DELETED: "Delete"}.get(ev.type, "Update")
+        action = {ADDED: ActionType.Add, DELETED: ActionType.Delete}.get(ev.type, ActionType.Update)
         self.queue.move_all(Event(ev.kind, action, ev.obj if ev.type == DELETED else ev.old,
                                   None if ev.type == DELETED else ev.obj))
         self._kick()
@@ -185,7 +193,7 @@ class Scheduler:
         if gone:
             if self.cache.node_of(uid) is not None:
                 removed = self.cache.remove_pod(uid)
-                self.queue.move_all(Event("AssignedPod", "Delete", removed, None))
+                self.queue.move_all(Event("AssignedPod", ActionType.Delete, removed, None))
             self.queue.delete(uid)
             self.nominator.delete(uid)
             if not assigned:
@@ -199,11 +207,11 @@ class Scheduler:
             if cached is not None and self.cache.node_of(uid) == node and same_scheduling_view(cached.obj, pod):
                 cached.obj = pod  # a status change, or the binding of a pod this scheduler assumed
                 if old is not None and not old.get("spec", {}).get("nodeName"):
-                    self.queue.move_all(Event("AssignedPod", "Add", old, cached))
+                    self.queue.move_all(Event("AssignedPod", ActionType.Add, old, cached))
             else:
                 info = PodInfo.of(pod)
                 self.cache.add_pod(info, node)
-                self.queue.move_all(Event("AssignedPod", "Add" if cached is None else "Update", old, info))
+                self.queue.move_all(Event("AssignedPod", ActionType.Add if cached is None else ActionType.Update, old, info))
         elif self.cache.node_of(uid) is not None:
             pass  # assumed, not bound yet: the queue ignores its updates (the nomination binding writes)
         elif pod.get("spec", {}).get("schedulerName", "default-scheduler") in self.profiles:
@@ -228,7 +236,7 @@ class Scheduler:
         if not node:
             return
         priority = (pod.get("spec") or {}).get("priority") or 0
-        self.queue.move_all(Event("AssignedPod", "Delete", PodInfo.of(pod), None),
+        self.queue.move_all(Event("AssignedPod", ActionType.Delete, PodInfo.of(pod), None),
                             only=lambda q: q.pod.priority <= priority)
 
     # ---- the scheduling cycle -------------------------------------------------------------------
@@ -524,7 +532,7 @@ class Scheduler:
         for pl in reversed(reserved):
             pl.unreserve(state, pod, node_name)
         self.cache.remove_pod(pod.uid)
-        self.queue.move_all(Event("AssignedPod", "Delete", pod, None))
+        self.queue.move_all(Event("AssignedPod", ActionType.Delete, pod, None))
         rejected = failure.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
         msg = failure.message() if not rejected else fit_error_message(1, {node_name: failure}, None, None, None)
         self._handle_failure(q, profile, state, Failure(msg, failure.code, {failure.plugin} if rejected else set()),
@@ -572,19 +580,19 @@ def same_scheduling_view(a: Obj, b: Obj) -> bool:
     return True
 
 
-def node_update_actions(old: Obj, new: Obj) -> list[str]:
+def node_update_actions(old: Obj, new: Obj) -> list[ActionType]:
     """The scheduling-relevant parts of a node update (NodeSchedulingPropertiesChange)."""
-    actions = []
+    actions: list[ActionType] = []
     os_, ns = old.get("status") or {}, new.get("status") or {}
     if os_.get("allocatable") != ns.get("allocatable"):
-        actions.append("UpdateNodeAllocatable")
+        actions.append(ActionType.UpdateNodeAllocatable)
     if old.get("metadata", {}).get("labels") != new.get("metadata", {}).get("labels"):
-        actions.append("UpdateNodeLabel")
+        actions.append(ActionType.UpdateNodeLabel)
     ospec, nspec = old.get("spec") or {}, new.get("spec") or {}
     if ospec.get("taints") != nspec.get("taints") or (ospec.get("unschedulable") and not nspec.get("unschedulable")):
-        actions.append("UpdateNodeTaint")
+        actions.append(ActionType.UpdateNodeTaint)
     if os_.get("conditions") != ns.get("conditions"):
-        actions.append("UpdateNodeCondition")
+        actions.append(ActionType.UpdateNodeCondition)
     if old.get("metadata", {}).get("annotations") != new.get("metadata", {}).get("annotations"):
-        actions.append("UpdateNodeAnnotation")
+        actions.append(ActionType.UpdateNodeAnnotation)
     return actions

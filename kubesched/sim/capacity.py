@@ -357,13 +357,6 @@ class _Run:
                         r.stop = stop
                     active.remove(r)
 
-    def _preemptions(self) -> list[int]:
-        return [len(s.handle.preemptions) for s in self.cluster.schedulers]
-
-    def _new_preemptions(self, marks: list[int]) -> list[dict[str, Any]]:
-        schedulers = self.cluster.schedulers
-        return [p for s, mark in zip(schedulers, marks, strict=True) for p in s.handle.preemptions[mark:]]
-
     def step(self, r: ShapeResult, preempting: bool) -> Stop | None:
         """Create the shape's next copy, run to quiescence; None when it landed, else why not."""
         if self.max_copies is not None and len(r.copies) >= self.max_copies:
@@ -379,13 +372,13 @@ class _Run:
             pod["spec"]["priorityClassName"] = r.companion
         cluster.run(cluster.now() + STEP)
         created = cluster.now()
-        marks = (self._preemptions(), len(recorder.disruptions), len(recorder.warnings))
+        marks = (len(recorder.preemptions), len(recorder.disruptions), len(recorder.warnings))
         try:
             uid = cluster.api.create(pod)["metadata"]["uid"]
         except APIError as e:
             return Stop("Refused", f"{e.code} {e.message}", name, created_at=created, deleted_at=created)
         cluster.run()
-        preempted = self._new_preemptions(marks[0])
+        preempted = recorder.preemptions[marks[0]:]
         key = f"{shape.namespace}/{name}"
         victims = [dict(v, node=p["node"]) for p in preempted if p["preemptor"] == key for v in p["victims"]]
         knock_on = [d.to_json() for d in recorder.disruptions[marks[1]:]

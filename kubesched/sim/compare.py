@@ -253,7 +253,7 @@ def _preemptions(result: SimResult) -> list[dict[str, Any]]:
     from kubesched.sim.results import preemptions
 
     return [{"time": p["time"], "preemptor": p["preemptor"], "priority": p["priority"], "node": p["node"],
-             "victims": [v["pod"] for v in p["victims"]]} for p in preemptions(result.cluster)]
+             "victims": [v["pod"] for v in p["victims"]]} for p in preemptions(result.recorder)]
 
 
 def compare(runs: list[Run]) -> dict[str, Any]:

@@ -348,7 +348,7 @@ class EvictionExpectation(_PodScoped):
 
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         """The pod's eviction attempt number `attempt` (1-based; default the latest so far)."""
-        attempts = [a for a in cluster.api.evictions if a["pod"] == e["eviction"]]
+        attempts = [a for a in _recorder(cluster).evictions if a["pod"] == e["eviction"]]
         if not attempts:
             return False, f"no eviction of {e['eviction']} was asked"
         n = e.get("attempt", len(attempts))
@@ -400,7 +400,7 @@ class DrainExpectation(Expectation):
         _message_check(c, entry, path)
 
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
-        drains = [d for d in cluster.drainer.drains if d.node == e["drain"]]
+        drains = [d for d in _recorder(cluster).drains if d.node == e["drain"]]
         if not drains:
             return False, f"node {e['drain']} was never drained"
         d = drains[-1]
@@ -430,12 +430,12 @@ class DescheduledExpectation(Expectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         """The descheduler's last attempt at the pod (in pass `pass`, by `strategy`, when given);
         `result: None` holds when there was no such attempt."""
-        d = cluster.descheduler
-        if d is None:
+        if cluster.descheduler is None:
             return False, "no DeschedulerPolicy: the descheduler did not run"
-        passes = [p for p in d.passes if e.get("pass") in (None, p.number)]
+        ran = _recorder(cluster).passes
+        passes = [p for p in ran if e.get("pass") in (None, p.number)]
         if e.get("pass") is not None and not passes:
-            return False, f"the descheduler ran {len(d.passes)} pass(es)"
+            return False, f"the descheduler ran {len(ran)} pass(es)"
         found = [a for p in passes for a in p.attempts
                  if a.pod == e["descheduled"] and e.get("strategy") in (None, a.strategy)]
         if e.get("result") == "None":
@@ -461,11 +461,11 @@ class DeschedulerPassExpectation(Expectation):
         _message_check(c, entry, path)
 
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
-        d = cluster.descheduler
+        ran = _recorder(cluster).passes
         n = e["deschedulerPass"]
-        if d is None or not 1 <= n <= len(d.passes):
-            return False, f"the descheduler ran {len(d.passes) if d else 0} pass(es)"
-        p = d.passes[n - 1]
+        if not 1 <= n <= len(ran):
+            return False, f"the descheduler ran {len(ran)} pass(es)"
+        p = ran[n - 1]
         if "evicted" in e and p.evicted != e["evicted"]:
             return False, f"pass {n} at {p.time:g}s evicted {p.evicted}"
         if ("message" in e or "messageContains" in e) and not any(_message_ok(e, m) for m in p.errors):

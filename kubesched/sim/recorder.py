@@ -4,18 +4,19 @@ detail and replacement; removals repeated round a controller's replacements stop
 objects the API refused and what the run noticed was off in its input.
 
 The cause of a removal is the pod's DisruptionTarget condition (or the reason it failed with),
-told apart by the API server's log of Eviction requests: who asked for the eviction that started
-it. Its detail comes from the objects too: the remover's condition message, the pod's status
-message, or the scheduler's `Preempted` Event (the preemptor). One thing no object records is
-read through a narrow accessor the Cluster hands over: the kubelet's signal and threshold behind a
-node-pressure eviction (the pod's message names the starved resource, not the signal, nor whether
-the threshold was hard or soft).
+told apart by the Eviction requests the API server reported: who asked for the eviction that
+started it. Its detail comes from the objects too: the remover's condition message, the pod's
+status message, or the scheduler's `Preempted` Event (the preemptor). What no object records the
+components report to the recorder as their Observer (kubesched.runtime.observer): preemptions with
+their candidates and criterion, Eviction requests and answers, drains, descheduler passes, and the
+kubelet's signal and threshold behind a node-pressure eviction (the pod's message names the
+starved resource, not the signal, nor whether the threshold was hard or soft).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,8 @@ from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
+    from kubesched.descheduler.descheduler import PassRecord
+    from kubesched.kubectl.drain import Drain
     from kubesched.runtime.clock import VirtualClock
 
 LOOP_REPEATS = 10  # a removal repeated this many times through replacements is a loop
@@ -111,8 +114,9 @@ class ClusterEvent:
 
 
 class Recorder:
-    """Keeps what a run reports. `start` it on the API before any component watches, so that a
-    removal is recorded before a controller's replacement for it is created."""
+    """Keeps what a run reports, an Observer of the run's components. `start` it on the API before
+    any component watches, so that a removal is recorded before a controller's replacement for it
+    is created."""
 
     def __init__(self, stop_on_loop: bool = True) -> None:
         self.pods: dict[str, PodHistory] = {}  # by uid, in creation order
@@ -127,21 +131,42 @@ class Recorder:
         # victim's deletion began: victim uid -> (removal, its pod's controller).
         self._awaiting: dict[str, tuple[Disruption, Obj | None]] = {}
         self._first_eviction: dict[str, str] = {}  # pod uid -> requester of its first accepted eviction
-        self._evictions_read = 0
+        # What the components reported (see the Observer methods below).
+        self.preemptions: list[Mapping[str, Any]] = []
+        self.evictions: list[Mapping[str, Any]] = []  # every Eviction request with its answer, in order
+        self.drains: list[Drain] = []
+        self.pressure_evictions: dict[str, PressureEviction] = {}  # by pod uid
+        self.passes: list[PassRecord] = []  # the descheduler's
         # The nodes' allocatable over the run, as changes: resource -> [(virtual time, +/- amount)]
         # (a node adds its allocatable when it joins, takes it away when it is deleted).
         self.allocatable_changes: dict[str, list[tuple[float, int]]] = {}
 
-    def start(self, api: APIServer, clock: VirtualClock,
-              pressure_eviction: Callable[[str], PressureEviction | None]) -> None:
-        """Watch `api`. `pressure_eviction` answers what no object says (see the module
-        docstring): the kubelet's record of the node-pressure eviction of the pod with that uid."""
+    def start(self, api: APIServer, clock: VirtualClock) -> None:
+        """Watch `api`."""
         self.api = api
         self.clock = clock
-        self.pressure_eviction = pressure_eviction
         api.store.watch(self._track_pod, {"Pod"})
         api.store.watch(self._track_event, {"Event"})
         api.store.watch(self._track_node, {"Node"})
+
+    # ---- what the components report (Observer) ----------------------------------------------------
+
+    def preempted(self, record: Mapping[str, Any]) -> None:
+        self.preemptions.append(record)
+
+    def eviction(self, record: Mapping[str, Any]) -> None:
+        if record["code"] == 200 and record.get("uid"):
+            self._first_eviction.setdefault(record["uid"], record["requester"])
+        self.evictions.append(record)
+
+    def pressure_evicted(self, uid: str, record: Mapping[str, Any]) -> None:
+        self.pressure_evictions[uid] = record
+
+    def drain_started(self, drain: Drain) -> None:
+        self.drains.append(drain)
+
+    def descheduler_pass(self, record: PassRecord) -> None:
+        self.passes.append(record)
 
     # ---- what the run's driver reports ------------------------------------------------------------
 
@@ -222,12 +247,7 @@ class Recorder:
 
     def _evicted_by(self, uid: str) -> str:
         """Who asked for the first accepted eviction of the pod (it started the termination; later
-        ones found it terminating). The API's log of Eviction requests is read once, as it grows."""
-        log = self.api.evictions
-        for e in log[self._evictions_read:]:
-            if e["code"] == 200 and e.get("uid"):
-                self._first_eviction.setdefault(e["uid"], e["requester"])
-        self._evictions_read = len(log)
+        ones found it terminating)."""
         return self._first_eviction.get(uid, "")
 
     def _track_disruption(self, ev: WatchEvent) -> None:
@@ -309,7 +329,7 @@ class Recorder:
         """What the results say besides the cause, as far as the pod tells: the kubelet's signal,
         the remover's condition message, or the kubelet's own status message. A preemption's
         detail follows in the scheduler's Event (see _track_event)."""
-        pressure = self.pressure_eviction(pod["metadata"].get("uid", "")) if cause == "Evicted" else None
+        pressure = self.pressure_evictions.get(pod["metadata"].get("uid", "")) if cause == "Evicted" else None
         if pressure is not None and "threshold" in pressure:
             kind = "hard" if pressure["hard"] else "soft"
             return f"{pressure['signal']} {pressure['available']} < {pressure['threshold']} ({kind} threshold)"
@@ -356,7 +376,7 @@ class Recorder:
         self.events.append(ClusterEvent(self.clock.now(), e["type"], e["reason"], name, e["message"]))
         found = _PREEMPTED.fullmatch(e["message"]) if e["reason"] == "Preempted" and inv["kind"] == "Pod" else None
         waiting = self._awaiting.pop(inv.get("uid") or "", None) if found is not None else None
-        if waiting is None:
+        if waiting is None or found is None:
             return
         d, owner = waiting
         preemptor = self.pods.get(found["uid"])

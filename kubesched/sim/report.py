@@ -67,7 +67,7 @@ class RunView:
         windows = tl.pending_windows(recorder, end) if pending else []
         requested = tl.requested_over_time(spans, resources)
         view = cls(label, result, end, end if end > 0 else 1.0, nodes, spans, requested, allocatable, resources,
-                   windows, tl.pending_over_time(windows), preemptions(cluster))
+                   windows, tl.pending_over_time(windows), preemptions(recorder))
         for h in recorder.pods.values():
             name, value = pod_class(h.obj)
             view.classes[tl.pod_key(h.obj)] = name if name == f"priority {value}" else f"{name} ({value})"
@@ -131,7 +131,7 @@ def _summary_rows(v: RunView) -> list[tuple[str, str]]:
     rows.append(("preemptions", f"{len(v.preemptions):,} ({victims:,} victims)"))
     causes = Counter(d.cause for d in recorder.disruptions)
     rows.append(("removals of running pods", ", ".join(f"{c} {n:,}" for c, n in causes.most_common()) or "none"))
-    evictions = result.cluster.api.evictions
+    evictions = result.recorder.evictions
     if evictions:
         refused = sum(1 for e in evictions if e["code"] != 200)
         rows.append(("Eviction API requests", f"{len(evictions):,} ({refused:,} refused)"))
@@ -240,7 +240,7 @@ def _removals(v: RunView) -> str:
     by_cause: dict[str, list[float]] = defaultdict(list)
     for d in recorder.disruptions:
         by_cause[d.cause].append(d.time)
-    refused = [e["time"] for e in v.result.cluster.api.evictions if e["code"] != 200]
+    refused = [e["time"] for e in v.result.recorder.evictions if e["code"] != 200]
     if refused:
         by_cause["Eviction API refusals"] = refused
     if by_cause:

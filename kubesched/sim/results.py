@@ -9,7 +9,7 @@ fold rather than end in an ellipsis, and piped output is as wide as its widest r
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.duration import format_duration
@@ -63,10 +63,10 @@ def bounded(table: Table, total: int, what: str, limit: int = LISTED) -> int:
     return min(total, limit)
 
 
-def preemptions(cluster: Cluster) -> list[dict[str, Any]]:
-    """Every preemption any scheduler performed, in time order: the schedulers' own records, as
+def preemptions(recorder: Recorder) -> list[Mapping[str, Any]]:
+    """Every preemption any scheduler performed, in time order: the schedulers' own reports, as
     only they know the candidates and the criterion that chose the node."""
-    return sorted((p for s in cluster.schedulers for p in s.handle.preemptions), key=lambda p: p["time"])
+    return sorted(recorder.preemptions, key=lambda p: p["time"])
 
 
 def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:
@@ -113,17 +113,17 @@ def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = F
     warnings = [str(w) for w in result.scenario.warnings] + recorder.warnings
     if warnings:
         out["warnings"] = warnings
-    preempted = preemptions(cluster)
+    preempted = preemptions(recorder)
     if preempted:
         out["preemptions"] = preempted
     if recorder.disruptions:
         out["disruptions"] = [d.to_json() for d in recorder.disruptions]
-    if cluster.api.evictions:
-        out["evictions"] = [_eviction_json(e) for e in cluster.api.evictions]
-    if cluster.drainer.drains:
-        out["drains"] = [d.to_json() for d in cluster.drainer.drains]
+    if recorder.evictions:
+        out["evictions"] = [_eviction_json(e) for e in recorder.evictions]
+    if recorder.drains:
+        out["drains"] = [d.to_json() for d in recorder.drains]
     if cluster.descheduler is not None:
-        out["descheduler"] = {"passes": [p.to_json() for p in cluster.descheduler.passes]}
+        out["descheduler"] = {"passes": [p.to_json() for p in recorder.passes]}
     if result.expects:
         out["expect"] = [{"expect": e.expect, "ok": e.ok, "detail": e.detail, "time": e.time} for e in result.expects]
     if explain:
@@ -159,18 +159,18 @@ def _budget_json(pdb: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _eviction_json(e: dict[str, Any]) -> dict[str, Any]:
+def _eviction_json(e: Mapping[str, Any]) -> dict[str, Any]:
     return {"time": e["time"], "pod": e["pod"], "requester": e["requester"], "code": e["code"],
             "message": e["message"], "causes": e["causes"], "pdb": e.get("pdb")}
 
 
-def _answer(e: dict[str, Any]) -> str:
+def _answer(e: Mapping[str, Any]) -> str:
     if e["code"] == 200:
         return "200 evicted" + (f" (budget {e['pdb']})" if e.get("pdb") else "")
     return f"{e['code']} {e['message']}" + "".join(f" {c}" for c in e["causes"])
 
 
-def _collapse_retries(attempts: list[dict[str, Any]]) -> list[tuple[float, float, int, dict[str, Any]]]:
+def _collapse_retries(attempts: Sequence[Mapping[str, Any]]) -> list[tuple[float, float, int, Mapping[str, Any]]]:
     """Fold a requester's repeated identical answers for one pod (drain retries every 5 s) into
     one row: (first time, last time, count, attempt)."""
     rows: list[list[Any]] = []
@@ -330,7 +330,7 @@ def render_table(result: SimResult, console: Console, limit: int = LISTED) -> No
             rej.add_row(format_duration(r.time), r.object, r.message)
         console.print(rej)
 
-    preempted = preemptions(cluster)
+    preempted = preemptions(recorder)
     if preempted:
         pre = fold_table("Preemptions", "time", "preemptor", "node", "victims", "chosen by")
         for p in preempted[:bounded(pre, len(preempted), "preemptions", limit)]:
@@ -348,18 +348,18 @@ def render_table(result: SimResult, console: Console, limit: int = LISTED) -> No
                         d.replacement or (f"- ({d.unowned})" if d.unowned else "-"))
         console.print(dis)
 
-    if cluster.api.evictions:
+    if recorder.evictions:
         ev = fold_table("Eviction requests", "time", "pod", "by", "answer")
-        collapsed = _collapse_retries(cluster.api.evictions)
+        collapsed = _collapse_retries(recorder.evictions)
         for first, last, count, e in collapsed[:bounded(ev, len(collapsed), "eviction requests", limit)]:
             when = format_duration(first) + (f"-{format_duration(last)} ({count} times)" if count > 1 else "")
             ev.add_row(when, e["pod"], e["requester"], _answer(e), style=None if e["code"] == 200 else "yellow")
         console.print(ev)
 
     if cluster.descheduler is not None:
-        render_descheduler(cluster.descheduler.passes, console, limit)
+        render_descheduler(recorder.passes, console, limit)
 
-    for d in cluster.drainer.drains:
+    for d in recorder.drains:
         drain = fold_table(f"Drain of {d.node}: {d.status}", "time", "kubectl drain")
         rows: dict[str, list[Any]] = {}  # kubectl repeats a refusal every 5 s: one row per line
         for t, line in d.log:

@@ -117,7 +117,7 @@ def _apply(cluster: Cluster, recorder: Recorder, action: TimedAction) -> None:
 
 
 def _evict(cluster: Cluster, ns: str, body: dict) -> None:
-    """An `evict` event: the Eviction API's answer is a result (cluster.api.evictions), not bad input."""
+    """An `evict` event: the Eviction API's answer is a result (the recorder's evictions), not bad input."""
     eviction: dict = {"apiVersion": body.get("apiVersion", "policy/v1"), "kind": "Eviction",
                       "metadata": {"name": body["name"], "namespace": ns}}
     options = {k: v for k, v in (("gracePeriodSeconds", body.get("gracePeriodSeconds")),

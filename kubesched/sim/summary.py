@@ -38,7 +38,7 @@ def summarize(result: SimResult) -> dict[str, Any]:
 
     cluster, recorder = result.cluster, result.recorder
     end = cluster.now()
-    records = preemptions(cluster)
+    records = preemptions(recorder)
     pods = PodTally(recorder, end, named_in(records))
     return {
         "span": {"start": 0.0, "end": end},

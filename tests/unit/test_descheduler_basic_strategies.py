@@ -68,7 +68,7 @@ def run(objects: list[dict[str, Any]], plugin: str, args: dict[str, Any] | None 
         cluster.clock.call_at(then_at, lambda: then(cluster))
     cluster.run(until=11 if later else 1)
     assert cluster.descheduler is not None
-    return cluster.descheduler.passes[-1]
+    return cluster.recorder.passes[-1]
 
 
 def evicted(record: PassRecord) -> list[str]:

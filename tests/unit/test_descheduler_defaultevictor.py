@@ -47,8 +47,8 @@ def verdicts(tmp_path: Path, pods: list[dict[str, Any]], args: dict[str, Any] | 
     out = {}
     for p in pods:
         obj = cluster.store.get("Pod", "default", p["metadata"]["name"])
-        ok = evictor.filter(obj)
-        out[p["metadata"]["name"]] = (ok, "" if ok else evictor.reason)
+        status = evictor.filter(obj)
+        out[p["metadata"]["name"]] = (status.ok, status.reason)
     return out
 
 
@@ -129,13 +129,14 @@ def test_node_fit_uses_the_scheduler_filters(tmp_path: Path) -> None:
     assert d is not None
     evictor = d.build_profile(d.policy.profiles[0]).plugins[0]
     mover = cluster.store.get("Pod", "default", "mover")
-    assert evictor.pre_eviction_filter(mover)
+    assert evictor.pre_eviction_filter(mover).ok
     filler = make_pod("filler", node="n2")
     filler["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1950m"
     cluster.create(filler)
     cluster.run(until=1.0)
-    assert not evictor.pre_eviction_filter(mover)
-    assert evictor.reason == ("pod does not fit on any other node because of nodeSelector(s), Taint(s), "
+    status = evictor.pre_eviction_filter(mover)
+    assert not status.ok
+    assert status.reason == ("pod does not fit on any other node because of nodeSelector(s), Taint(s), "
                               "or nodes marked as unschedulable")
 
 

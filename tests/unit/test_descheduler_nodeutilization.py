@@ -87,7 +87,7 @@ def first_pass(objects: Iterable[Obj], plugin: str, args: Obj, **kw: Any) -> Pas
     cluster = cluster_of(objects, plugin, args, **kw)
     cluster.run(0)
     assert cluster.descheduler is not None
-    return cluster.descheduler.passes[0]
+    return cluster.recorder.passes[0]
 
 
 def evicted(record: PassRecord) -> list[str]:
@@ -181,10 +181,10 @@ def test_extended_resource_with_metrics_fails_the_snapshot() -> None:
     cluster = cluster_of([node("n1", pods=9, ext=8), node("n2", ext=8), *(pod(f"p{i}", 0, "n1", ext=1) for i in range(6)),
                           pod("p9", 0, "n2", ext=1)], "LowNodeUtilization", args)
     cluster.run(0)
-    assert cluster.descheduler is not None and evicted(cluster.descheduler.passes[0]) == []
+    assert cluster.descheduler is not None and evicted(cluster.recorder.passes[0]) == []
     plugin = LowNodeUtilization(handle_of(cluster), args)
-    plugin.balance([cluster.store.get("Node", "", n) for n in ("n1", "n2")])
-    assert plugin.error == f'error getting node usage: unable to find "{EXT}" resource for collected "n1" node metric'
+    status = plugin.balance([cluster.store.get("Node", "", n) for n in ("n1", "n2")])
+    assert status is not None and status.reason == f'error getting node usage: unable to find "{EXT}" resource for collected "n1" node metric'
 
 
 def test_an_unschedulable_node_is_never_a_destination() -> None:

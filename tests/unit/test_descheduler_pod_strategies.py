@@ -83,8 +83,8 @@ def first_pass(tmp_path: Path, plugin: str, args: dict[str, Any], pods: list[dic
     path.write_text(yaml.safe_dump_all(docs))
     cluster = build_cluster(load([str(path)]))
     cluster.run(until=0.0)
-    assert cluster.descheduler is not None and cluster.descheduler.passes, "the descheduler did not run"
-    record = cluster.descheduler.passes[0]
+    assert cluster.descheduler is not None and cluster.recorder.passes, "the descheduler did not run"
+    record = cluster.recorder.passes[0]
     assert not record.errors, record.errors
     return record
 

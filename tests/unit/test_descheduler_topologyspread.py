@@ -77,8 +77,8 @@ def first_pass(tmp_path: Path, nodes: list[dict[str, Any]], pod_list: list[dict[
     cluster = build_cluster(load([str(path)]))
     cluster.run(until=0.0)
     d = cluster.descheduler
-    assert d is not None and len(d.passes) == 1
-    return [a.pod.split("/")[1] for a in d.passes[0].attempts if a.result == "Evicted"], cluster
+    assert d is not None and len(cluster.recorder.passes) == 1
+    return [a.pod.split("/")[1] for a in cluster.recorder.passes[0].attempts if a.result == "Evicted"], cluster
 
 
 TWO_ZONES = (("n1", "zoneA"), ("n2", "zoneB"))
@@ -127,7 +127,7 @@ def test_which_pods_move_8_7_0(tmp_path: Path) -> None:
     assert sorted(evicted) == ["pod-5", "pod-6", "pod-7", "pod-8", "pod-9"]
     # every replacement is expected in the empty zone
     d = cluster.descheduler
-    assert d is not None and {a.landing for a in d.passes[0].attempts} == {"n3"}
+    assert d is not None and {a.landing for a in cluster.recorder.passes[0].attempts} == {"n3"}
 
 
 def test_no_evictable_pods_no_balance(tmp_path: Path) -> None:
@@ -334,7 +334,7 @@ def test_limits(tmp_path: Path) -> None:
     assert evicted == ["pod-2"]
     d = cluster.descheduler
     assert d is not None
-    assert [a.result for a in d.passes[0].attempts] == ["Evicted", "LimitReached"]
+    assert [a.result for a in cluster.recorder.passes[0].attempts] == ["Evicted", "LimitReached"]
     evicted, cluster = first_pass(tmp_path, zones(*TWO_ZONES), pod_list, policy_extra={"maxNoOfPodsToEvictTotal": 1})
     assert evicted == ["pod-2"]
 
@@ -350,7 +350,7 @@ def test_pdb_refusal_does_not_stop_the_others(tmp_path: Path) -> None:
     evicted, cluster = first_pass(tmp_path, [*zones(*TWO_ZONES), pdb], pod_list)
     d = cluster.descheduler
     assert d is not None
-    assert [(a.pod, a.result) for a in d.passes[0].attempts] == [("ns1/pod-2", "Refused"), ("ns1/pod-3", "Evicted")]
+    assert [(a.pod, a.result) for a in cluster.recorder.passes[0].attempts] == [("ns1/pod-2", "Refused"), ("ns1/pod-3", "Evicted")]
 
 
 # ---- arguments -----------------------------------------------------------------------------------

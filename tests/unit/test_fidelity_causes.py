@@ -190,7 +190,7 @@ def test_a_node_full_to_its_allocatable_is_not_under_pressure(capacity: dict | N
     c = restored(node("n1", capacity=capacity), pod("a", "n1", memory="4Gi"), pod("b", "n1", memory="4Gi"))
     c.run(until=120)
     assert [get(c, n)["status"]["phase"] for n in ("a", "b")] == ["Running", "Running"]
-    assert c.kubelets.pressure_evictions == {} and c.recorder.disruptions == []
+    assert c.recorder.pressure_evictions == {} and c.recorder.disruptions == []
 
 
 # ---- preemption victims go before the next cycle ----------------------------------------------------

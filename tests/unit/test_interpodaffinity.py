@@ -413,7 +413,7 @@ def test_hard_pod_affinity_weight_and_ignore_preferred_args() -> None:
 
 def test_queueing_hints() -> None:
     _, plugin, _ = cluster()
-    hints = {(e.resource, e.action): e.hint for e in plugin.events_to_register()}
+    hints = {(e.resource, e.action.name): e.hint for e in plugin.events_to_register()}
     waiting = pod("web", affinity={
         "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term("zone", app="db")]},
         "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term(app="web")]}})

@@ -56,10 +56,10 @@ def test_a_usage_change_is_seen_at_the_next_tick_of_that_node() -> None:
     c.run(until=33)
     c.kubelets.set_usage("default", "a", {"memory": "4Gi"})  # 100Mi left: not below memory.available<100Mi
     c.run(until=37)
-    assert c.kubelets.pressure_evictions == {}
+    assert c.recorder.pressure_evictions == {}
     c.kubelets.set_usage("default", "a", {"memory": "4150Mi"})
     c.run()
-    record = c.kubelets.pressure_evictions[c.api.store.get("Pod", "default", "a")["metadata"]["uid"]]
+    record = c.recorder.pressure_evictions[c.api.store.get("Pod", "default", "a")["metadata"]["uid"]]
     assert record["time"] == 40 and record["signal"] == "memory.available"
     assert (record["threshold"], record["available"], record["hard"]) == ("100Mi", "46Mi", True)
     assert phase(c, "a") == "Failed"

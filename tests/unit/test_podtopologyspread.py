@@ -520,7 +520,7 @@ def test_args_validation(args: dict, path: str) -> None:
 
 
 def hints(pl: PodTopologySpread) -> dict[tuple[str, str], Any]:
-    return {(e.resource, e.action): e.hint for e in pl.events_to_register()}
+    return {(e.resource, e.action.name): e.hint for e in pl.events_to_register()}
 
 
 def test_pod_hints() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kubesched.runtime.cluster import Cluster
+from kubesched.scheduler.framework import ActionType
 from kubesched.scheduler.queue import ACTIVE, BACKOFF, ERROR_BACKOFF, UNSCHEDULABLE, Event, SchedulingQueue
 from kubesched.scheduler.types import PodInfo
 
@@ -81,7 +82,7 @@ def pop_names(queue: SchedulingQueue) -> list[str]:
     return out
 
 
-NODE_ADD = Event("Node", "Add", None, node("new"))
+NODE_ADD = Event("Node", ActionType.Add, None, node("new"))
 
 
 # --- backoff ---------------------------------------------------------------------------------------
@@ -174,13 +175,13 @@ def test_only_events_the_rejecting_plugin_registered_move_a_pod(queue: Schedulin
     now.t = 30.0  # backoff long over: a moved pod goes to activeQ
     assert where(queue, "fit") == where(queue, "aff") == UNSCHEDULABLE
 
-    relabel = Event("Node", "UpdateNodeLabel", node("n1"), node("n1", {"disk": "ssd"}))
+    relabel = Event("Node", ActionType.UpdateNodeLabel, node("n1"), node("n1", {"disk": "ssd"}))
     queue.move_all(relabel)
     assert where(queue, "fit") == UNSCHEDULABLE  # resource fit does not care about labels
     assert where(queue, "aff") == ACTIVE
 
     assert pop_names(queue) == ["aff"]
-    gone = Event("AssignedPod", "Delete", pod("victim", node_name="n1"), None)
+    gone = Event("AssignedPod", ActionType.Delete, pod("victim", node_name="n1"), None)
     queue.move_all(gone)
     assert where(queue, "fit") == ACTIVE  # a pod leaving a node frees resources
 
@@ -189,9 +190,9 @@ def test_a_pod_deleted_event_does_not_move_an_affinity_rejected_pod(queue: Sched
     queue.add(pod("aff", node_selector={"disk": "ssd"}))
     fail(queue, "aff", {AFFINITY})
     now.t = 30.0
-    queue.move_all(Event("AssignedPod", "Delete", pod("victim", node_name="n1"), None))
+    queue.move_all(Event("AssignedPod", ActionType.Delete, pod("victim", node_name="n1"), None))
     assert where(queue, "aff") == UNSCHEDULABLE
-    queue.move_all(Event("Node", "Add", None, node("n2", {"disk": "ssd"})))
+    queue.move_all(Event("Node", ActionType.Add, None, node("n2", {"disk": "ssd"})))
     assert where(queue, "aff") == ACTIVE
 
 
@@ -204,7 +205,7 @@ def test_an_event_moves_the_pods_it_concerns_in_the_order_they_became_unschedula
     for name in ("a", "b", "c", "d"):
         fail(queue, name, {AFFINITY} if name in "bd" else {FIT})
     now.t = 30.0
-    queue.move_all(Event("AssignedPod", "Delete", pod("victim", node_name="n1"), None))
+    queue.move_all(Event("AssignedPod", ActionType.Delete, pod("victim", node_name="n1"), None))
     assert [where(queue, n) for n in "abcd"] == [ACTIVE, UNSCHEDULABLE, ACTIVE, UNSCHEDULABLE]
     for name in pop_names(queue):
         fail_again = queue.pods[f"uid-{name}"]
@@ -213,14 +214,14 @@ def test_an_event_moves_the_pods_it_concerns_in_the_order_they_became_unschedula
         q.timestamp = 30.0  # equal pods: activeQ keeps the order they were moved in
     now.t = 100.0  # backoffs over: moved pods go to activeQ
     # The pool is now b, d, a, c (a and c came back last); each group alone would give b d or a c.
-    queue.move_all(Event("Node", "Add", None, node("n2", {"disk": "ssd"})))
+    queue.move_all(Event("Node", ActionType.Add, None, node("n2", {"disk": "ssd"})))
     assert pop_names(queue) == ["b", "d", "a", "c"]
     for name in ("b", "a", "d", "c"):
         queue.add_unschedulable(queue.pods[f"uid-{name}"], {AFFINITY} if name in "bd" else {FIT})
     for q in queue.pods.values():
         q.timestamp = 100.0
     now.t = 200.0
-    queue.move_all(Event("Node", "Add", None, node("n3", {"disk": "ssd"})))
+    queue.move_all(Event("Node", ActionType.Add, None, node("n3", {"disk": "ssd"})))
     assert pop_names(queue) == ["b", "a", "d", "c"]  # interleaved groups, pool order kept
 
 
@@ -228,7 +229,7 @@ def test_an_event_during_the_attempt_sends_the_pod_back_at_once(queue: Schedulin
     queue.add(pod("a"))
     q = queue.pop()
     assert q is not None
-    queue.move_all(Event("AssignedPod", "Delete", pod("victim", node_name="n1"), None))  # while in flight
+    queue.move_all(Event("AssignedPod", ActionType.Delete, pod("victim", node_name="n1"), None))  # while in flight
     queue.add_unschedulable(q, {FIT})
     assert where(queue, "a") == BACKOFF  # count 1: still backing off at t=0
 
@@ -237,7 +238,7 @@ def test_node_affinity_hint_skips_an_update_that_still_does_not_match(queue: Sch
     queue.add(pod("aff", node_selector={"disk": "ssd"}))
     fail(queue, "aff", {AFFINITY})
     now.t = 30.0
-    queue.move_all(Event("Node", "UpdateNodeLabel", node("n1"), node("n1", {"disk": "hdd"})))
+    queue.move_all(Event("Node", ActionType.UpdateNodeLabel, node("n1"), node("n1", {"disk": "hdd"})))
     assert where(queue, "aff") == UNSCHEDULABLE
 
 

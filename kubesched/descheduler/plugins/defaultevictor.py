@@ -17,7 +17,7 @@ from kubesched.api.duration import parse_duration
 from kubesched.api.objects import Obj, is_terminating
 from kubesched.api.pdb import pdb_covers, pdb_selector
 from kubesched.api.selectors import LabelSelector, SelectorError
-from kubesched.descheduler.framework import FILTER, PRE_EVICTION_FILTER, Handle, Plugin
+from kubesched.descheduler.framework import ALLOWED, FILTER, PRE_EVICTION_FILTER, Handle, Plugin, Status
 from kubesched.descheduler.podutil import (
     SYSTEM_CRITICAL_PRIORITY,
     has_local_storage,
@@ -78,7 +78,6 @@ class DefaultEvictor(Plugin):
     def __init__(self, handle: Handle, args: dict[str, Any]) -> None:
         super().__init__(handle, args)
         self.constraints: list[Constraint] = self._protections() + self._selection()
-        self.reason = ""
 
     # ---- Filter ---------------------------------------------------------------------------------
 
@@ -176,36 +175,33 @@ class DefaultEvictor(Plugin):
             return f"pod age is not older than MinPodAge: {self.args['minPodAge']} seconds"
         return None
 
-    def filter(self, pod: Obj) -> bool:
+    def filter(self, pod: Obj) -> Status:
         annotations = pod["metadata"].get("annotations") or {}
         if EVICT_ANNOTATION in annotations:
-            return True
+            return ALLOWED
         if self.args.get("noEvictionPolicy") == "Mandatory" and NO_EVICTION_ANNOTATION in annotations:
-            self.reason = "pod has the prefer-no-eviction annotation and noEvictionPolicy is Mandatory"
-            return False
+            return Status.refused("pod has the prefer-no-eviction annotation and noEvictionPolicy is Mandatory")
         problems = ["pod is a mirror pod"] if is_mirror_pod(pod) else []
         if is_static_pod(pod):
             problems.append("pod is a static pod")
         if is_terminating(pod):
             problems.append("pod is terminating")
         problems.extend(msg for c in self.constraints if (msg := c(pod)) is not None)
-        self.reason = ", ".join(problems)
-        return not problems
+        return Status.refused(", ".join(problems)) if problems else ALLOWED
 
     # ---- PreEvictionFilter -----------------------------------------------------------------------
 
-    def pre_eviction_filter(self, pod: Obj) -> bool:
+    def pre_eviction_filter(self, pod: Obj) -> Status:
         if self.args.get("nodeFit"):
             nodes = self.handle.ready_node_names(self.args.get("nodeSelector"))
             if not self.handle.placement.fits_elsewhere(pod, nodes):
-                self.reason = ("pod does not fit on any other node because of nodeSelector(s), Taint(s), "
-                               "or nodes marked as unschedulable")
-                return False
+                return Status.refused("pod does not fit on any other node because of nodeSelector(s), Taint(s), "
+                                      "or nodes marked as unschedulable")
         ns_selector = self.args.get("namespaceLabelSelector") or {}
         if ns_selector.get("matchLabels"):
             ns = self.handle.api.store.get("Namespace", "", pod["metadata"].get("namespace", "default"))
             labels = (ns or {}).get("metadata", {}).get("labels") or {}
             if not LabelSelector.compile(ns_selector).matches(labels):
-                self.reason = "pod namespace do not match the namespaceLabelSelector filter in the policy parameter"
-                return False
-        return True
+                return Status.refused("pod namespace do not match the namespaceLabelSelector filter in the policy "
+                                      "parameter")
+        return ALLOWED

@@ -23,7 +23,14 @@ from typing import Any
 from kubesched.api.duration import go_duration, parse_duration
 from kubesched.api.objects import Obj, controller_of
 from kubesched.api.pdb import pdb_covers, pdb_selector
-from kubesched.descheduler.framework import PRE_EVICTION_FILTER, EvictionAttempt, Handle, Plugin
+from kubesched.descheduler.framework import (
+    ALLOWED,
+    PRE_EVICTION_FILTER,
+    EvictionAttempt,
+    Handle,
+    Plugin,
+    Status,
+)
 from kubesched.scheduler.plugins.nodepreferavoidpods import AVOID_PODS_ANNOTATION
 
 
@@ -57,24 +64,22 @@ class DisruptionRateLimit(Plugin):
     def validate(cls, args: dict[str, Any]) -> list[str]:
         return _positive_int(args, "maxDisruptions") + _duration_error(args, "period")
 
-    def pre_eviction_filter(self, pod: Obj) -> bool:
+    def pre_eviction_filter(self, pod: Obj) -> Status:
         api = self.handle.api
         ns = pod["metadata"].get("namespace", "default")
         budgets = [b["metadata"]["name"] for b in api.store.list("PodDisruptionBudget", ns)
                    if pdb_covers(b, pod, pdb_selector(b))]
         if not budgets:
-            return True
+            return ALLOWED
         period = parse_duration(self.args["period"])
         since = self.handle.now() - period
+        history = self.handle.evictions
         for budget in budgets:
-            recent = sum(1 for e in api.evictions
-                         if e["code"] == 200 and not e.get("dryRun") and e.get("pdb") == budget
-                         and e["pod"].startswith(f"{ns}/") and e["time"] > since)
+            recent = history.count(ns, budget, since) if history is not None else 0
             if recent >= self.args["maxDisruptions"]:
-                self.reason = (f"budget {ns}/{budget} had {recent} disruption(s) in the last "
-                               f"{go_duration(period)} (limit {self.args['maxDisruptions']})")
-                return False
-        return True
+                return Status.refused(f"budget {ns}/{budget} had {recent} disruption(s) in the last "
+                                      f"{go_duration(period)} (limit {self.args['maxDisruptions']})")
+        return ALLOWED
 
 
 class ScoreImprovement(Plugin):
@@ -91,24 +96,22 @@ class ScoreImprovement(Plugin):
     def validate(cls, args: dict[str, Any]) -> list[str]:
         return _positive_int(args, "minScoreGain")
 
-    def pre_eviction_filter(self, pod: Obj) -> bool:
+    def pre_eviction_filter(self, pod: Obj) -> Status:
         node = pod["spec"].get("nodeName")
         nodes = self.handle.ready_node_names(self.handle.node_selector)
         scores = self.handle.placement.scores_with_current(pod, nodes).scores
         others = {n: s for n, s in scores.items() if n != node}
         if not others:
-            self.reason = "no other node fits the pod"
-            return False
+            return Status.refused("no other node fits the pod")
         best = max(others, key=lambda n: others[n])
         current = scores.get(node) if node else None
         if current is None:
-            return True  # the pod no longer fits where it runs: any feasible node is better
+            return ALLOWED  # the pod no longer fits where it runs: any feasible node is better
         gain = others[best] - current
         if gain < self.args["minScoreGain"]:
-            self.reason = (f"best other node {best} scores {others[best]}, current node {node} scores "
-                           f"{current}: gain {gain} < minScoreGain {self.args['minScoreGain']}")
-            return False
-        return True
+            return Status.refused(f"best other node {best} scores {others[best]}, current node {node} scores "
+                                  f"{current}: gain {gain} < minScoreGain {self.args['minScoreGain']}")
+        return ALLOWED
 
 
 class PreferAvoidPods(Plugin):

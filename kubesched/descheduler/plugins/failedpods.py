@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.objects import Obj
-from kubesched.descheduler.framework import DESCHEDULE, Handle, Plugin
+from kubesched.descheduler.framework import DESCHEDULE, Handle, Plugin, Status
 from kubesched.descheduler.plugins.podlifetime import PodLifeTime, boolean, list_of
 from kubesched.descheduler.podutil import (
     non_negative_int,
@@ -59,8 +59,9 @@ class RemoveFailedPods(Plugin):
         super().__init__(handle, args)
         self.delegate = PodLifeTime(handle, lifetime_args(args), strategy=self.name, extra=is_failed)
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
         self.delegate.deschedule(nodes)
+        return None
 
 
 def is_failed(pod: Obj) -> bool:

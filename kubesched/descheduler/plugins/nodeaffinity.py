@@ -32,7 +32,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity, SelectorError
-from kubesched.descheduler.framework import DESCHEDULE, Plugin, evict_violators
+from kubesched.descheduler.framework import DESCHEDULE, Plugin, Status, evict_violators
 from kubesched.descheduler.podutil import (
     selected_active_pods,
     validate_pod_selection,
@@ -77,7 +77,7 @@ class RemovePodsViolatingNodeAffinity(Plugin):
         validate_pod_selection(args, errors)
         return errors
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
         keep = selected_active_pods(self.args)
         names = {n["metadata"]["name"] for n in nodes}
         checks: dict[str, Callable[[Obj, Obj], bool]] = {
@@ -88,6 +88,7 @@ class RemovePodsViolatingNodeAffinity(Plugin):
             check = checks.get(kind)
             if check is not None:
                 evict_violators(self.handle, nodes, keep, check, self.name)
+        return None
 
     def _fits_any_node(self, pod: Obj, names: set[str]) -> bool:
         """PodFitsAnyNode by our scheduler's filters; the pod's own node is judged without the

@@ -24,7 +24,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.taints import first_untolerated
-from kubesched.descheduler.framework import DESCHEDULE, Plugin, evict_violators
+from kubesched.descheduler.framework import DESCHEDULE, Plugin, Status, evict_violators
 from kubesched.descheduler.podutil import (
     selected_active_pods,
     validate_pod_selection,
@@ -60,9 +60,10 @@ class RemovePodsViolatingNodeTaints(Plugin):
         included = (lambda t: True) if included_names is None else _names_taint(set(included_names))
         return lambda t: t.get("effect") in effects and not excluded(t) and included(t)
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
         counts = self._taint_filter()
         keep = selected_active_pods(self.args)
         tainted = [n for n in nodes if (n.get("spec") or {}).get("taints")]
         evict_violators(self.handle, tainted, keep, lambda pod, node: first_untolerated(
             node["spec"]["taints"], pod["spec"].get("tolerations") or [], counts) is not None, self.name)
+        return None

@@ -48,6 +48,7 @@ from kubesched.descheduler.framework import (
     NamespaceLimitError,
     NodeLimitError,
     Plugin,
+    Status,
     TotalLimitError,
 )
 from kubesched.descheduler.nodes import is_unschedulable
@@ -320,11 +321,11 @@ class _NodeUtilization(Plugin):
         requesting = requests_any(names)
         return lambda p: evictable(p) and requesting(p)
 
-    def _snapshot(self, nodes: list[Obj]) -> dict[str, Usage] | None:
+    def _snapshot(self, nodes: list[Obj]) -> dict[str, Usage] | Status:
+        """The nodes' usage, or the error that ends the strategy's run."""
         failure = self.usage.sync(nodes)
-        self.error = f"error getting node usage: {failure}" if failure is not None else ""
         if failure is not None:
-            return None
+            return Status.refused(f"error getting node usage: {failure}")
         return self.usage.usage
 
     def _evict(self, sources: list[NodeInfo], destinations: list[NodeInfo], names: list[str],
@@ -391,7 +392,7 @@ class LowNodeUtilization(_NodeUtilization):
                     *_unknown_keys(args, "evictionLimits", ("node",))]
         if problems:
             return problems[:1]
-        thresholds, targets = args.get("thresholds"), args.get("targetThresholds")
+        thresholds, targets = args.get("thresholds") or {}, args.get("targetThresholds") or {}
         if (problem := _threshold_problem(thresholds)) is not None:
             return [f"thresholds config is not valid: {problem}"]
         if (problem := _threshold_problem(targets)) is not None:
@@ -440,10 +441,10 @@ class LowNodeUtilization(_NodeUtilization):
         return (clamp({name: value - self.thresholds.get(name, 0.0) for name, value in mean.items()}),
                 clamp({name: value + self.targets.get(name, 0.0) for name, value in mean.items()}))
 
-    def balance(self, nodes: list[Obj]) -> None:
+    def balance(self, nodes: list[Obj]) -> Status | None:
         usage = self._snapshot(nodes)
-        if usage is None:
-            return
+        if isinstance(usage, Status):
+            return usage
         capacities = {n["metadata"]["name"]: node_capacity(n) for n in nodes}
         deviation = bool(self.args.get("useDeviationThresholds"))
         used = {name: percentages({r: v for r, v in usage[name].items() if not deviation or r in self.thresholds},
@@ -460,12 +461,13 @@ class LowNodeUtilization(_NodeUtilization):
                 over.append(info)
         if (not under or len(under) <= (self.args.get("numberOfNodes") or 0) or len(under) == len(nodes)
                 or not over):
-            return
+            return None
 
         def keep_going(info: NodeInfo, available: Usage) -> bool:
             return is_above_target(info) and budget_left(available)
 
         self._evict(sorted(over, key=lambda i: -i.total()), under, self.names, keep_going, self.node_limit)
+        return None
 
 
 class HighNodeUtilization(_NodeUtilization):
@@ -495,10 +497,10 @@ class HighNodeUtilization(_NodeUtilization):
         self.pod_filter = self._filter(self.thresholds)
         self.usage = RequestedUsage(handle, self.names)
 
-    def balance(self, nodes: list[Obj]) -> None:
+    def balance(self, nodes: list[Obj]) -> Status | None:
         usage = self._snapshot(nodes)
-        if usage is None:
-            return
+        if isinstance(usage, Status):
+            return usage
         under: list[NodeInfo] = []
         schedulable: list[NodeInfo] = []
         for node in nodes:
@@ -511,6 +513,7 @@ class HighNodeUtilization(_NodeUtilization):
                 schedulable.append(info)
         if (not under or len(under) <= (self.args.get("numberOfNodes") or 0) or len(under) == len(nodes)
                 or not schedulable):
-            return
+            return None
         self._evict(sorted(under, key=NodeInfo.total), schedulable, self.names,
                     lambda _info, available: budget_left(available), None)
+        return None

@@ -26,7 +26,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.selectors import LabelSelector, SelectorError
-from kubesched.descheduler.framework import DESCHEDULE, Plugin, try_evict
+from kubesched.descheduler.framework import DESCHEDULE, Plugin, Status, try_evict
 from kubesched.descheduler.podutil import (
     selected_active_pods,
     sort_by_priority_low_to_high,
@@ -82,7 +82,7 @@ class RemovePodsViolatingInterPodAntiAffinity(Plugin):
         validate_pod_selection(args, errors)
         return errors
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
         keep = selected_active_pods(self.args)
         node_map = {n["metadata"]["name"]: n for n in nodes}
         on_node = {name: self.handle.pods_on_node(name, keep) for name in node_map}
@@ -102,4 +102,5 @@ class RemovePodsViolatingInterPodAntiAffinity(Plugin):
                 elif outcome == "node":
                     break
                 elif outcome == "stop":
-                    return
+                    return None
+        return None

@@ -36,6 +36,7 @@ from kubesched.descheduler.framework import (
     NamespaceLimitError,
     NodeLimitError,
     Plugin,
+    Status,
     TotalLimitError,
 )
 from kubesched.descheduler.podutil import (
@@ -216,7 +217,9 @@ class PodLifeTime(Plugin):
         if not timed or f.get("minTimeSinceLastTransitionSeconds") is None:
             return True
         stamp = cond.get("lastTransitionTime")
-        return bool(stamp) and self._seconds_since(stamp) >= f["minTimeSinceLastTransitionSeconds"]
+        if not stamp:
+            return False
+        return self._seconds_since(stamp) >= f["minTimeSinceLastTransitionSeconds"]
 
     def _seconds_since(self, stamp: str) -> int:
         """Whole seconds elapsed since `stamp` in cluster time (Go truncates the duration)."""
@@ -234,7 +237,7 @@ class PodLifeTime(Plugin):
 
     # ---- Deschedule ---------------------------------------------------------------------------
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
         pods = [p for n in nodes for p in self.handle.pods_on_node(n["metadata"]["name"], self._keep)]
         pods.sort(key=self._relevant_time)  # stable: equal times keep node order
         ev = self.handle.evictor
@@ -242,6 +245,7 @@ class PodLifeTime(Plugin):
             try:
                 ev.evict(pod, self.strategy)
             except TotalLimitError:
-                return
+                return None
             except (NodeLimitError, NamespaceLimitError, EvictionFailed):
                 continue
+        return None

@@ -37,6 +37,7 @@ from kubesched.descheduler.framework import (
     NamespaceLimitError,
     NodeLimitError,
     Plugin,
+    Status,
     TotalLimitError,
 )
 from kubesched.descheduler.podutil import namespace_filter, owner_refs, validate_namespaces
@@ -102,7 +103,7 @@ class RemoveDuplicates(Plugin):
         return bool(refs) and not any(r.get("kind") in excluded for r in refs) \
             and self.handle.evictor.pre_eviction_filter(pod, self.name)
 
-    def balance(self, nodes: list[Obj]) -> None:
+    def balance(self, nodes: list[Obj]) -> Status | None:
         in_namespaces = namespace_filter(self.args)
         excluded = set(self.args.get("excludeOwnerKinds") or ())
         occurrences: dict[OwnerKey, int] = {}
@@ -134,7 +135,8 @@ class RemoveDuplicates(Plugin):
                 if len(extra) + 1 <= upper_avg:
                     continue
                 if not self._evict(extra[upper_avg - 1:]):
-                    return
+                    return None
+        return None
 
     def _evict(self, pods: list[Obj]) -> bool:
         """Evict `pods` of one node; False when the pass's total limit is reached."""

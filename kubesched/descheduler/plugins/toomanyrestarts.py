@@ -27,6 +27,7 @@ from kubesched.descheduler.framework import (
     NamespaceLimitError,
     NodeLimitError,
     Plugin,
+    Status,
     TotalLimitError,
 )
 from kubesched.descheduler.plugins.podlifetime import boolean, container_statuses, list_of
@@ -90,7 +91,7 @@ class RemovePodsHavingTooManyRestarts(Plugin):
                        for cs in self._statuses(pod))
         return test
 
-    def deschedule(self, nodes: list[Obj]) -> None:
+    def deschedule(self, nodes: list[Obj]) -> Status | None:
         ev = self.handle.evictor
         for node in nodes:
             for pod in self.handle.pods_on_node(node["metadata"]["name"], self._keep):
@@ -99,6 +100,7 @@ class RemovePodsHavingTooManyRestarts(Plugin):
                 except NodeLimitError:
                     break
                 except TotalLimitError:
-                    return
+                    return None
                 except (NamespaceLimitError, EvictionFailed):
                     continue
+        return None

@@ -53,7 +53,7 @@ from typing import Any
 from kubesched.api.objects import Obj, is_terminal, is_terminating
 from kubesched.api.selectors import LabelSelector, RequiredNodeAffinity, SelectorError
 from kubesched.api.taints import first_untolerated
-from kubesched.descheduler.framework import BALANCE, Handle, Plugin, try_evict
+from kubesched.descheduler.framework import BALANCE, Handle, Plugin, Status, try_evict
 from kubesched.descheduler.podutil import (
     all_of,
     label_filter,
@@ -183,7 +183,7 @@ class RemovePodsViolatingTopologySpreadConstraint(Plugin):
 
     # ---- Balance --------------------------------------------------------------------------------
 
-    def balance(self, nodes: list[Obj]) -> None:
+    def balance(self, nodes: list[Obj]) -> Status | None:
         node_map = {n["metadata"]["name"]: n for n in nodes}
         by_namespace: dict[str, list[Obj]] = {}
         for name in node_map:
@@ -199,6 +199,7 @@ class RemovePodsViolatingTopologySpreadConstraint(Plugin):
                     continue
                 self._balance_domains(chosen, c, domains, total, nodes)
         self._evict(chosen)
+        return None
 
     def _constraints(self, pods: list[Obj]) -> list[SpreadConstraint]:
         """The namespace's distinct constraints with an allowed whenUnsatisfiable, in pod order;
@@ -224,15 +225,15 @@ class RemovePodsViolatingTopologySpreadConstraint(Plugin):
         key = c.topology_key
         domains: dict[str, list[Obj]] = {}
         for node in nodes:
-            labels = node["metadata"].get("labels") or {}
-            if key in labels and c.includes(node):
-                domains.setdefault(labels[key], [])
+            node_labels = node["metadata"].get("labels") or {}
+            if key in node_labels and c.includes(node):
+                domains.setdefault(node_labels[key], [])
         total = 0
         for pod in pods:
             if is_terminating(pod) or not c.selector.matches(pod["metadata"].get("labels") or {}):
                 continue
-            node = node_map.get(pod["spec"].get("nodeName") or "")
-            labels = (node or {}).get("metadata", {}).get("labels") or {}
+            pod_node = node_map.get(pod["spec"].get("nodeName") or "")
+            labels = (pod_node or {}).get("metadata", {}).get("labels") or {}
             if key not in labels:
                 continue
             domains.setdefault(labels[key], []).append(pod)

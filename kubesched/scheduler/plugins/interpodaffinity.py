@@ -28,6 +28,7 @@ from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.scheduler.cache import Cache, NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
+    ActionType,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -611,11 +612,11 @@ class InterPodAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [
-            ClusterEvent("AssignedPod", "Add", self._after_pod_add),
-            ClusterEvent("AssignedPod", "Update", self._after_pod_update),
-            ClusterEvent("AssignedPod", "Delete", self._after_pod_delete),
-            ClusterEvent("Node", "Add", self._after_node_change),
-            ClusterEvent("Node", "UpdateNodeLabel", self._after_node_change),
+            ClusterEvent("AssignedPod", ActionType.Add, self._after_pod_add),
+            ClusterEvent("AssignedPod", ActionType.Update, self._after_pod_update),
+            ClusterEvent("AssignedPod", ActionType.Delete, self._after_pod_delete),
+            ClusterEvent("Node", ActionType.Add, self._after_node_change),
+            ClusterEvent("Node", ActionType.UpdateNodeLabel, self._after_node_change),
         ]
 
     # The queue delivers only assigned pods as AssignedPod events, which is what upstream's

@@ -9,6 +9,7 @@ import numpy as np
 from kubesched.api.selectors import NodeSelector, PreferredSchedulingTerms
 from kubesched.scheduler.cache import NodeTable
 from kubesched.scheduler.framework import (
+    ActionType,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -142,8 +143,8 @@ class NodeAffinity(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin):
         return default_normalize(scores, reverse=False)
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add", self._node_hint), ClusterEvent("Node", "UpdateNodeLabel", self._node_hint),
-                ClusterEvent("Pod", "Update")]
+        return [ClusterEvent("Node", ActionType.Add, self._node_hint), ClusterEvent("Node", ActionType.UpdateNodeLabel, self._node_hint),
+                ClusterEvent("Pod", ActionType.Update)]
 
     def _matches(self, pod: PodInfo, node: dict) -> bool:
         labels, name = node["metadata"].get("labels") or {}, node["metadata"]["name"]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from kubesched.scheduler.cache import NodeTable
-from kubesched.scheduler.framework import ClusterEvent, CycleState, FilterPlugin
+from kubesched.scheduler.framework import ActionType, ClusterEvent, CycleState, FilterPlugin
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
 
 REASON = "node(s) didn't match the requested node name"
@@ -34,4 +34,4 @@ class NodeName(FilterPlugin):
         return not pod.node_name
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add")]
+        return [ClusterEvent("Node", ActionType.Add)]

@@ -8,6 +8,7 @@ import numpy as np
 
 from kubesched.scheduler.cache import NodeFlag, NodeTable
 from kubesched.scheduler.framework import (
+    ActionType,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -55,7 +56,7 @@ class NodePorts(PreFilterPlugin, FilterPlugin):
         return not table.flagged["has_ports"]
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("AssignedPod", "Delete", self._pod_deleted_hint), ClusterEvent("Node", "Add")]
+        return [ClusterEvent("AssignedPod", ActionType.Delete, self._pod_deleted_hint), ClusterEvent("Node", ActionType.Add)]
 
     @staticmethod
     def _pod_deleted_hint(pod: PodInfo, old: PodInfo | None, new: object) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 from kubesched.scheduler.cache import NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
+    ActionType,
     ClusterEvent,
     ConfigError,
     CycleState,
@@ -401,8 +402,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return shape[-1][1]
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add", self._node_hint),
-                ClusterEvent("Node", "UpdateNodeAllocatable", self._node_hint), ClusterEvent("Pod", "Update")]
+        return [ClusterEvent("AssignedPod", ActionType.Delete), ClusterEvent("Node", ActionType.Add, self._node_hint),
+                ClusterEvent("Node", ActionType.UpdateNodeAllocatable, self._node_hint), ClusterEvent("Pod", ActionType.Update)]
 
     def _fits_empty(self, pod: PodInfo, alloc: dict[str, int]) -> bool:
         s = _FitState(pod, self.ignored, self.ignored_groups)
@@ -488,5 +489,5 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         return score.astype(np.int64)
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("AssignedPod", "Delete"), ClusterEvent("Node", "Add"),
-                ClusterEvent("Node", "UpdateNodeAllocatable")]
+        return [ClusterEvent("AssignedPod", ActionType.Delete), ClusterEvent("Node", ActionType.Add),
+                ClusterEvent("Node", ActionType.UpdateNodeAllocatable)]

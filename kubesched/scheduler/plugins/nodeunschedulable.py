@@ -8,7 +8,7 @@ import numpy as np
 
 from kubesched.api.taints import tolerated
 from kubesched.scheduler.cache import NodeFlag, NodeTable
-from kubesched.scheduler.framework import ClusterEvent, CycleState, FilterPlugin
+from kubesched.scheduler.framework import ActionType, ClusterEvent, CycleState, FilterPlugin
 from kubesched.scheduler.types import SUCCESS, Code, NodeInfo, PodInfo, Status
 
 REASON = "node(s) were unschedulable"
@@ -43,8 +43,8 @@ class NodeUnschedulable(FilterPlugin):
         return not table.flagged["unschedulable"] or self._tolerates(pod)
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add", self._node_hint), ClusterEvent("Node", "UpdateNodeTaint", self._node_hint),
-                ClusterEvent("Pod", "Update")]
+        return [ClusterEvent("Node", ActionType.Add, self._node_hint), ClusterEvent("Node", ActionType.UpdateNodeTaint, self._node_hint),
+                ClusterEvent("Pod", ActionType.Update)]
 
     def _node_hint(self, pod: PodInfo, old: dict | None, new: dict) -> bool:
         """Queue for a schedulable new node, or a node that stopped being unschedulable."""

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from kubesched.api.objects import Obj
 from kubesched.api.storage import CSI_DRIVER_OF_PROVISIONER, IN_TREE_DRIVERS, claim_class, pod_claims
 from kubesched.scheduler.framework import (
+    ActionType,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -148,8 +149,8 @@ class NodeVolumeLimits(PreFilterPlugin, FilterPlugin):
         return SUCCESS
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("CSINode", "Add"), ClusterEvent("AssignedPod", "Delete", self._pod_deleted_hint),
-                ClusterEvent("PersistentVolumeClaim", "Add", self._claim_added_hint)]
+        return [ClusterEvent("CSINode", ActionType.Add), ClusterEvent("AssignedPod", ActionType.Delete, self._pod_deleted_hint),
+                ClusterEvent("PersistentVolumeClaim", ActionType.Add, self._claim_added_hint)]
 
     @staticmethod
     def _pod_deleted_hint(pod: PodInfo, old: PodInfo | None, new: object) -> bool:

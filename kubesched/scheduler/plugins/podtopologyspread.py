@@ -30,6 +30,7 @@ from kubesched.api.taints import first_untolerated
 from kubesched.scheduler.cache import Cache, NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
+    ActionType,
     ClusterEvent,
     ConfigError,
     CycleState,
@@ -581,14 +582,14 @@ class PodTopologySpread(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlug
 
     def events_to_register(self) -> list[ClusterEvent]:
         return [
-            ClusterEvent("AssignedPod", "Add", lambda pod, old, new: self.after_pod_change(pod, None, new, True)),
-            ClusterEvent("AssignedPod", "Update", lambda pod, old, new: self.after_pod_change(pod, old, new, True)),
-            ClusterEvent("AssignedPod", "Delete", lambda pod, old, new: self.after_pod_change(pod, old, None, True)),
-            ClusterEvent("Pod", "Update", lambda pod, old, new: self.after_pod_change(pod, old, new, False)),
-            ClusterEvent("Node", "Add", self.after_node_change),
-            ClusterEvent("Node", "Delete", self.after_node_change),
-            ClusterEvent("Node", "UpdateNodeLabel", self.after_node_change),
-            ClusterEvent("Node", "UpdateNodeTaint", self.after_node_change),
+            ClusterEvent("AssignedPod", ActionType.Add, lambda pod, old, new: self.after_pod_change(pod, None, new, True)),
+            ClusterEvent("AssignedPod", ActionType.Update, lambda pod, old, new: self.after_pod_change(pod, old, new, True)),
+            ClusterEvent("AssignedPod", ActionType.Delete, lambda pod, old, new: self.after_pod_change(pod, old, None, True)),
+            ClusterEvent("Pod", ActionType.Update, lambda pod, old, new: self.after_pod_change(pod, old, new, False)),
+            ClusterEvent("Node", ActionType.Add, self.after_node_change),
+            ClusterEvent("Node", ActionType.Delete, self.after_node_change),
+            ClusterEvent("Node", ActionType.UpdateNodeLabel, self.after_node_change),
+            ClusterEvent("Node", ActionType.UpdateNodeTaint, self.after_node_change),
         ]
 
     def after_pod_change(self, pod: PodInfo, old: Any, new: Any, assigned: bool) -> bool:

@@ -10,6 +10,7 @@ from kubesched.api.taints import first_untolerated, tolerated
 from kubesched.scheduler.cache import NodeFlag, NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
+    ActionType,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -87,8 +88,8 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
         return default_normalize(scores, reverse=True)
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("Node", "Add", self._node_hint), ClusterEvent("Node", "UpdateNodeTaint", self._node_hint),
-                ClusterEvent("Pod", "Update")]
+        return [ClusterEvent("Node", ActionType.Add, self._node_hint), ClusterEvent("Node", ActionType.UpdateNodeTaint, self._node_hint),
+                ClusterEvent("Pod", ActionType.Update)]
 
     @staticmethod
     def _node_hint(pod: PodInfo, old: dict | None, new: dict) -> bool:

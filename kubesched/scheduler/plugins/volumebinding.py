@@ -39,6 +39,7 @@ from kubesched.api.storage import (
 )
 from kubesched.apiserver.errors import APIError
 from kubesched.scheduler.framework import (
+    ActionType,
     ClusterEvent,
     ConfigError,
     CycleState,
@@ -438,14 +439,14 @@ class VolumeBinding(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugin, 
     # ---- queueing ------------------------------------------------------------------------------
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("StorageClass", "Add", self._class_hint),
-                ClusterEvent("StorageClass", "Update", self._class_hint),
-                ClusterEvent("PersistentVolumeClaim", "Add", self._claim_hint),
-                ClusterEvent("PersistentVolumeClaim", "Update", self._claim_hint),
-                ClusterEvent("PersistentVolume", "Add"), ClusterEvent("PersistentVolume", "Update"),
-                ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeLabel"),
-                ClusterEvent("CSINode", "Add", self._csinode_hint), ClusterEvent("CSINode", "Update", self._csinode_hint),
-                ClusterEvent("CSIDriver", "Update", self._csidriver_hint)]
+        return [ClusterEvent("StorageClass", ActionType.Add, self._class_hint),
+                ClusterEvent("StorageClass", ActionType.Update, self._class_hint),
+                ClusterEvent("PersistentVolumeClaim", ActionType.Add, self._claim_hint),
+                ClusterEvent("PersistentVolumeClaim", ActionType.Update, self._claim_hint),
+                ClusterEvent("PersistentVolume", ActionType.Add), ClusterEvent("PersistentVolume", ActionType.Update),
+                ClusterEvent("Node", ActionType.Add), ClusterEvent("Node", ActionType.UpdateNodeLabel),
+                ClusterEvent("CSINode", ActionType.Add, self._csinode_hint), ClusterEvent("CSINode", ActionType.Update, self._csinode_hint),
+                ClusterEvent("CSIDriver", ActionType.Update, self._csidriver_hint)]
 
     @staticmethod
     def _class_hint(pod: PodInfo, old: Obj | None, new: Obj) -> bool:

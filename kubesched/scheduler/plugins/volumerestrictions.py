@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from kubesched.api.objects import Obj
 from kubesched.api.storage import READ_WRITE_ONCE_POD, access_modes
 from kubesched.scheduler.framework import (
+    ActionType,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -114,8 +115,8 @@ class VolumeRestrictions(PreFilterPlugin, FilterPlugin):
         return self._rwop if state[STATE_KEY].conflicts > 0 else SUCCESS
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("AssignedPod", "Delete", self._pod_deleted_hint), ClusterEvent("Node", "Add"),
-                ClusterEvent("PersistentVolumeClaim", "Add", self._claim_added_hint)]
+        return [ClusterEvent("AssignedPod", ActionType.Delete, self._pod_deleted_hint), ClusterEvent("Node", ActionType.Add),
+                ClusterEvent("PersistentVolumeClaim", ActionType.Add, self._claim_added_hint)]
 
     @staticmethod
     def _pod_deleted_hint(pod: PodInfo, old: PodInfo | None, new: object) -> bool:

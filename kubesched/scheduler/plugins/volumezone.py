@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from kubesched.api.objects import Obj
 from kubesched.api.storage import WAIT_FOR_FIRST_CONSUMER, claim_class
 from kubesched.scheduler.framework import (
+    ActionType,
     ClusterEvent,
     CycleState,
     FilterPlugin,
@@ -92,12 +93,12 @@ class VolumeZone(PreFilterPlugin, FilterPlugin):
         return SUCCESS
 
     def events_to_register(self) -> list[ClusterEvent]:
-        return [ClusterEvent("StorageClass", "Add", self._class_added_hint),
-                ClusterEvent("Node", "Add"), ClusterEvent("Node", "UpdateNodeLabel"),
-                ClusterEvent("PersistentVolumeClaim", "Add", self._claim_hint),
-                ClusterEvent("PersistentVolumeClaim", "Update", self._claim_hint),
-                ClusterEvent("PersistentVolume", "Add", self._volume_hint),
-                ClusterEvent("PersistentVolume", "Update", self._volume_hint)]
+        return [ClusterEvent("StorageClass", ActionType.Add, self._class_added_hint),
+                ClusterEvent("Node", ActionType.Add), ClusterEvent("Node", ActionType.UpdateNodeLabel),
+                ClusterEvent("PersistentVolumeClaim", ActionType.Add, self._claim_hint),
+                ClusterEvent("PersistentVolumeClaim", ActionType.Update, self._claim_hint),
+                ClusterEvent("PersistentVolume", ActionType.Add, self._volume_hint),
+                ClusterEvent("PersistentVolume", ActionType.Update, self._volume_hint)]
 
     @staticmethod
     def _class_added_hint(pod: PodInfo, old: Obj | None, new: Obj) -> bool:

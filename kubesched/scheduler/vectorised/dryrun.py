@@ -486,8 +486,8 @@ class BatchedDryRun:
                                         np.concatenate([trial, trial.take(nom_at, axis=0) + nominated_there]))
             assert codes is not None  # as for the Verdicts
             fits = np.ones(len(both), dtype=bool)
-            for c in codes:
-                fits &= c == 0
+            for code in codes:
+                fits &= code == 0
             fits[nom_at] &= fits[len(js):]
             keep = fits[: len(js)] & (offered[k, :, pods_col] > 0)
             np.copyto(rows, trial, where=keep[:, None])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -146,12 +146,13 @@ class NodeStatuses(Mapping[str, Status]):
             self._count += len(positions)
             self._dict = None
 
-    def _decode(self) -> None:
-        """Decode and intern the codes not read yet, in the order they came."""
+    def _decode(self) -> list[np.ndarray]:
+        """Decode and intern the codes not read yet, in the order they came; the decoded list."""
         if self._undecoded:
             self._undecoded = False
             self._which = [_intern_codes(w.plugin, w.state, w.codes, self) if isinstance(w, _Undecoded) else w
                            for w in self._which]
+        return cast("list[np.ndarray]", self._which)
 
     def __setitem__(self, name: str, status: Status) -> None:
         self.intern(status)
@@ -160,8 +161,8 @@ class NodeStatuses(Mapping[str, Status]):
 
     def counts(self) -> list[tuple[Status, int]]:
         """Each distinct Status with how many nodes failed with it."""
-        self._decode()
-        per = np.bincount(np.concatenate(self._which), minlength=len(self.distinct)).tolist() if self._which \
+        decoded = self._decode()
+        per = np.bincount(np.concatenate(decoded), minlength=len(self.distinct)).tolist() if decoded \
             else [0] * len(self.distinct)
         for st in self._extra.values():
             per[self._index[id(st)]] += 1
@@ -170,15 +171,13 @@ class NodeStatuses(Mapping[str, Status]):
     def first(self) -> Status | None:
         """The Status of the first node filtered out."""
         if self._which:
-            self._decode()
-            return self._distinct[int(self._which[0][0])]
+            return self._distinct[int(self._decode()[0][0])]
         return next(iter(self._extra.values()), None)
 
     def which_at(self) -> np.ndarray:
         """Per position in `nodes`, the index of its Status in `distinct` (-1: not filtered out)."""
-        self._decode()
         out = np.full(len(self.nodes), -1, dtype=np.int64)
-        for positions, which in zip(self._positions, self._which, strict=True):
+        for positions, which in zip(self._positions, self._decode(), strict=True):
             out[positions] = which
         if self._extra:
             at = {ni.name: i for i, ni in enumerate(self.nodes)}
@@ -190,7 +189,7 @@ class NodeStatuses(Mapping[str, Status]):
     def _as_dict(self) -> dict[str, Status]:
         if self._dict is None:
             nodes, distinct = self.nodes, self.distinct  # decoded
-            self._dict = {nodes[i].name: distinct[k] for positions, which in zip(self._positions, self._which,
+            self._dict = {nodes[i].name: distinct[k] for positions, which in zip(self._positions, self._decode(),
                                                                                     strict=True)
                           for i, k in zip(positions.tolist(), which.tolist(), strict=True)}
             self._dict.update(self._extra)
