@@ -22,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.scheduler.framework import CycleState
 from kubesched.scheduler.scheduler import select_host
 from kubesched.scheduler.types import Code, PodInfo

@@ -1,6 +1,6 @@
 """The Cluster: one store, one API server, and the components, on one clock.
 
-What a run reports is kept by a results recorder watching the API (kubesched.sim.recorder); a
+What a run reports is kept by a results recorder watching the API (kubesched.cluster.recorder); a
 cluster without one (`serve`) keeps nothing beyond what is in its store.
 """
 
@@ -15,6 +15,7 @@ from kubesched.api.objects import DEFAULT_EPOCH, Obj, namespaced, ref
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
+from kubesched.cluster.recorder import Recorder
 from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
@@ -35,7 +36,6 @@ from kubesched.kubelet.agent import Kubelets
 from kubesched.runtime.clock import VirtualClock
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.sim.recorder import Recorder
 from kubesched.store.base import Store
 from kubesched.store.memory import MemoryStore
 

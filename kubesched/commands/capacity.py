@@ -9,7 +9,7 @@ import yaml
 from rich.console import Console
 
 from kubesched.api.errors import InputError, Problem
-from kubesched.commandline import echo_json, fail, results_only, warn
+from kubesched.input.commandline import echo_json, fail, results_only, warn
 
 
 @click.command()

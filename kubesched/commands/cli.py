@@ -9,25 +9,25 @@ from typing import TYPE_CHECKING
 import click
 import yaml
 
-from kubesched.commandline import bad_input_exits, echo_json, exit_at_once, option, results_only, warn
+from kubesched.input.commandline import bad_input_exits, echo_json, exit_at_once, option, results_only, warn
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from kubesched.sim.scenario import Scenario
+    from kubesched.input.scenario import Scenario
 
 
 # Commands whose modules (the HTTP server, the Kubernetes client, trace readers) are imported
 # only when they run, so that `simulate` does not pay for them: command -> (module, attribute).
 LAZY_COMMANDS = {
-    "serve": ("kubesched.server.command", "serve"),
-    "advance": ("kubesched.server.command", "advance"),
+    "serve": ("kubesched.commands.serve", "serve"),
+    "advance": ("kubesched.commands.serve", "advance"),
     "snapshot": ("kubesched.live.snapshot", "snapshot"),
     "scheduler": ("kubesched.live.scheduler", "scheduler"),
     "descheduler": ("kubesched.live.descheduler", "descheduler"),
-    "trace": ("kubesched.trace.command", "trace"),
+    "trace": ("kubesched.commands.trace", "trace"),
     "compare": ("kubesched.sim.compare", "command"),
-    "capacity": ("kubesched.sim.capacity_command", "capacity"),
+    "capacity": ("kubesched.commands.capacity", "capacity"),
 }
 
 
@@ -148,8 +148,8 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
     """
     from rich.console import Console
 
-    from kubesched.descheduler.planner import plan as make_plan
-    from kubesched.descheduler.planner import render_plan
+    from kubesched.sim.planner import plan as make_plan
+    from kubesched.sim.planner import render_plan
     from kubesched.sim.runner import load
 
     err = Console(stderr=True)

@@ -44,10 +44,10 @@ from kubesched.controllers.podcontrol import (
     slow_start_batch,
 )
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.refmanager import claim
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import object_key
 
 SOURCE = "daemonset-controller"
 BURST_REPLICAS = 250  # pods created or deleted per sync at most

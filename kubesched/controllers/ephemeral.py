@@ -11,7 +11,7 @@ from typing import Any
 from kubesched.api.objects import Obj, deep_copy, is_terminating
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
 
 SOURCE = "ephemeral_volume"

@@ -27,10 +27,10 @@ from typing import Any
 from kubesched.api.objects import Obj, is_terminating, namespaced
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, APIServer
-from kubesched.controllers.podindex import same_owner_references
 from kubesched.controllers.ratelimit import FailureBackoff
-from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import same_owner_references
 
 Key = tuple[str, str, str]  # kind, namespace ("" for cluster-scoped), name
 UNOWNABLE = frozenset({"Event"})  # kinds that are never owners nor dependents worth following

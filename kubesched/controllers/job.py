@@ -38,13 +38,13 @@ from kubesched.apiserver.errors import APIError, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podcontrol import create_pod, delete_pod, is_pod_active, slow_start_batch
 from kubesched.controllers.podevents import owners_to_sync, selector_of
-from kubesched.controllers.podindex import OwnerIndex, object_key, shared_owner_index
 from kubesched.controllers.ranking import pods_to_delete
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import OwnerIndex, object_key, shared_owner_index
 
 SOURCE = "job-controller"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"

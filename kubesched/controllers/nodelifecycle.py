@@ -38,13 +38,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.api.nodetree import zone_key
 from kubesched.api.objects import Obj, get_condition, set_condition
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodsByNode, shared_pods_by_node
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
-from kubesched.scheduler.nodetree import zone_key
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import WatchEvent
+from kubesched.store.podindex import PodsByNode, shared_pods_by_node
 
 SOURCE = "node-controller"
 NOT_READY = "node.kubernetes.io/not-ready"

@@ -27,9 +27,9 @@ from kubesched.api.objects import Obj, is_terminal, is_terminating, set_conditio
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.nodelifecycle import ready_status
-from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
 from kubesched.runtime.clock import Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
 
 GC_CHECK_PERIOD = 20.0
 QUARANTINE_TIME = 40.0

@@ -8,16 +8,16 @@ from typing import Any, ClassVar
 
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podevents import became_ready, owners_to_sync
-from kubesched.controllers.podindex import (
+from kubesched.controllers.ratelimit import FailureBackoff
+from kubesched.controllers.settle import SettledSyncs, status_only
+from kubesched.runtime.workqueue import WorkQueue
+from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.podindex import (
     OwnerIndex,
     changes_what_controllers_do,
     object_key,
     shared_owner_index,
 )
-from kubesched.controllers.ratelimit import FailureBackoff
-from kubesched.controllers.settle import SettledSyncs, status_only
-from kubesched.controllers.workqueue import WorkQueue
-from kubesched.store.base import DELETED, WatchEvent
 
 
 class PodOwnerController:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.workqueue import WorkQueue
 
 BASE_DELAY = 0.005
 MAX_DELAY = 1000.0

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import LATE
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import MODIFIED, WatchEvent
 
 

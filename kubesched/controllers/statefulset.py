@@ -36,10 +36,10 @@ from kubesched.apiserver.errors import AlreadyExists, APIError, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podcontrol import compute_hash, controller_ref, is_pod_available, pod_from_template
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.replicaset import replicas_of
+from kubesched.store.podindex import object_key
 
 SOURCE = "statefulset-controller"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"

@@ -31,10 +31,10 @@ from kubesched.api.objects import Obj, is_terminating, set_condition
 from kubesched.api.taints import tolerates
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import MODIFIED, WatchEvent
+from kubesched.store.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
 
 SOURCE = "taint-eviction-controller"
 EVENT_REASON = "TaintManagerEviction"

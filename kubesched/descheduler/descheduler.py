@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import Obj
-from kubesched.controllers.podindex import PodsByNode, shared_pods_by_node
 from kubesched.descheduler.framework import (
     BALANCE,
     DESCHEDULE,
@@ -31,6 +30,7 @@ from kubesched.descheduler.placement import Placement
 from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.policy import Policy, ProfileSpec
 from kubesched.runtime.clock import LATE
+from kubesched.store.podindex import PodsByNode, shared_pods_by_node
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer

@@ -20,9 +20,9 @@ from kubesched.descheduler.nodes import ready_nodes
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
-    from kubesched.controllers.podindex import PodsByNode
     from kubesched.descheduler.placement import Placement
     from kubesched.kubelet.usage import UsageTracker
+    from kubesched.store.podindex import PodsByNode
 
 DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER = "deschedule", "balance", "filter", "preEvictionFilter"
 EXTENSION_POINTS = (DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER)

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.workqueue import WorkQueue
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
 
 KUBELET_VERSION = "v1.35.0"

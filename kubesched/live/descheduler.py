@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from kubesched.commandline import bad_input_exits
+from kubesched.input.commandline import bad_input_exits
 
 log = logging.getLogger("kubesched.live")
 # What the descheduler's strategies, its evictor and its placement what-ifs read.
@@ -67,8 +67,8 @@ def _plan(conn: Any, policy_obj: dict[str, Any], output: str) -> None:
 
     from rich.console import Console
 
-    from kubesched.descheduler.planner import plan, render_plan
     from kubesched.live.snapshot import render, take
+    from kubesched.sim.planner import plan, render_plan
     from kubesched.sim.runner import load
 
     with tempfile.TemporaryDirectory() as tmp:

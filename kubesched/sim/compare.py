@@ -36,14 +36,14 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import controller_of, get_condition
 from kubesched.api.quantity import format_amount, format_memory, resource_amount
 from kubesched.api.resources import pod_requests
-from kubesched.commandline import bad_input_exits, echo_json, option, results_only, warn
+from kubesched.input.commandline import bad_input_exits, echo_json, option, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.api.loader import LoadedObject
+    from kubesched.cluster.recorder import PodHistory
+    from kubesched.input.scenario import Scenario
     from kubesched.scheduler.types import NodeInfo
-    from kubesched.sim.recorder import PodHistory
     from kubesched.sim.runner import SimResult
-    from kubesched.sim.scenario import Scenario
 
 BASE_RESOURCES = ("cpu", "memory")
 # Allocatable entries that are not room for requests worth measuring here.

@@ -8,8 +8,8 @@ from typing import Any
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, resource_amount
 from kubesched.api.storage import ANN_SELECTED_NODE
-from kubesched.runtime.cluster import Cluster
-from kubesched.sim.recorder import Recorder
+from kubesched.cluster.cluster import Cluster
+from kubesched.cluster.recorder import Recorder
 
 
 @dataclass

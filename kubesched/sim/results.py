@@ -16,10 +16,10 @@ from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, format_memory
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
+from kubesched.cluster.recorder import Recorder
 from kubesched.scheduler.record import DecisionRecord
 from kubesched.sim import summary as run_summary
-from kubesched.sim.recorder import Recorder
 from kubesched.sim.runner import SimResult
 
 if TYPE_CHECKING:  # rich draws only the table: `-o json` does not import it

@@ -14,14 +14,14 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
 from kubesched.api.objects import Shared, namespaced, ref
 from kubesched.apiserver.errors import APIError
+from kubesched.cluster.cluster import Cluster
+from kubesched.cluster.recorder import Recorder
 from kubesched.descheduler.policy import load_policy
+from kubesched.input.scenario import Scenario, TimedAction, build
+from kubesched.input.validation import check_config, component_problems, validate
 from kubesched.kubectl.drain import DrainOptions
 from kubesched.runtime.clock import LATE
-from kubesched.runtime.cluster import Cluster
 from kubesched.sim.expect import ExpectResult, check
-from kubesched.sim.recorder import Recorder
-from kubesched.sim.scenario import Scenario, TimedAction, build
-from kubesched.sim.validation import check_config, component_problems, validate
 
 if TYPE_CHECKING:
     from rich.console import Console

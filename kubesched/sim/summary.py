@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Obj, get_condition
+from kubesched.cluster.recorder import PodHistory, Recorder
 from kubesched.sim import timeline as tl
-from kubesched.sim.recorder import PodHistory, Recorder
 from kubesched.sim.runner import SimResult
 
 PERCENTILES = (50, 90, 99)

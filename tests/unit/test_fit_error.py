@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.objects import get_condition
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.scheduler.framework import fit_error_message
 from kubesched.scheduler.types import Code, Status
 

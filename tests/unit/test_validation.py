@@ -16,7 +16,7 @@ from kubesched.api.duration import DurationError, format_duration, parse_duratio
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject, load_paths
 from kubesched.api.validation import OBJECT_KINDS
-from kubesched.sim.validation import EXPECT_SUBJECTS, validate
+from kubesched.input.validation import EXPECT_SUBJECTS, validate
 
 
 @pytest.fixture(autouse=True)
