@@ -92,9 +92,10 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
 
     Exit codes: 0 ran and every expectation held, 1 an expectation failed, 2 bad input.
     """
-    from kubesched.sim.results import decision_records, preemptions, render_table, to_json
+    from kubesched.sim.results import decision_records, render_table, to_json
     from kubesched.sim.runner import collector_paused
     from kubesched.sim.runner import simulate as run
+    from kubesched.sim.summary import preemptions
 
     progress = _terminal_console()
     with collector_paused():  # and frozen before it resumes: it has nothing to look for in the run

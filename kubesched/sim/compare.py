@@ -251,7 +251,7 @@ def fragmentation(nodes: list[NodeInfo], resources: list[str],
 
 
 def _preemptions(result: SimResult) -> list[dict[str, Any]]:
-    from kubesched.sim.results import preemptions
+    from kubesched.sim.summary import preemptions
 
     return [{"time": p["time"], "preemptor": p["preemptor"], "priority": p["priority"], "node": p["node"],
              "victims": [v["pod"] for v in p["victims"]]} for p in preemptions(result.cluster)]

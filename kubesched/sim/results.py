@@ -21,6 +21,7 @@ from kubesched.cluster.recorder import Recorder
 from kubesched.scheduler.record import DecisionRecord
 from kubesched.sim import summary as run_summary
 from kubesched.sim.runner import SimResult
+from kubesched.sim.summary import preemptions
 
 if TYPE_CHECKING:  # rich draws only the table: `-o json` does not import it
     from rich.console import Console
@@ -60,12 +61,6 @@ def bounded(table: Table, total: int, what: str, limit: int = LISTED) -> int:
     if total > limit:
         table.caption = f"... and {total - limit:,} more {what} (use -o json)"
     return min(total, limit)
-
-
-def preemptions(cluster: Cluster) -> list[dict[str, Any]]:
-    """Every preemption any scheduler performed, in time order: the schedulers' own records, as
-    only they know the candidates and the criterion that chose the node."""
-    return sorted((p for s in cluster.schedulers for p in s.handle.preemptions), key=lambda p: p["time"])
 
 
 def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.api.objects import Obj, get_condition
+from kubesched.cluster.cluster import Cluster
 from kubesched.cluster.recorder import PodHistory, Recorder
 from kubesched.sim import timeline as tl
 from kubesched.sim.runner import SimResult
@@ -31,11 +32,14 @@ BASE_RESOURCES = ("cpu", "memory", "pods")
 _COUNT = re.compile(r"(?<=0/)\d+(?= nodes are available)|(?<=available: )\d+(?= )|(?<=, )\d+(?= )")
 
 
+def preemptions(cluster: Cluster) -> list[dict[str, Any]]:
+    """Every preemption any scheduler performed, in time order: the schedulers' own records, as
+    only they know the candidates and the criterion that chose the node."""
+    return sorted((p for s in cluster.schedulers for p in s.handle.preemptions), key=lambda p: p["time"])
+
+
 def summarize(result: SimResult) -> dict[str, Any]:
     """The summary's JSON form (the `summary` key of the results)."""
-    # Imported here: results imports this module for the table.
-    from kubesched.sim.results import preemptions
-
     cluster, recorder = result.cluster, result.recorder
     end = cluster.now()
     records = preemptions(cluster)
