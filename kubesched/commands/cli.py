@@ -26,7 +26,7 @@ LAZY_COMMANDS = {
     "scheduler": ("kubesched.live.scheduler", "scheduler"),
     "descheduler": ("kubesched.live.descheduler", "descheduler"),
     "trace": ("kubesched.commands.trace", "trace"),
-    "compare": ("kubesched.sim.compare", "command"),
+    "compare": ("kubesched.commands.compare", "command"),
     "capacity": ("kubesched.commands.capacity", "capacity"),
 }
 
