@@ -38,6 +38,7 @@ from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
 from kubesched.store.base import Store
 from kubesched.store.memory import MemoryStore
+from kubesched.store.podindex import PodIndexes
 
 if TYPE_CHECKING:  # the descheduler is imported only by a run that has one (tens of ms of start-up)
     from kubesched.descheduler.descheduler import Descheduler
@@ -88,12 +89,18 @@ class Cluster:
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it; the quota controller
         # before the workload controllers, so quota a pod frees is recounted before its owner retries.
-        self.controllers = [DisruptionController(self.api, self.clock, warn=self._warn)]
-        self.controllers += [cls(self.api, self.clock) for cls in (
-            ResourceQuotaController, DeploymentController, ReplicaSetController, ReplicationControllerController,
-            StatefulSetController, DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,
-            NodeLifecycleController, TaintEvictionController, PodGCController, PersistentVolumeController,
-            EphemeralVolumeController)]
+        # The pod indexes every component reads, shared as informers' indexers are.
+        self.pod_indexes = PodIndexes(self.store)
+        api, clock, indexes = self.api, self.clock, self.pod_indexes
+        self.controllers = [
+            DisruptionController(api, clock, warn=self._warn), ResourceQuotaController(api, clock),
+            DeploymentController(api, clock), ReplicaSetController(api, clock, indexes),
+            ReplicationControllerController(api, clock, indexes), StatefulSetController(api, clock, indexes),
+            DaemonSetController(api, clock, indexes), CronJobController(api, clock), JobController(api, clock, indexes),
+            TTLAfterFinishedController(api, clock), GarbageCollector(api, clock),
+            NodeLifecycleController(api, clock, indexes), TaintEvictionController(api, clock, indexes),
+            PodGCController(api, clock, indexes), PersistentVolumeController(api, clock),
+            EphemeralVolumeController(api, clock)]
         for controller in self.controllers:
             controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain)
@@ -109,7 +116,8 @@ class Cluster:
             from kubesched.descheduler.descheduler import Descheduler
 
             self.descheduler = Descheduler(self.api, self.clock, self.descheduler_policy,
-                                           [s.config for s in self.schedulers], self.kubelets.usage)
+                                           [s.config for s in self.schedulers], self.kubelets.usage,
+                                           self.pod_indexes)
             self.descheduler.start()
 
     def now(self) -> float:

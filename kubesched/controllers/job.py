@@ -44,7 +44,7 @@ from kubesched.controllers.refmanager import claim
 from kubesched.runtime.clock import Timer
 from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
-from kubesched.store.podindex import OwnerIndex, object_key, shared_owner_index
+from kubesched.store.podindex import OwnerIndex, PodIndexes, object_key
 
 SOURCE = "job-controller"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -101,9 +101,10 @@ def _interval(run: list[int]) -> str:
 class JobController:
     pods: OwnerIndex  # the store's pods by controller, from start()
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Any, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared: see PodIndexes
         self.queue = WorkQueue(clock, self._sync)
         self.backoff = FailureBackoff(clock, self.queue)
         self._batched: dict[tuple[str, str], Timer] = {}  # key -> the pending batched sync
@@ -112,7 +113,7 @@ class JobController:
         self._deadlines: dict[tuple[str, str], float] = {}  # key -> when a sync checks its deadline
 
     def start(self) -> None:
-        self.pods = shared_owner_index(self.api.store)
+        self.pods = self.indexes.by_owner()
         for job in self.api.store.list("Job"):
             self.queue.add(object_key(job))
         self.api.store.watch(self._on_job, {"Job"})

@@ -14,9 +14,9 @@ from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
 from kubesched.store.podindex import (
     OwnerIndex,
+    PodIndexes,
     changes_what_controllers_do,
     object_key,
-    shared_owner_index,
 )
 
 
@@ -24,15 +24,16 @@ class PodOwnerController:
     kind: ClassVar[str]  # the workload kind this controller syncs
     pods: OwnerIndex  # the store's pods by controller, from start()
 
-    def __init__(self, api: APIServer, clock: Any) -> None:
+    def __init__(self, api: APIServer, clock: Any, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared: see PodIndexes
         self.queue = WorkQueue(clock, self._sync)
         self.backoff = FailureBackoff(clock, self.queue)
         self.settled = SettledSyncs(clock, self.queue)
 
     def start(self) -> None:
-        self.pods = shared_owner_index(self.api.store)
+        self.pods = self.indexes.by_owner()
         for obj in self.api.store.list(self.kind):
             self.queue.add(object_key(obj))
         self.api.store.watch(self._on_owner, {self.kind})

@@ -30,7 +30,7 @@ from kubesched.descheduler.placement import Placement
 from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.policy import Policy, ProfileSpec
 from kubesched.runtime.clock import LATE
-from kubesched.store.podindex import PodsByNode, shared_pods_by_node
+from kubesched.store.podindex import PodIndexes, PodsByNode
 
 if TYPE_CHECKING:
     from kubesched.apiserver.server import APIServer
@@ -68,9 +68,11 @@ class Descheduler:
     pods_by_node: PodsByNode  # the store's pods by node, from start()
 
     def __init__(self, api: APIServer, clock: VirtualClock, policy: Policy,
-                 scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None) -> None:
+                 scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None,
+                 indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared with the controllers: see PodIndexes
         self.policy = policy
         self.placement = Placement(api.store, scheduler_configs)
         self.pod_evictor = PodEvictor(api, policy.limits, policy.grace_period)
@@ -81,7 +83,7 @@ class Descheduler:
         self._timer: Timer | None = None
 
     def start(self) -> None:
-        self.pods_by_node = shared_pods_by_node(self.api.store)
+        self.pods_by_node = self.indexes.by_node()
         self.placement.start()
         self._timer = self.clock.call_at(self.clock.now(), self.run_pass, rank=LATE)
 
