@@ -30,7 +30,6 @@ if TYPE_CHECKING:  # rich draws only the table: `-o json` does not import it
     from kubesched.descheduler.descheduler import PassRecord
     from kubesched.descheduler.framework import EvictionAttempt
 
-SHOWN_RESOURCES = ("cpu", "memory", "pods")
 LISTED = 100  # rows per listing in the table; the JSON has them all
 
 
