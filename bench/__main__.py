@@ -17,7 +17,7 @@ from bench.loading import load_times
 from bench.serve_load import serve_and_load
 from bench.timeline import timeline_table
 from bench.workloads import WORKLOADS, Workload
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 
 
 def run(w: Workload) -> tuple[int, float, int, int]:

@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass
 
 from bench.workloads import Obj, node, pod
+from kubesched.cluster.cluster import Cluster
 from kubesched.descheduler.descheduler import Descheduler
 from kubesched.descheduler.policy import load_policy
-from kubesched.runtime.cluster import Cluster
 
 NODES, HOT, PODS_PER_HOT, SETS = 5000, 1000, 4, 40
 POLICY = {
@@ -70,7 +70,7 @@ def run_pass() -> PassResult:
         cluster.create(obj)
     cluster.run()
     d = Descheduler(cluster.api, cluster.clock, load_policy(POLICY), [cluster.scheduler.config],
-                    cluster.kubelets.usage)
+                    cluster.kubelets.usage, cluster.pod_indexes)
     d.start()
     start = time.perf_counter()
     record = d.run_pass()

@@ -134,7 +134,7 @@ def serve_and_load(clients: int = 50, writes: int = 10_000, watchers: int = 5) -
 
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
-        proc = subprocess.Popen([sys.executable, "-m", "kubesched.cli", "serve", "--port", "0", "--data",
+        proc = subprocess.Popen([sys.executable, "-m", "kubesched.commands.cli", "serve", "--port", "0", "--data",
                                  str(Path(tmp) / "bench.db"), "--kubeconfig-out", str(kubeconfig)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         try:

@@ -19,7 +19,6 @@ from bench.child import ChildRun, simulate
 from bench.workloads import Obj, node, pod
 
 NODES, DEPLOYMENTS, REPLICAS, CRONJOBS, PARALLELISM, PRESSED = 1000, 10, 100, 12, 10, 20
-DAY = 24 * 3600
 KUBELET = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
            "evictionSoft": {"memory.available": "2Gi"}, "evictionSoftGracePeriod": {"memory.available": "5m"}}
 POLICY = {

@@ -33,9 +33,9 @@ def replay_times(variants: tuple[str, ...] = (), directory: str = TRACE_DIR, tim
             if variants and name not in variants:
                 continue
             scenario = os.path.join(tmp, f"{name}.json")
-            convert = _timed([sys.executable, "-m", "kubesched.cli", "trace", "alibaba-gpu", directory, "-o", scenario,
+            convert = _timed([sys.executable, "-m", "kubesched.commands.cli", "trace", "alibaba-gpu", directory, "-o", scenario,
                               *options], timeout)
-            replay = _timed([sys.executable, "-m", "kubesched.cli", "simulate", scenario, "-o", "json"], timeout)
+            replay = _timed([sys.executable, "-m", "kubesched.commands.cli", "simulate", scenario, "-o", "json"], timeout)
             out.append(Replay(name, convert[0], replay[0], replay[1], convert[2] and replay[2]))
     return out
 

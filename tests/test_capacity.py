@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 from kubesched.sim.capacity import group_reasons
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "capacity"

@@ -29,7 +29,7 @@ def simulate(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
     env["COLUMNS"] = "40"  # narrow: problems must still be one line each
     env["NO_COLOR"] = "1"
-    return subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -54,7 +54,7 @@ def write(cwd: Path, name: str, text: str) -> str:
 
 
 def test_module_entry_point_runs(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-m", "kubesched.cli", "--help"], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "--help"], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0 and "simulate" in proc.stdout
 

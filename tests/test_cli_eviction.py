@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 EVICTIONS = str(SCENARIOS / "eviction-api-pdb.yaml")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 
 
 def test_expectation_after_the_end_of_the_run_fails(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ def simulate(cwd: Path, text: str, *args: str) -> subprocess.CompletedProcess[st
     (cwd / "in.yaml").write_text(text)
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
     env["NO_COLOR"] = "1"
-    return subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", "in.yaml", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", "in.yaml", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 EXAMPLE_1 = str(SCENARIOS / "preemption-seed-example-1.yaml")

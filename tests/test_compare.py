@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 from kubesched.sim.compare import labels
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "compare"

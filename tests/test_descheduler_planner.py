@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kubesched.descheduler.framework import EvictionAttempt
-from kubesched.descheduler.planner import plan
+from kubesched.sim.planner import plan
 from kubesched.sim.runner import load, simulate
 
 SCENARIOS = sorted(Path(__file__).parent.glob("scenarios/descheduler-*.yaml"))
@@ -60,7 +60,7 @@ def test_planner_changes_nothing_in_its_input(tmp_path: Path) -> None:
     copy = tmp_path / source.name
     copy.write_text(source.read_text())
     before = copy.read_text()
-    out = subprocess.run([sys.executable, "-m", "kubesched.cli", "deschedule", str(copy), "--policy", str(copy),
+    out = subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "deschedule", str(copy), "--policy", str(copy),
                           "-o", "json"], capture_output=True, text=True, check=True)
     data = json.loads(out.stdout)
     assert {"nodes", "errors", "plan"} <= set(data)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from kubesched.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent

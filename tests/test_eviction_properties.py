@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kubesched.api.objects import is_pod_ready, is_terminating
 from kubesched.apiserver.errors import APIError
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.store.base import WatchEvent
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

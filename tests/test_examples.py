@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 # Directories of objects and a Scenario (examples/plugins holds a plugin module, not input).

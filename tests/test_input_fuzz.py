@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.errors import InputError
+from kubesched.input.scenario import Scenario
 from kubesched.sim.runner import load
-from kubesched.sim.scenario import Scenario
 
 CORPUS = Path(__file__).parent / "fuzz_corpus"
 REPRODUCERS = sorted(p.name for p in CORPUS.glob("*.yaml"))
@@ -42,7 +42,7 @@ def _simulate(name: str) -> subprocess.CompletedProcess[str] | None:
     env = {k: v for k, v in os.environ.items()
            if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
     try:
-        return subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", name], cwd=CORPUS, env=env,
+        return subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", name], cwd=CORPUS, env=env,
                               capture_output=True, text=True, timeout=TIME_LIMIT)
     except subprocess.TimeoutExpired:
         return None

@@ -14,8 +14,8 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.cluster.cluster import Cluster
 from kubesched.kubelet.eviction import EvictionManager, NodeState
-from kubesched.runtime.cluster import Cluster
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MI = 2**20

@@ -28,7 +28,7 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.runtime.observer import NullObserver
 
 # --- the small world -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.scheduler.config import load_config
 from kubesched.scheduler.plugins.defaultpreemption import DefaultPreemption
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubesched.api.loader import Dumper
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.scheduler.framework import CycleState
 from kubesched.scheduler.scheduler import select_host
 from kubesched.scheduler.types import Code, PodInfo

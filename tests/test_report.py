@@ -25,7 +25,7 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 from kubesched.sim import report as report_module
 from kubesched.sim import timeline as tl
 from kubesched.sim.report import save_utilisation_plot, write_report
@@ -381,7 +381,7 @@ def test_step_merges_changes_at_one_instant() -> None:
 
 def test_simulate_without_report_does_not_load_matplotlib(scenario: Path) -> None:
     """matplotlib costs half a second to import: only a run that writes a report pays it."""
-    code = ("import sys; from click.testing import CliRunner; from kubesched.cli import main; "
+    code = ("import sys; from click.testing import CliRunner; from kubesched.commands.cli import main; "
             f"r = CliRunner().invoke(main, ['simulate', {str(scenario)!r}, '-o', 'json']); "
             "assert r.exit_code == 0, r.output; print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

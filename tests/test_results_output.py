@@ -18,7 +18,7 @@ import yaml
 from rich.console import Console
 
 from kubesched.api.quantity import format_memory as memory
-from kubesched.sim.recorder import PodHistory
+from kubesched.cluster.recorder import PodHistory
 from kubesched.sim.results import render_table, to_json
 from kubesched.sim.runner import SimResult, load, simulate
 from kubesched.sim.summary import group_pending, summarize
@@ -191,7 +191,7 @@ def test_names_are_never_cut_when_piped(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump_all([node(long_node, cpu="4"), pod(long_pod),
                                         pod("too-big-" + "y" * 55, cpu="64")]))
     env = {**os.environ, "COLUMNS": "80"}
-    proc = subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", str(path)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", str(path)], capture_output=True,
                           text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
     assert "…" not in proc.stdout
@@ -252,7 +252,7 @@ def test_the_cli_process_ends_with_its_whole_output_and_exit_code(tmp_path: Path
             scenario("10s", [])]
     docs[-1]["spec"]["expect"] = [expect]
     path.write_text(yaml.safe_dump_all(docs))
-    proc = subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", str(path), "-o", "json"],
+    proc = subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", str(path), "-o", "json"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == code, proc.stderr
     assert proc.stdout.endswith("}\n")

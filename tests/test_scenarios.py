@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 FILES = sorted(SCENARIOS.glob("*.yaml"))

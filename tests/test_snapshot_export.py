@@ -14,7 +14,7 @@ EXPORT = Path(__file__).parent / "scenarios" / "snapshot-realistic-export.yaml"
 
 
 def test_a_realistic_export_runs_for_an_hour_without_anything_moving() -> None:
-    proc = subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", str(EXPORT), "-o", "json"],
+    proc = subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", str(EXPORT), "-o", "json"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr
     result = json.loads(proc.stdout)

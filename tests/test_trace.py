@@ -11,7 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 
 TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "alibaba-gpu-v2023"
 NODE_HEADER = "sn,cpu_milli,memory_mib,gpu,model\n"

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from kubesched.api.objects import controller_of, is_terminal, is_terminating
 from kubesched.apiserver.errors import APIError
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 
 # ---- ReplicaSet -----------------------------------------------------------------------------------------
 

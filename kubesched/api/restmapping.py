@@ -38,10 +38,6 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     @property
-    def group_version(self) -> str:
-        return self.api_version
-
-    @property
     def singular_name(self) -> str:
         return self.singular or self.kind.lower()
 

@@ -3,7 +3,7 @@
 Bad input must never reach the simulation: every problem is collected (one line each, naming file,
 document and field path, worded like the API server's own messages) and raised as one InputError.
 Semantic rules the API server applies in admission (priority ceilings, `system-` names) live elsewhere;
-so do the checks of what is not a Kubernetes object: the Scenario kind (kubesched.sim.validation) and
+so do the checks of what is not a Kubernetes object: the Scenario kind (kubesched.input.validation) and
 component configurations (their components).
 """
 

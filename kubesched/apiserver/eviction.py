@@ -12,15 +12,32 @@ default) or always (AlwaysAllow), since it is not counted as healthy anyway.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from kubesched.api.objects import Obj, is_pod_ready, is_terminating, set_condition
 from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_selector
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden, TooManyRequests
+from kubesched.runtime.observer import Observer
+from kubesched.store.base import Store
 
-if TYPE_CHECKING:
-    from kubesched.apiserver.server import APIServer
-    from kubesched.store.base import Store
+
+class APIServer(Protocol):
+    """What the subresource uses of the API server that serves it (typed here rather than imported:
+    kubesched.apiserver.server imports this module to serve pods/eviction)."""
+
+    store: Store
+    now: Callable[[], float]
+    observer: Observer
+
+    def timestamp(self, seconds: float | None = None) -> str: ...
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj: ...
+
+    def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj: ...
+
+    def delete(self, kind: str, namespace: str, name: str, grace_period: int | None = None,
+               propagation_policy: str | None = None) -> Obj | None: ...
 
 EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
 MAX_DISRUPTED_POD_SIZE = 2000

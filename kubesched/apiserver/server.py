@@ -42,7 +42,6 @@ MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
-PROPAGATION_POLICIES = ("Orphan", "Background", "Foreground")
 
 
 class APIServer(StoreReads):

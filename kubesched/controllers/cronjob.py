@@ -28,11 +28,11 @@ from kubesched.apiserver.errors import AlreadyExists, APIError, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.job import is_finished
 from kubesched.controllers.podcontrol import controller_ref
-from kubesched.controllers.podindex import object_key
 from kubesched.controllers.ratelimit import FailureBackoff
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.podindex import object_key
 
 SOURCE = "cronjob-controller"
 SCHEDULED_ANNOTATION = "batch.kubernetes.io/cronjob-scheduled-timestamp"

@@ -51,11 +51,11 @@ from kubesched.controllers.podcontrol import (
     slow_start_batch,
 )
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.refmanager import claim
 from kubesched.runtime.clock import Clock
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import PodIndexes, object_key
 
 SOURCE = "daemonset-controller"
 BURST_REPLICAS = 250  # pods created or deleted per sync at most
@@ -65,8 +65,8 @@ FAILED_POD_BACKOFF = (1.0, 900.0)  # failedPodsBackoff: initial and maximum dela
 class DaemonSetController(PodOwnerController):
     kind = "DaemonSet"
 
-    def __init__(self, api: APIServer, clock: Clock) -> None:
-        super().__init__(api, clock)
+    def __init__(self, api: APIServer, clock: Clock, indexes: PodIndexes | None = None) -> None:
+        super().__init__(api, clock, indexes)
         self._failed_pods: dict[str, tuple[float, float]] = {}  # backoff key -> (delay, last update)
         self._first_seen: dict[str, tuple[Obj, str | None]] = {}  # DaemonSet uid -> first template, its pods' hash
 

@@ -30,13 +30,13 @@ from kubesched.apiserver.server import APIServer
 from kubesched.controllers import deploymentutil as du
 from kubesched.controllers.podcontrol import controller_ref
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podindex import object_key
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.replicaset import replicas_of
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.podindex import object_key
 
 SOURCE = "deployment-controller"
 

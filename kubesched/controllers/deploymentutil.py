@@ -120,11 +120,6 @@ def set_replicas_annotations(rs: Obj, desired: int, max_replicas: int) -> bool:
     return True
 
 
-def replicas_annotations_need_update(rs: Obj, desired: int, max_replicas: int) -> bool:
-    annotations = rs["metadata"].get("annotations") or {}
-    return annotations.get(DESIRED_REPLICAS) != str(desired) or annotations.get(MAX_REPLICAS) != str(max_replicas)
-
-
 def desired_replicas_annotation(rs: Obj) -> int | None:
     value = (rs["metadata"].get("annotations") or {}).get(DESIRED_REPLICAS)
     return int(value) if value is not None and value.lstrip("-").isdigit() else None

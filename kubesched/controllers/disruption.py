@@ -35,10 +35,10 @@ from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_sele
 from kubesched.api.selectors import LabelSelector
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodKey, object_key
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import PodKey, object_key
 
 DELETION_TIMEOUT = 120.0  # seconds an approved eviction may take to start deleting the pod
 UNMANAGED_MESSAGE = (

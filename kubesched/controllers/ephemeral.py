@@ -9,8 +9,8 @@ from __future__ import annotations
 from kubesched.api.objects import Obj, deep_copy, is_terminating
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
 
 SOURCE = "ephemeral_volume"

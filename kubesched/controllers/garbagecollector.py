@@ -26,11 +26,11 @@ from collections.abc import Hashable
 from kubesched.api.objects import Obj, is_terminating, namespaced
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, APIServer
-from kubesched.controllers.podindex import same_owner_references
 from kubesched.controllers.ratelimit import FailureBackoff
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import same_owner_references
 
 Key = tuple[str, str, str]  # kind, namespace ("" for cluster-scoped), name
 UNOWNABLE = frozenset({"Event"})  # kinds that are never owners nor dependents worth following

@@ -36,13 +36,13 @@ from kubesched.apiserver.errors import APIError, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podcontrol import create_pod, delete_pod, is_pod_active, slow_start_batch
 from kubesched.controllers.podevents import owners_to_sync, selector_of
-from kubesched.controllers.podindex import OwnerIndex, object_key, shared_owner_index
 from kubesched.controllers.ranking import pods_to_delete
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.refmanager import claim
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import OwnerIndex, PodIndexes, object_key
 
 SOURCE = "job-controller"
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
@@ -99,9 +99,10 @@ def _interval(run: list[int]) -> str:
 class JobController:
     pods: OwnerIndex  # the store's pods by controller, from start()
 
-    def __init__(self, api: APIServer, clock: Clock) -> None:
+    def __init__(self, api: APIServer, clock: Clock, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared: see PodIndexes
         self.queue = WorkQueue(clock, self._sync)
         self.backoff = FailureBackoff(clock, self.queue)
         self._batched: dict[tuple[str, str], Timer] = {}  # key -> the pending batched sync
@@ -110,7 +111,7 @@ class JobController:
         self._deadlines: dict[tuple[str, str], float] = {}  # key -> when a sync checks its deadline
 
     def start(self) -> None:
-        self.pods = shared_owner_index(self.api.store)
+        self.pods = self.indexes.by_owner()
         for job in self.api.store.list("Job"):
             self.queue.add(object_key(job))
         self.api.store.watch(self._on_job, {"Job"})

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
 
 

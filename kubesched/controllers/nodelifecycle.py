@@ -37,13 +37,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kubesched.api.nodetree import zone_key
 from kubesched.api.objects import Obj, get_condition, set_condition
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodsByNode, shared_pods_by_node
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock, Timer
-from kubesched.scheduler.nodetree import zone_key
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import WatchEvent
+from kubesched.store.podindex import PodIndexes, PodsByNode
 
 SOURCE = "node-controller"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -146,9 +146,10 @@ class NodeHealth:
 class NodeLifecycleController:
     pods: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: Clock) -> None:
+    def __init__(self, api: APIServer, clock: Clock, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared: see PodIndexes
         self._health: dict[str, NodeHealth] = {}
         self._tainters: dict[str, ZoneTainter] = {}  # zone -> its NoExecute tainting queue
         self._states: dict[str, str] = {}  # zone -> disruption state
@@ -156,7 +157,7 @@ class NodeLifecycleController:
         self._pass_queue = WorkQueue(clock, lambda _: self._monitor_pass())
 
     def start(self) -> None:
-        self.pods = shared_pods_by_node(self.api.store)
+        self.pods = self.indexes.by_node()
         for node in self.api.store.list("Node"):
             self._node_queue.add(node["metadata"]["name"])
         self.api.store.watch(self._on_node, {"Node"})

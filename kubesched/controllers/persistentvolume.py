@@ -53,8 +53,8 @@ from kubesched.api.storage import (
 from kubesched.apiserver.errors import APIError, ConflictError
 from kubesched.apiserver.server import APIServer
 from kubesched.apiserver.storage import default_class
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 SOURCE = "persistentvolume-controller"

@@ -52,13 +52,6 @@ def controller_ref(owner: Obj) -> Obj:
             "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
-def owned_by(obj: Obj, owner: Obj) -> bool:
-    for ref in obj["metadata"].get("ownerReferences") or ():
-        if ref.get("controller"):
-            return ref.get("uid") == owner["metadata"]["uid"]
-    return False
-
-
 def pod_from_template(template: Obj, owner: Obj, generate_name: str | None = None) -> Obj:
     """GetPodFromTemplate: the template's labels, annotations, finalizers and spec, named
     `<owner>-<random>` (or `generate_name` + random) by the API server, controlled by `owner`, in

@@ -26,9 +26,9 @@ from kubesched.api.objects import Obj, is_terminal, is_terminating, set_conditio
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.nodelifecycle import ready_status
-from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
 from kubesched.runtime.clock import Clock, Timer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
+from kubesched.store.podindex import PodIndexes, PodKey, PodsByNode, object_key
 
 GC_CHECK_PERIOD = 20.0
 QUARANTINE_TIME = 40.0
@@ -39,9 +39,10 @@ OUT_OF_SERVICE = "node.kubernetes.io/out-of-service"
 class PodGCController:
     pods: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: Clock) -> None:
+    def __init__(self, api: APIServer, clock: Clock, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared: see PodIndexes
         self.threshold = TERMINATED_POD_THRESHOLD
         self._terminated: dict[PodKey, None] = {}
         self._unscheduled_terminating: dict[PodKey, None] = {}
@@ -49,7 +50,7 @@ class PodGCController:
         self._pass: Timer | None = None
 
     def start(self) -> None:
-        self.pods = shared_pods_by_node(self.api.store)
+        self.pods = self.indexes.by_node()
         for pod in self.api.store.list("Pod"):
             self._on_pod(WatchEvent(ADDED, "Pod", pod, None))
         self.api.store.watch(self._on_pod, {"Pod"})

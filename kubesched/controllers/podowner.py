@@ -8,32 +8,33 @@ from typing import ClassVar
 
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.podevents import became_ready, owners_to_sync
-from kubesched.controllers.podindex import (
-    OwnerIndex,
-    changes_what_controllers_do,
-    object_key,
-    shared_owner_index,
-)
 from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.controllers.settle import SettledSyncs, status_only
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.podindex import (
+    OwnerIndex,
+    PodIndexes,
+    changes_what_controllers_do,
+    object_key,
+)
 
 
 class PodOwnerController:
     kind: ClassVar[str]  # the workload kind this controller syncs
     pods: OwnerIndex  # the store's pods by controller, from start()
 
-    def __init__(self, api: APIServer, clock: Clock) -> None:
+    def __init__(self, api: APIServer, clock: Clock, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared: see PodIndexes
         self.queue = WorkQueue(clock, self._sync)
         self.backoff = FailureBackoff(clock, self.queue)
         self.settled = SettledSyncs(clock, self.queue)
 
     def start(self) -> None:
-        self.pods = shared_owner_index(self.api.store)
+        self.pods = self.indexes.by_owner()
         for obj in self.api.store.list(self.kind):
             self.queue.add(object_key(obj))
         self.api.store.watch(self._on_owner, {self.kind})

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 
 BASE_DELAY = 0.005
 MAX_DELAY = 1000.0

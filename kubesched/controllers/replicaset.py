@@ -30,10 +30,10 @@ from kubesched.controllers.podcontrol import (
     slow_start_batch,
 )
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.ranking import pods_to_delete
 from kubesched.controllers.refmanager import claim
+from kubesched.store.podindex import object_key
 
 SOURCE = "replicaset-controller"
 BURST_REPLICAS = 500  # pods created or deleted per sync at most

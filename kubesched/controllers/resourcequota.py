@@ -35,10 +35,10 @@ from kubesched.api.quota import (
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.resourcequota import count_name
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import object_key
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import ADDED, DELETED, MODIFIED, WatchEvent
+from kubesched.store.podindex import object_key
 
 RESYNC_PERIOD = 300.0  # --resource-quota-sync-period
 ZERO = Amount(Fraction(0))  # CalculateUsageStats starts each tracked resource at a DecimalSI zero

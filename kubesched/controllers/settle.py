@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import LATE, Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import MODIFIED, WatchEvent
 
 

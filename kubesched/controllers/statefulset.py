@@ -43,11 +43,11 @@ from kubesched.controllers.podcontrol import (
     pods_revision,
 )
 from kubesched.controllers.podevents import selector_of
-from kubesched.controllers.podindex import object_key
 from kubesched.controllers.podowner import PodOwnerController
 from kubesched.controllers.refmanager import claim
 from kubesched.controllers.replicaset import replicas_of
 from kubesched.runtime.clock import Clock
+from kubesched.store.podindex import PodIndexes, object_key
 
 SOURCE = "statefulset-controller"
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
@@ -72,8 +72,8 @@ def claim_name(template: Obj, set_name: str, ordinal: int) -> str:
 class StatefulSetController(PodOwnerController):
     kind = "StatefulSet"
 
-    def __init__(self, api: APIServer, clock: Clock) -> None:
-        super().__init__(api, clock)
+    def __init__(self, api: APIServer, clock: Clock, indexes: PodIndexes | None = None) -> None:
+        super().__init__(api, clock, indexes)
         self._templates: dict[str, Obj] = {}  # revision name -> its pod template, as seen in this run
         self._first_seen: dict[str, tuple[Obj, str | None]] = {}  # set uid -> first template, its revision
 

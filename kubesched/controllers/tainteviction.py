@@ -30,10 +30,10 @@ from kubesched.api.objects import Obj, is_terminating, set_condition
 from kubesched.api.taints import tolerates
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.podindex import PodKey, PodsByNode, object_key, shared_pods_by_node
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock, Timer
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import MODIFIED, WatchEvent
+from kubesched.store.podindex import PodIndexes, PodKey, PodsByNode, object_key
 
 SOURCE = "taint-eviction-controller"
 EVENT_REASON = "TaintManagerEviction"
@@ -69,9 +69,10 @@ def min_toleration_seconds(tolerations: list[Obj]) -> float | None:
 class TaintEvictionController:
     pods: PodsByNode  # the store's pods by node, from start()
 
-    def __init__(self, api: APIServer, clock: Clock) -> None:
+    def __init__(self, api: APIServer, clock: Clock, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared: see PodIndexes
         self._tainted: dict[str, list[Obj]] = {}  # node -> its NoExecute taints (taintedNodes)
         self._evictions: dict[PodKey, Timer] = {}  # pending timed evictions
         self._node_queue = WorkQueue(clock, self._sync_node)
@@ -79,7 +80,7 @@ class TaintEvictionController:
 
     def start(self) -> None:
         store = self.api.store
-        self.pods = shared_pods_by_node(self.api.store)
+        self.pods = self.indexes.by_node()
         for node in store.list("Node"):
             self._node_queue.add(node["metadata"]["name"])
         for pod in store.list("Pod"):

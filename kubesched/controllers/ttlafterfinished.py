@@ -14,10 +14,10 @@ from kubesched.api.objects import Obj, is_terminating
 from kubesched.apiserver.errors import NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.job import is_finished
-from kubesched.controllers.podindex import object_key
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
+from kubesched.store.podindex import object_key
 
 
 class TTLAfterFinishedController:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kubesched.api.objects import Obj
-from kubesched.controllers.podindex import PodsByNode, shared_pods_by_node
 from kubesched.descheduler.framework import (
     BALANCE,
     DESCHEDULE,
@@ -34,6 +33,7 @@ from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.policy import Policy, ProfileSpec
 from kubesched.runtime.clock import LATE
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
+from kubesched.store.podindex import PodIndexes, PodsByNode
 
 if TYPE_CHECKING:
     from kubesched.apiserver.interface import API
@@ -72,9 +72,10 @@ class Descheduler:
 
     def __init__(self, api: API, clock: Clock, policy: Policy,
                  scheduler_configs: list[SchedulerConfig], metrics: UsageTracker | None = None,
-                 observer: Observer = NULL_OBSERVER) -> None:
+                 observer: Observer = NULL_OBSERVER, indexes: PodIndexes | None = None) -> None:
         self.api = api
         self.clock = clock
+        self.indexes = indexes or PodIndexes(api.store)  # shared with the controllers: see PodIndexes
         self.policy = policy
         self.placement = Placement(api.store, scheduler_configs)
         self.pod_evictor = PodEvictor(api, policy.limits, policy.grace_period)
@@ -86,7 +87,7 @@ class Descheduler:
         self._timer: Timer | None = None
 
     def start(self) -> None:
-        self.pods_by_node = shared_pods_by_node(self.api.store)
+        self.pods_by_node = self.indexes.by_node()
         self.evictions = EvictionHistory(self.api.store, self.api.now)
         self.placement.start()
         self._timer = self.clock.call_at(self.clock.now(), self.run_pass, rank=LATE)

@@ -22,10 +22,10 @@ from kubesched.store.base import MODIFIED, WatchEvent
 
 if TYPE_CHECKING:
     from kubesched.apiserver.interface import API
-    from kubesched.controllers.podindex import PodsByNode
     from kubesched.descheduler.placement import Placement
     from kubesched.kubelet.usage import UsageTracker
     from kubesched.store.base import Store
+    from kubesched.store.podindex import PodsByNode
 
 DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER = "deschedule", "balance", "filter", "preEvictionFilter"
 EXTENSION_POINTS = (DESCHEDULE, BALANCE, FILTER, PRE_EVICTION_FILTER)

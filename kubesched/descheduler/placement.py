@@ -27,6 +27,7 @@ from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import CycleState, Handle, Profile
 from kubesched.scheduler.scheduler import num_feasible_nodes_to_find, select_host
 from kubesched.scheduler.types import Code, NodeInfo, PodInfo
+from kubesched.scheduler.vectorised.filters import find_feasible
 from kubesched.store.base import DELETED, WatchEvent
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ class Placement:
         want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len(candidates)) if score else 1
         # A yes/no question may start anywhere: start where the last one found room.
         start = 0 if score else self._last_fit % len(candidates)
-        outcome = profile.find_feasible(state, info, candidates, slots, self.cache.table, start, max(want, 1))
+        outcome = find_feasible(profile, state, info, candidates, slots, self.cache.table, start, max(want, 1))
         if not score and outcome.feasible:
             self._last_fit = int(outcome.positions[0])
         if not outcome.feasible:

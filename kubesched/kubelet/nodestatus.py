@@ -13,8 +13,8 @@ import contextlib
 
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
-from kubesched.controllers.workqueue import WorkQueue
 from kubesched.runtime.clock import Clock
+from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
 
 KUBELET_VERSION = "v1.35.0"

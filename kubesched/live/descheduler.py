@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kubesched.commandline import bad_input_exits, output_console
+from kubesched.input.commandline import bad_input_exits, output_console
 from kubesched.runtime.observer import NullObserver
 
 if TYPE_CHECKING:
@@ -69,8 +69,8 @@ def _plan(conn: Any, policy_obj: dict[str, Any], output: str) -> None:
     """The plan of `kubesched deschedule`, for a snapshot taken now."""
     import json
 
-    from kubesched.descheduler.planner import plan, render_plan
     from kubesched.live.snapshot import render, take
+    from kubesched.sim.planner import plan, render_plan
     from kubesched.sim.runner import load
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,10 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import random
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -30,11 +28,6 @@ JITTER_FACTOR = 1.2  # client-go's: acquire retries wait retryPeriod * [1, 2.2)
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
 # What a failed request raises: an error status, or the connection failing underneath it.
 _REQUEST_ERRORS = (client.ApiException, urllib3.exceptions.HTTPError, OSError, ValueError)
-
-
-def default_identity() -> str:
-    """A candidate's identity as kube-scheduler makes one: host name, then a fresh UUID."""
-    return f"{socket.gethostname()}_{uuid.uuid4()}"
 
 
 def _micro_time() -> str:

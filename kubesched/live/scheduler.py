@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from kubesched.commandline import bad_input_exits
+from kubesched.input.commandline import bad_input_exits
 
 log = logging.getLogger("kubesched.live")
 

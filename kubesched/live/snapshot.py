@@ -33,8 +33,8 @@ from kubesched.api.loader import SNAPSHOT_TIME, CDumper
 from kubesched.api.objects import format_time, parse_time
 from kubesched.api.restmapping import RESOURCES
 from kubesched.apiserver.errors import APIError, TooManyRequests
+from kubesched.input.scenario import CREATE_ORDER
 from kubesched.live.connection import Connection, Unreachable
-from kubesched.sim.scenario import CREATE_ORDER
 
 PAGE = 500  # items per list request, as kubectl's --chunk-size
 RETRIES = 5  # for 429 (the connection retries 5xx and lost connections itself) and expired continues

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kubesched.api.nodetree import NodeTree
 from kubesched.api.objects import Obj
-from kubesched.scheduler.nodetree import NodeTree
 from kubesched.scheduler.types import CPU, EPHEMERAL, MEMORY, PODS, NodeInfo, PodInfo
 
 BASE_COLUMNS = (CPU, MEMORY, EPHEMERAL, PODS)

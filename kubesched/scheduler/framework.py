@@ -11,8 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import random
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -22,7 +21,6 @@ from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.nominator import Nominator
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
-from kubesched.scheduler.vectorised.filters import FilterOutcome, NodeStatuses, find_feasible
 
 if TYPE_CHECKING:
     from kubesched.apiserver.interface import API
@@ -375,36 +373,6 @@ def default_normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
     return MAX_NODE_SCORE - out if reverse else out
 
 
-def distinct_statuses(statuses: Mapping[str, Status]) -> list[tuple[Status, int]]:
-    """Each distinct Status with how many nodes failed with it (nodes failing alike share one)."""
-    if isinstance(statuses, NodeStatuses):
-        return statuses.counts()
-    shared = Counter(map(id, statuses.values()))
-    return [(st, shared[i]) for i, st in {id(st): st for st in statuses.values()}.items()]
-
-
-def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], absent: Status | None,
-                      prefilter_msg: str | None, postfilter_msg: str | None) -> str:
-    """FitError.Error(): reasons counted over nodes, "<count> <reason>" sorted as strings."""
-    msg = f"0/{num_nodes} nodes are available:"
-    if prefilter_msg:
-        msg += f" {prefilter_msg}."
-    else:
-        counts: dict[str, int] = {}
-        for status, nodes in distinct_statuses(statuses):
-            for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + nodes
-        if absent is not None and len(statuses) < num_nodes:
-            for reason in absent.reasons:
-                counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
-        parts = sorted(f"{c} {r}" for r, c in counts.items())
-        if parts:
-            msg += " " + ", ".join(parts) + "."
-    if postfilter_msg:
-        msg += " " + postfilter_msg
-    return msg
-
-
 @dataclass
 class Profile:
     """A configured framework instance (one per schedulerName)."""
@@ -490,13 +458,6 @@ class Profile:
             if not status.ok:
                 return status
         return self.filter_node(state, pod, node)
-
-    def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
-                      table: NodeTable, start: int, want: int,
-                      nominated: dict[str, list[PodInfo]] | None = None) -> FilterOutcome:
-        """findNodesThatPassFilters: walk `nodes` from `start` round-robin until `want` feasible
-        nodes are found (vectorised.filters.find_feasible says how)."""
-        return find_feasible(self, state, pod, nodes, slots, table, start, want, nominated)
 
     # ---- PreScore / Score --------------------------------------------------------------------
 

@@ -26,11 +26,10 @@ from kubesched.scheduler.framework import (
     CycleState,
     PostFilterResult,
     Profile,
-    fit_error_message,
 )
 from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
 from kubesched.scheduler.vectorised.dryrun import BatchedDryRun
-from kubesched.scheduler.vectorised.filters import NodeStatuses
+from kubesched.scheduler.vectorised.filters import NodeStatuses, fit_error_message
 
 if TYPE_CHECKING:
     from kubesched.scheduler.framework import Handle

@@ -30,13 +30,13 @@ from kubesched.scheduler.framework import (
     Handle,
     Profile,
     WaitingPod,
-    fit_error_message,
 )
 from kubesched.scheduler.plugins.defaultbinder import DefaultBinder
 from kubesched.scheduler.preemption import RECORD_KEY as PREEMPTION_RECORD
 from kubesched.scheduler.queue import Event, QueuedPodInfo, SchedulingQueue
 from kubesched.scheduler.record import DecisionRecord, ScoreDetail
 from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.vectorised.filters import find_feasible, fit_error_message
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 STORAGE_KINDS = {"PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver"}
@@ -310,8 +310,8 @@ class Scheduler:
         want = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len(nodes))
         if not profile.at("score"):
             want = 1
-        outcome = profile.find_feasible(state, pod, nodes, slots, self.cache.table,
-                                        self.next_start % max(len(nodes), 1), want, nominated)
+        outcome = find_feasible(profile, state, pod, nodes, slots, self.cache.table,
+                                self.next_start % max(len(nodes), 1), want, nominated)
         if nominated_status is not None and first not in outcome.statuses and first not in outcome.feasible:
             outcome.statuses[first] = nominated_status  # counted even when the full pass stopped before it
         self.next_start = (self.next_start + len(outcome.feasible) + len(outcome.statuses)) % num_all

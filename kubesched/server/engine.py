@@ -18,11 +18,11 @@ from typing import Any
 from kubesched.api.fieldschema import decode
 from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
 from kubesched.api.restmapping import RESOURCES
+from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubelet.nodestatus import NodeStatusReporter
 from kubesched.runtime.clock import VirtualClock
-from kubesched.runtime.cluster import Cluster
 from kubesched.runtime.realtime import RealtimeDriver
 from kubesched.server import openapi
 from kubesched.server.metrics import Metrics

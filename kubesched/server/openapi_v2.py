@@ -51,10 +51,6 @@ def _string(field: int, text: str) -> bytes:
     return _bytes(field, text.encode()) if text else b""
 
 
-def _bool(field: int, value: bool) -> bytes:
-    return _varint(field << 3) + b"\x01" if value else b""
-
-
 def _double(field: int, value: float) -> bytes:
     return _varint(field << 3 | 1) + struct.pack("<d", value)
 

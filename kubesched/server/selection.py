@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.selectors import LabelSelector, SelectorError
-from kubesched.apiserver.errors import APIError, BadRequest
+from kubesched.apiserver.errors import BadRequest
 
 Obj = dict[str, Any]
 
@@ -149,11 +149,6 @@ class Selection:
 def sort_key(obj: Obj) -> tuple[str, str]:
     meta = obj["metadata"]
     return meta.get("namespace", ""), meta["name"]
-
-
-class ExpiredContinue(APIError):
-    code = 410
-    reason = "Expired"
 
 
 def encode_continue(last: tuple[str, str], rv: int) -> str:

@@ -34,11 +34,11 @@ from kubesched.api.objects import Obj, deep_copy, get_condition, is_terminating
 from kubesched.api.quantity import format_amount
 from kubesched.api.resources import pod_requests
 from kubesched.apiserver.errors import APIError
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
+from kubesched.input.scenario import Scenario
+from kubesched.input.validation import validate
 from kubesched.sim import fiterror
 from kubesched.sim.runner import SimResult, build_cluster
-from kubesched.sim.scenario import Scenario
-from kubesched.sim.validation import validate
 
 ORDER = "round-robin"
 COMPANION_PREFIX = "kubesched-capacity-"

@@ -26,23 +26,21 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import click
 from rich.console import Console
 from rich.table import Table
 
-from kubesched.api.duration import format_duration, parse_duration
+from kubesched.api.duration import format_duration
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.objects import controller_of, get_condition
 from kubesched.api.quantity import format_amount, format_memory, resource_amount
 from kubesched.api.resources import pod_requests
-from kubesched.commandline import bad_input_exits, echo_json, option, output_console, results_only, warn
 
 if TYPE_CHECKING:
     from kubesched.api.loader import LoadedObject
+    from kubesched.cluster.recorder import PodHistory
+    from kubesched.input.scenario import Scenario
     from kubesched.scheduler.types import NodeInfo
-    from kubesched.sim.recorder import PodHistory
     from kubesched.sim.runner import SimResult
-    from kubesched.sim.scenario import Scenario
 
 BASE_RESOURCES = ("cpu", "memory")
 # Allocatable entries that are not room for requests worth measuring here.
@@ -250,7 +248,7 @@ def fragmentation(nodes: list[NodeInfo], resources: list[str],
 
 
 def _preemptions(result: SimResult) -> list[dict[str, Any]]:
-    from kubesched.sim.results import preemptions
+    from kubesched.sim.summary import preemptions
 
     return [{"time": p["time"], "preemptor": p["preemptor"], "priority": p["priority"], "node": p["node"],
              "victims": [v["pod"] for v in p["victims"]]} for p in preemptions(result.recorder)]
@@ -363,49 +361,3 @@ def render(data: dict[str, Any], console: Console) -> None:
         console.print(pre)
     else:
         console.print("No preemptions under any configuration.")
-
-
-# --- the command ---------------------------------------------------------------------------------------
-
-@click.command(name="compare")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--config", "configs", multiple=True, required=True, metavar="FILE",
-              help="A KubeSchedulerConfiguration file; give two or more. Each replaces any in PATHS.")
-@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table")
-@click.option("--report", "report", metavar="FILE", help="Also write a self-contained HTML report of every run.")
-@click.option("--until", "until", metavar="DURATION", help="Stop every run at this virtual time (e.g. 2h).")
-@click.option("--strict", is_flag=True, help="Treat warnings (unknown fields, ignored settings) as errors.")
-def command(paths: tuple[str, ...], configs: tuple[str, ...], output: str, report: str | None,
-            until: str | None, strict: bool) -> None:
-    """Run the input in PATHS once under each --config KubeSchedulerConfiguration and show what
-    differs: pods placed differently, pods pending under some only, preemptions, node
-    utilisation spread and fragmentation.
-
-    Exit codes: 0 compared, 2 bad input.
-    """
-    err = Console(stderr=True)
-    with bad_input_exits():
-        if len(configs) < 2:
-            raise InputError([Problem("command line", None, "--config", "give at least two configurations to compare")])
-        scenario, loaded = load_all(list(paths), list(configs), strict, option(until, "--until", parse_duration))
-    warn(scenario.warnings)
-    runs = run_all(scenario, list(configs), loaded, progress=err if err.is_terminal else None)
-    results_only()
-    for run in runs:
-        warn(run.result.recorder.warnings, f"{run.label}: ")
-    data = compare(runs)
-    if output == "json":
-        echo_json(data)
-    else:
-        console = output_console()
-        console.print(f"[bold]Compared[/bold] {len(runs)} configurations on {' '.join(paths)}: "
-                      + ", ".join(f"{r.label} ({r.config})" for r in runs), highlight=False)
-        render(data, console)
-    if report is not None:
-        from kubesched.sim.report import write_report
-
-        notes = [f"{len(data['placedDifferently'])} pod(s) placed differently, {len(data['pendingDiffers'])} "
-                 "pending under some configurations only"]
-        notes += [f"{r['label']}: {r['nodesUsed']} of {r['nodes']} nodes used, {r['pending']} pending, "
-                  f"{len(r['preemptions'])} preemption(s)" for r in data["runs"]]
-        write_report(report, [(run.label, run.result) for run in runs], f"kubesched compare {' '.join(paths)}", notes)

@@ -1,40 +1,19 @@
-"""The vocabulary of a Scenario's `expect` entries: one class per kind of entry, holding the fields
-it may carry, how they are checked when the Scenario loads, and how the entry is judged against the
-cluster at its time. Keeping the three together means a new field cannot be accepted by the loader
-yet ignored by the check, or the other way round.
+"""How each kind of Scenario `expect` entry is judged against the run at the entry's time: one
+check per kind of entry, subclassing the loader's class for that kind (kubesched.input.expectations)
+so the fields it reads are the fields the loader accepted.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Protocol
 
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, resource_amount
 from kubesched.api.storage import ANN_SELECTED_NODE
-from kubesched.api.validation import (
-    NONNEGATIVE_MSG,
-    POD_PHASES,
-    POSITIVE_MSG,
-    PV_PHASES,
-    PVC_PHASES,
-    Checker,
-    check_resource_list,
-    check_shape,
-    check_string_map,
-    check_taints,
-    subpath,
-)
-from kubesched.runtime.cluster import Cluster
-from kubesched.sim.recorder import Recorder
-
-# Fields an `expect` entry may set to null, to check that the pod has no node, nomination or reason.
-EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notReplaced", "volumeName", "selectedNode",
-                "claim")
-DESCHEDULED_RESULTS = ("Evicted", "Refused", "Filtered", "LimitReached", "None")
-DRAIN_STATUSES = ("Drained", "Failed", "TimedOut", "InProgress")
-CONDITION_STATUSES = ("True", "False", "Unknown")
-CONTAINER_CHECKS = {"ready": bool, "started": bool, "restartCount": int}  # a pod entry's `containers: {name: ...}`
+from kubesched.cluster.cluster import Cluster
+from kubesched.cluster.recorder import Recorder
+from kubesched.input import expectations
 
 
 @dataclass
@@ -110,107 +89,21 @@ def _affinity_terms(pv: dict[str, Any] | None) -> dict[str, list[str]]:
     return {e.get("key", ""): list(e.get("values") or ()) for e in terms[0].get("matchExpressions") or ()}
 
 
-def _subject(c: Checker, value: Any, path: str, parts: int) -> None:
-    """An expect subject: "namespace/name" for pods, a bare name for nodes."""
-    text = c.typed(value, path, str)
-    if text is None:
-        return
-    pieces = text.split("/")
-    if len(pieces) != parts or not all(pieces):
-        c.invalid(path, text, 'must be "namespace/name"' if parts == 2 else "must be a node name")
+def _container_ok(status: dict[str, Any], name: str, want: dict[str, Any]) -> tuple[bool, str]:
+    """`containers: {name: {ready, started, restartCount}}`: what the kubelet reports of a container
+    (or a sidecar) in the pod's status."""
+    statuses = (*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ()))
+    cs = next((x for x in statuses if x.get("name") == name), None)
+    if cs is None:
+        return False, f"container {name} has no status"
+    for key, value in want.items():
+        have = cs.get(key, 0 if key == "restartCount" else None)
+        if have != value:
+            return False, f"container {name} {key} is {have!r}, expected {value!r}"
+    return True, ""
 
 
-def _message_check(c: Checker, entry: dict[str, Any], path: str) -> None:
-    c.get(entry, "message", path, str)
-    c.get(entry, "messageContains", path, str)
-    if entry.get("message") is not None and entry.get("messageContains") is not None:
-        c.err(path, "Invalid value: specify message or messageContains, not both")
-
-
-def _conditions_check(c: Checker, entry: dict[str, Any], path: str) -> None:
-    """`conditions: {Type: "True"|"False"|"Unknown"}`."""
-    for ctype, status in (c.get(entry, "conditions", path, dict) or {}).items():
-        if status not in CONDITION_STATUSES:
-            c.unsupported(subpath(subpath(path, "conditions"), ctype), status, CONDITION_STATUSES)
-
-
-def _event_check(c: Checker, entry: dict[str, Any], path: str) -> None:
-    """`event: {reason, message|messageContains}`."""
-    event = c.get(entry, "event", path, dict)
-    if event is None:
-        return
-    event_path = subpath(path, "event")
-    for key in event:
-        if key not in ("reason", "message", "messageContains", "count"):
-            c.err(subpath(event_path, key), f'unknown field "{key}" for an event expectation')
-    if not event:
-        c.required(event_path, "at least one of reason, message, messageContains, count")
-    c.get(event, "reason", event_path, str)
-    count = c.get(event, "count", event_path, int)
-    if count is not None and count < 0:
-        c.invalid(subpath(event_path, "count"), count, NONNEGATIVE_MSG)
-    _message_check(c, event, event_path)
-
-
-class Expectation:
-    """One kind of `expect` entry, named by its subject key (`pod: ns/name`, `node: name`, ...)."""
-
-    subject: ClassVar[str]
-    fields: ClassVar[tuple[str, ...]]  # what the entry may check, besides its subject and `at`
-
-    needs_a_check: ClassVar[bool] = True  # `rejected: Kind/ns/name` alone is a check; a pod alone is not
-
-    def validate(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        """Check the entry's fields (the subject key, `at`, unknown fields and nulls are checked for
-        every kind by the Scenario's validation before this)."""
-        if self.needs_a_check:
-            if not any(key in entry for key in self.fields):
-                c.required(path, f"at least one of {', '.join(self.fields)}")
-            _conditions_check(c, entry, path)
-        self.validate_fields(c, entry, path)
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        raise NotImplementedError
-
-    def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
-        """(holds, what was seen instead) at the entry's time."""
-        raise NotImplementedError
-
-
-class PodExpectation(Expectation):
-    subject = "pod"
-    fields = ("nodeName", "phase", "deleted", "reason", "nominatedNodeName", "priority", "event", "score",
-              "message", "messageContains", "conditions", "restartCount", "replaced", "containers")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        _subject(c, entry["pod"], subpath(path, "pod"), 2)
-        for key in ("nodeName", "nominatedNodeName", "reason"):
-            c.get(entry, key, path, str)
-        _message_check(c, entry, path)
-        c.get(entry, "restartCount", path, int)
-        c.get(entry, "replaced", path, bool)
-        containers_path = subpath(path, "containers")
-        for name, want in (c.get(entry, "containers", path, dict) or {}).items():
-            check_shape(c, want, subpath(containers_path, name), CONTAINER_CHECKS)
-            for key in want if isinstance(want, dict) else ():
-                if key not in CONTAINER_CHECKS:
-                    c.err(subpath(subpath(containers_path, name), key), f'unknown field "{key}" for a container expectation')
-        c.enum(entry, "phase", path, POD_PHASES)
-        c.get(entry, "deleted", path, bool)
-        c.get(entry, "priority", path, int, 32)
-        _event_check(c, entry, path)
-        score = c.get(entry, "score", path, dict)
-        if score is not None:
-            score_path = subpath(path, "score")
-            for key in score:
-                if key not in ("node", "plugin", "raw", "normalized", "total"):
-                    c.err(subpath(score_path, key), f'unknown field "{key}" for a score expectation')
-            if c.get(score, "node", score_path, str) is None:
-                c.required(subpath(score_path, "node"), "the node whose score is checked")
-            c.get(score, "plugin", score_path, str)
-            for key in ("raw", "normalized", "total"):
-                c.get(score, key, score_path, int)
-
+class PodCheck(expectations.PodExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         ns, _, name = e["pod"].partition("/")
         h = _recorder(cluster).pod(ns, name)
@@ -254,31 +147,7 @@ class PodExpectation(Expectation):
         return _event_ok(cluster, f"Pod/{ns}/{name}", e)
 
 
-def _container_ok(status: dict[str, Any], name: str, want: dict[str, Any]) -> tuple[bool, str]:
-    """`containers: {name: {ready, started, restartCount}}`: what the kubelet reports of a container
-    (or a sidecar) in the pod's status."""
-    statuses = (*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ()))
-    cs = next((x for x in statuses if x.get("name") == name), None)
-    if cs is None:
-        return False, f"container {name} has no status"
-    for key, value in want.items():
-        have = cs.get(key, 0 if key == "restartCount" else None)
-        if have != value:
-            return False, f"container {name} {key} is {have!r}, expected {value!r}"
-    return True, ""
-
-
-class NodeExpectation(Expectation):
-    subject = "node"
-    fields = ("requested", "allocatable", "unschedulable", "taints", "conditions")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        _subject(c, entry["node"], subpath(path, "node"), 1)
-        for key in ("requested", "allocatable"):
-            check_resource_list(c, entry.get(key), subpath(path, key))
-        c.get(entry, "unschedulable", path, bool)
-        check_taints(c, entry.get("taints"), subpath(path, "taints"))
-
+class NodeCheck(expectations.NodeExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         node = cluster.store.get("Node", "", e["node"])
         ni = cluster.scheduler.node_info(e["node"])
@@ -294,25 +163,14 @@ class NodeExpectation(Expectation):
         if "unschedulable" in e and bool(node.get("spec", {}).get("unschedulable")) != e["unschedulable"]:
             return False, f"unschedulable is {not e['unschedulable']}"
         if "taints" in e:
-            have = [{k: t.get(k) for k in ("key", "value", "effect") if t.get(k) is not None}
-                    for t in node.get("spec", {}).get("taints") or ()]
-            if have != e["taints"]:
-                return False, f"taints are {have}"
+            taints = [{k: t.get(k) for k in ("key", "value", "effect") if t.get(k) is not None}
+                      for t in node.get("spec", {}).get("taints") or ()]
+            if taints != e["taints"]:
+                return False, f"taints are {taints}"
         return _conditions_ok(node, e)
 
 
-class RejectedExpectation(Expectation):
-    subject = "rejected"
-    fields = ("message", "messageContains")
-    needs_a_check = False
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        text = c.typed(entry["rejected"], subpath(path, "rejected"), str)
-        pieces = text.split("/") if text is not None else []
-        if text is not None and (len(pieces) not in (2, 3) or not all(pieces)):
-            c.invalid(subpath(path, "rejected"), text, 'must be "Kind/namespace/name" or "Kind/name"')
-        _message_check(c, entry, path)  # any kind: every kind loads, and a quota may refuse any
-
+class RejectedCheck(expectations.RejectedExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         hits = [r for r in _recorder(cluster).rejected if r.object == e["rejected"]]
         if not hits:
@@ -322,30 +180,7 @@ class RejectedExpectation(Expectation):
         return True, ""
 
 
-class _PodScoped(Expectation):
-    """Eviction and budget entries: a "namespace/name" subject and typed fields of their own."""
-
-    strings: ClassVar[tuple[str, ...]] = ("message", "messageContains", "cause", "requester")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        _subject(c, entry[self.subject], subpath(path, self.subject), 2)
-        for key in self.fields:
-            if key in self.strings:
-                c.get(entry, key, path, str)
-            elif key == "disruptedPods":
-                for i, item in enumerate(c.get(entry, key, path, list) or []):
-                    c.typed(item, f"{path}.{key}[{i}]", str)
-            elif key == "event":
-                _event_check(c, entry, path)
-            elif key != "conditions":
-                c.get(entry, key, path, int)
-        _message_check(c, entry, path)
-
-
-class EvictionExpectation(_PodScoped):
-    subject = "eviction"
-    fields = ("attempt", "code", "message", "messageContains", "cause", "requester")
-
+class EvictionCheck(expectations.EvictionExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         """The pod's eviction attempt number `attempt` (1-based; default the latest so far)."""
         attempts = [a for a in _recorder(cluster).evictions if a["pod"] == e["eviction"]]
@@ -367,11 +202,7 @@ class EvictionExpectation(_PodScoped):
         return True, ""
 
 
-class PodDisruptionBudgetExpectation(_PodScoped):
-    subject = "pdb"
-    fields = ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods", "disruptedPods",
-              "observedGeneration", "conditions", "event")
-
+class PodDisruptionBudgetCheck(expectations.PodDisruptionBudgetExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         ns, _, name = e["pdb"].partition("/")
         pdb = cluster.store.get("PodDisruptionBudget", ns, name)
@@ -387,18 +218,7 @@ class PodDisruptionBudgetExpectation(_PodScoped):
         return _event_ok(cluster, f"PodDisruptionBudget/{ns}/{name}", e) if ok else (ok, detail)
 
 
-class DrainExpectation(Expectation):
-    subject = "drain"
-    fields = ("status", "evicted", "notEvicted", "message", "messageContains")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        _subject(c, entry["drain"], subpath(path, "drain"), 1)
-        c.enum(entry, "status", path, DRAIN_STATUSES)
-        for key in ("evicted", "notEvicted"):
-            for i, item in enumerate(c.get(entry, key, path, list) or []):
-                c.typed(item, f"{path}.{key}[{i}]", str)
-        _message_check(c, entry, path)
-
+class DrainCheck(expectations.DrainExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         drains = [d for d in _recorder(cluster).drains if d.node == e["drain"]]
         if not drains:
@@ -415,18 +235,7 @@ class DrainExpectation(Expectation):
         return True, ""
 
 
-class DescheduledExpectation(Expectation):
-    subject = "descheduled"
-    fields = ("result", "strategy", "pass", "landing", "fromNode", "message", "messageContains")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        _subject(c, entry["descheduled"], subpath(path, "descheduled"), 2)
-        c.enum(entry, "result", path, DESCHEDULED_RESULTS)
-        for key in ("strategy", "landing", "fromNode"):
-            c.get(entry, key, path, str)
-        c.get(entry, "pass", path, int)
-        _message_check(c, entry, path)
-
+class DescheduledCheck(expectations.DescheduledExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         """The descheduler's last attempt at the pod (in pass `pass`, by `strategy`, when given);
         `result: None` holds when there was no such attempt."""
@@ -451,15 +260,7 @@ class DescheduledExpectation(Expectation):
         return (True, "") if _message_ok(e, a.message) else (False, shown)
 
 
-class DeschedulerPassExpectation(Expectation):
-    subject = "deschedulerPass"
-    fields = ("evicted", "message", "messageContains")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        c.get(entry, "deschedulerPass", path, int)
-        c.get(entry, "evicted", path, int)
-        _message_check(c, entry, path)
-
+class DeschedulerPassCheck(expectations.DeschedulerPassExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         ran = _recorder(cluster).passes
         n = e["deschedulerPass"]
@@ -473,27 +274,7 @@ class DeschedulerPassExpectation(Expectation):
         return True, ""
 
 
-class _VolumeExpectation(Expectation):
-    """Claims ("namespace/name") and volumes (a bare name) share their checks."""
-
-    parts: ClassVar[int]
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        _subject(c, entry[self.subject], subpath(path, self.subject), self.parts)
-        c.enum(entry, "phase", path, PVC_PHASES if self.parts == 2 else PV_PHASES)
-        for key in ("volumeName", "storageClassName", "selectedNode", "claim"):
-            c.get(entry, key, path, str)
-        c.get(entry, "deleted", path, bool)
-        for key in ("volumeNodeAffinity", "nodeAffinity"):
-            check_shape(c, entry.get(key), subpath(path, key), {"*": [str]})
-        _event_check(c, entry, path)
-
-
-class PersistentVolumeClaimExpectation(_VolumeExpectation):
-    subject = "pvc"
-    parts = 2
-    fields = ("phase", "volumeName", "storageClassName", "selectedNode", "volumeNodeAffinity", "deleted", "event")
-
+class PersistentVolumeClaimCheck(expectations.PersistentVolumeClaimExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         ns, _, name = e["pvc"].partition("/")
         pvc = cluster.store.get("PersistentVolumeClaim", ns, name)
@@ -521,11 +302,7 @@ class PersistentVolumeClaimExpectation(_VolumeExpectation):
         return _event_ok(cluster, f"PersistentVolumeClaim/{ns}/{name}", e)
 
 
-class PersistentVolumeExpectation(_VolumeExpectation):
-    subject = "pv"
-    parts = 1
-    fields = ("phase", "claim", "nodeAffinity", "deleted", "event")
-
+class PersistentVolumeCheck(expectations.PersistentVolumeExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         pv = cluster.store.get("PersistentVolume", "", e["pv"])
         if "deleted" in e and (pv is None) != e["deleted"]:
@@ -543,19 +320,7 @@ class PersistentVolumeExpectation(_VolumeExpectation):
         return _event_ok(cluster, f"PersistentVolume/{e['pv']}", e)
 
 
-class ObjectExpectation(Expectation):
-    subject = "object"
-    fields = ("exists", "status", "annotations", "conditions", "event")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        text = c.typed(entry["object"], subpath(path, "object"), str)
-        if text is not None and (len(text.split("/")) not in (2, 3) or not all(text.split("/"))):
-            c.invalid(subpath(path, "object"), text, 'must be "Kind/namespace/name" or "Kind/name"')
-        c.get(entry, "exists", path, bool)
-        c.get(entry, "status", path, dict)
-        check_string_map(c, entry.get("annotations"), subpath(path, "annotations"))
-        _event_check(c, entry, path)
-
+class ObjectCheck(expectations.ObjectExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         """Any object by "Kind/namespace/name" (or "Kind/name"): whether it exists, its conditions,
         status fields (an omitted count is 0; a list against a number compares its length), the
@@ -583,20 +348,7 @@ class ObjectExpectation(Expectation):
         return _event_ok(cluster, e["object"], e) if ok else (ok, detail)
 
 
-class DisruptionExpectation(Expectation):
-    subject = "disruption"
-    fields = ("cause", "fromNode", "replacement", "notReplaced", "occurrence")
-
-    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
-        _subject(c, entry["disruption"], subpath(path, "disruption"), 2)
-        for key in ("cause", "fromNode"):
-            c.get(entry, key, path, str)
-        if entry.get("replacement") is not None:
-            _subject(c, entry["replacement"], subpath(path, "replacement"), 2)
-        occurrence = c.get(entry, "occurrence", path, int)
-        if occurrence is not None and occurrence < 1:
-            c.invalid(subpath(path, "occurrence"), occurrence, POSITIVE_MSG)
-
+class DisruptionCheck(expectations.DisruptionExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         """The pod's `occurrence`-th removal (1-based; default the first): cause, fromNode, replacement,
         and `notReplaced`, why its controller will not replace it."""
@@ -612,15 +364,24 @@ class DisruptionExpectation(Expectation):
         return True, ""
 
 
-# In the order error messages list them.
-EXPECTATIONS: dict[str, Expectation] = {e.subject: e for e in (
-    PodExpectation(), NodeExpectation(), RejectedExpectation(), EvictionExpectation(),
-    PodDisruptionBudgetExpectation(), DrainExpectation(), DescheduledExpectation(), DeschedulerPassExpectation(),
-    PersistentVolumeClaimExpectation(), PersistentVolumeExpectation(), ObjectExpectation(), DisruptionExpectation())}
-EXPECT_SUBJECTS = {subject: e.fields for subject, e in EXPECTATIONS.items()}
+class _Judged(Protocol):
+    @property
+    def subject(self) -> str: ...
+
+    def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+        """(holds, what was seen instead) at the entry's time."""
+        ...
+
+
+# One check per kind of entry the loader accepts (a test holds the two to the same kinds).
+_ALL: tuple[_Judged, ...] = (
+    PodCheck(), NodeCheck(), RejectedCheck(), EvictionCheck(), PodDisruptionBudgetCheck(), DrainCheck(),
+    DescheduledCheck(), DeschedulerPassCheck(), PersistentVolumeClaimCheck(), PersistentVolumeCheck(), ObjectCheck(),
+    DisruptionCheck())
+CHECKS = {c.subject: c for c in _ALL}
 
 
 def check(cluster: Cluster, e: dict[str, Any]) -> ExpectResult:
-    expectation = next(x for subject, x in EXPECTATIONS.items() if subject in e)
-    ok, detail = expectation.check(cluster, e)
+    judged = next(x for subject, x in CHECKS.items() if subject in e)
+    ok, detail = judged.check(cluster, e)
     return ExpectResult(e, ok, detail, cluster.now())

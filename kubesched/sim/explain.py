@@ -8,8 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kubesched.api.duration import format_duration
+from kubesched.cluster.recorder import Disruption
 from kubesched.scheduler.record import DecisionRecord
-from kubesched.sim.recorder import Disruption
 
 
 def render_preemption(rec: DecisionRecord, console: Console) -> None:

@@ -19,8 +19,8 @@ from kubesched.api.duration import format_duration
 from kubesched.api.objects import Obj, get_condition
 from kubesched.sim import report_plots as plots
 from kubesched.sim import timeline as tl
-from kubesched.sim.results import decision_records, preemptions
-from kubesched.sim.summary import pod_class
+from kubesched.sim.results import decision_records
+from kubesched.sim.summary import pod_class, preemptions
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -17,11 +17,12 @@ from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, format_memory
 from kubesched.api.served import resource_kind
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
+from kubesched.cluster.recorder import Recorder
 from kubesched.scheduler.record import DecisionRecord
 from kubesched.sim import summary as run_summary
-from kubesched.sim.recorder import Recorder
 from kubesched.sim.runner import SimResult
+from kubesched.sim.summary import preemptions
 
 if TYPE_CHECKING:  # rich draws only the table: `-o json` does not import it
     from rich.console import Console
@@ -30,7 +31,6 @@ if TYPE_CHECKING:  # rich draws only the table: `-o json` does not import it
     from kubesched.descheduler.descheduler import PassRecord
     from kubesched.descheduler.framework import EvictionAttempt
 
-SHOWN_RESOURCES = ("cpu", "memory", "pods")
 LISTED = 100  # rows per listing in the table; the JSON has them all
 
 
@@ -61,12 +61,6 @@ def bounded(table: Table, total: int, what: str, limit: int = LISTED) -> int:
     if total > limit:
         table.caption = f"... and {total - limit:,} more {what} (use -o json)"
     return min(total, limit)
-
-
-def preemptions(recorder: Recorder) -> list[Mapping[str, Any]]:
-    """Every preemption any scheduler performed, in time order: the schedulers' own reports, as
-    only they know the candidates and the criterion that chose the node."""
-    return sorted(recorder.preemptions, key=lambda p: p["time"])
 
 
 def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:

@@ -16,14 +16,14 @@ from kubesched.api.objects import LAST_TIME, Shared, format_time, namespaced, re
 from kubesched.api.served import resource_kind
 from kubesched.api.validation import subpath
 from kubesched.apiserver.errors import APIError
+from kubesched.cluster.cluster import Cluster
+from kubesched.cluster.recorder import Recorder
 from kubesched.descheduler.policy import load_policy
+from kubesched.input.scenario import Scenario, TimedAction, build
+from kubesched.input.validation import check_config, component_problems, unserved_default_scheduler, validate
 from kubesched.kubectl.drain import DrainOptions
 from kubesched.runtime.clock import LATE
-from kubesched.runtime.cluster import Cluster
 from kubesched.sim.expect import ExpectResult, check
-from kubesched.sim.recorder import Recorder
-from kubesched.sim.scenario import Scenario, TimedAction, build
-from kubesched.sim.validation import check_config, component_problems, unserved_default_scheduler, validate
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from kubesched.api.objects import Obj, get_condition
+from kubesched.cluster.recorder import PodHistory, Recorder
 from kubesched.sim import timeline as tl
-from kubesched.sim.recorder import PodHistory, Recorder
 from kubesched.sim.runner import SimResult
 
 PERCENTILES = (50, 90, 99)
@@ -31,11 +31,14 @@ BASE_RESOURCES = ("cpu", "memory", "pods")
 _COUNT = re.compile(r"(?<=0/)\d+(?= nodes are available)|(?<=available: )\d+(?= )|(?<=, )\d+(?= )")
 
 
+def preemptions(recorder: Recorder) -> list[Mapping[str, Any]]:
+    """Every preemption any scheduler performed, in time order: the schedulers' own reports, as
+    only they know the candidates and the criterion that chose the node."""
+    return sorted(recorder.preemptions, key=lambda p: p["time"])
+
+
 def summarize(result: SimResult) -> dict[str, Any]:
     """The summary's JSON form (the `summary` key of the results)."""
-    # Imported here: results imports this module for the table.
-    from kubesched.sim.results import preemptions
-
     cluster, recorder = result.cluster, result.recorder
     end = cluster.now()
     records = preemptions(recorder)

@@ -18,8 +18,8 @@ import numpy as np
 
 from kubesched.api.objects import Obj
 from kubesched.api.resources import pod_requests
+from kubesched.cluster.recorder import PodHistory, Recorder
 from kubesched.sim import fiterror
-from kubesched.sim.recorder import PodHistory, Recorder
 
 AWAITING = "awaiting a scheduling attempt"  # pending with no FailedScheduling Event yet
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-KUBESCHED = [sys.executable, "-m", "kubesched.cli"]
+KUBESCHED = [sys.executable, "-m", "kubesched.commands.cli"]
 
 
 @dataclass

@@ -16,14 +16,14 @@ from typing import Any
 import click
 import yaml
 
-from kubesched.cli import main
+from kubesched.commands.cli import main
 from kubesched.descheduler.policy import load_policy
+from kubesched.input.validation import check_config
 from kubesched.live.descheduler import DESCHEDULER_KINDS
 from kubesched.live.engine import resource_of
 from kubesched.live.scheduler import DEFAULT_SCHEDULER, SCHEDULER_KINDS
 from kubesched.live.snapshot import USED
 from kubesched.sim.runner import load
-from kubesched.sim.validation import check_config
 from tests.serve.harness import Served
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kubesched.commandline import echo_json
+from kubesched.input.commandline import echo_json
 
 CASES: list[Any] = [
     {"time": 12.5, "pods": [{"name": "a", "nodeName": None, "deleted": False, "conditions": []}],

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from kubesched.cluster.cluster import Cluster
 from kubesched.descheduler.descheduler import PassRecord
 from kubesched.descheduler.framework import BALANCE, DESCHEDULE
 from kubesched.descheduler.plugins.nodetaints import RemovePodsViolatingNodeTaints
 from kubesched.descheduler.plugins.removeduplicates import target_nodes
 from kubesched.descheduler.policy import PolicyError, load_policy
-from kubesched.runtime.cluster import Cluster
 
 RS = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs-uid", "controller": True}]
 DS = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "ds-uid", "controller": True}]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.sim.runner import build_cluster, load
 
 OWNED = {"ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "rs-uid",

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kubesched.cluster.cluster import Cluster
 from kubesched.descheduler.descheduler import PassRecord
 from kubesched.descheduler.framework import Evictor, Handle
 from kubesched.descheduler.plugins.nodeutilization import HighNodeUtilization, LowNodeUtilization
 from kubesched.descheduler.policy import PolicyError, load_policy
-from kubesched.runtime.cluster import Cluster
 
 Obj = dict[str, Any]
 EXT = "example.com/foo"

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import yaml
 
+from kubesched.cluster.cluster import Cluster
 from kubesched.descheduler.plugins.topologyspread import (
     RemovePodsViolatingTopologySpreadConstraint as Plugin,
 )
 from kubesched.descheduler.policy import PolicyError, load_policy
-from kubesched.runtime.cluster import Cluster
 from kubesched.sim.runner import build_cluster, load
 
 NAME = Plugin.name

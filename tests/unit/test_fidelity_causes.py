@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kubesched.cluster.cluster import Cluster
 from kubesched.gosort import sort_slice
-from kubesched.runtime.cluster import Cluster
 from kubesched.scheduler.framework import CycleState
 from kubesched.scheduler.types import PodInfo
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.objects import get_condition
-from kubesched.runtime.cluster import Cluster
-from kubesched.scheduler.framework import fit_error_message
+from kubesched.cluster.cluster import Cluster
 from kubesched.scheduler.types import Code, Status
+from kubesched.scheduler.vectorised.filters import fit_error_message
 
 UU, U = Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.UNSCHEDULABLE
 TAINT = "node(s) had untolerated taint(s)"

@@ -6,7 +6,7 @@ from typing import Any
 
 from kubesched.api.objects import get_condition
 from kubesched.apiserver.errors import APIError
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 
 
 def node(name: str, memory: str = "4Gi", annotations: dict | None = None) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from typing import Any
 
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject
+from kubesched.input.validation import validate
 from kubesched.kubelet.config import parse
 from kubesched.kubelet.usage import USAGE_KEYS, NodeResources, UsageTracker, pod_usage
-from kubesched.sim.validation import validate
 
 GI = 2**30
 MI = 2**20

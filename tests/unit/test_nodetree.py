@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.nodetree import NodeTree, zone_key
 from kubesched.scheduler.cache import Cache
-from kubesched.scheduler.nodetree import NodeTree, zone_key
 
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.scheduler.framework import ActionType
 from kubesched.scheduler.queue import ACTIVE, BACKOFF, ERROR_BACKOFF, UNSCHEDULABLE, Event, SchedulingQueue
 from kubesched.scheduler.types import PodInfo

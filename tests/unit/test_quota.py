@@ -24,7 +24,7 @@ from kubesched.api.quota import (
 )
 from kubesched.apiserver.errors import Forbidden
 from kubesched.apiserver.server import APIServer
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 from kubesched.store.memory import MemoryStore
 
 

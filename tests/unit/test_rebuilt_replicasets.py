@@ -10,12 +10,12 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kubesched.runtime.cluster import Cluster
 
 from kubesched.api.objects import deep_copy
 from kubesched.controllers.deploymentutil import HASH_LABEL
 from kubesched.controllers.podcontrol import made_from, pods_revision
 from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
-from kubesched.runtime.cluster import Cluster
 from kubesched.sim.runner import load, simulate
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}, "annotations": {"team": "a"}},

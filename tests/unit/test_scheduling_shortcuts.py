@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from kubesched.scheduler.framework import CycleState, fit_error_message
+from kubesched.scheduler.framework import CycleState
 from kubesched.scheduler.plugins.nodeaffinity import NodeAffinity
 from kubesched.scheduler.scheduler import select_host
 from kubesched.scheduler.types import Code, NodeInfo, PodInfo, Status
-from kubesched.scheduler.vectorised.filters import _pick
+from kubesched.scheduler.vectorised.filters import _pick, fit_error_message
 
 
 def heap_root(totals: list[int]) -> int:

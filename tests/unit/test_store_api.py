@@ -9,8 +9,8 @@ import pytest
 from kubesched.api.objects import get_condition
 from kubesched.apiserver.errors import APIError, ConflictError, NotFoundError
 from kubesched.apiserver.server import APIServer
+from kubesched.cluster.cluster import Cluster
 from kubesched.runtime.clock import VirtualClock
-from kubesched.runtime.cluster import Cluster
 from kubesched.store.base import ADDED, DELETED, MODIFIED, WatchEvent
 from kubesched.store.memory import MemoryStore
 

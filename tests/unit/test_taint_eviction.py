@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.nodelifecycle import TokenBucket
 from kubesched.controllers.podgc import PodGCController
 from kubesched.controllers.tainteviction import matching_tolerations, min_toleration_seconds
 from kubesched.runtime.clock import LATE
-from kubesched.runtime.cluster import Cluster
 
 NOT_READY_NO_EXECUTE = {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}
 

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from kubesched.api import fieldschema
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import load_paths
-from kubesched.cli import main
+from kubesched.commands.cli import main
+from kubesched.input.validation import validate
 from kubesched.sim.runner import load
-from kubesched.sim.validation import validate
 
 NODE = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
 

@@ -16,8 +16,8 @@ from kubesched.api.duration import DurationError, format_duration, parse_duratio
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject, load_paths
 from kubesched.api.validation import OBJECT_KINDS
-from kubesched.sim.expect import EXPECT_SUBJECTS
-from kubesched.sim.validation import validate
+from kubesched.input.expectations import EXPECT_SUBJECTS
+from kubesched.input.validation import validate
 
 
 @pytest.fixture(autouse=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.objects import controller_of
+from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.daemonsetutil import HASH_LABEL
 from kubesched.controllers.podcontrol import compute_hash
-from kubesched.runtime.cluster import Cluster
 
 TEMPLATE = {"metadata": {"labels": {"app": "agent"}},
             "spec": {"containers": [{"name": "c", "image": "agent", "resources": {"requests": {"cpu": "100m"}}}]}}

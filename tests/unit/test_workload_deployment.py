@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.objects import controller_of
+from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.deploymentutil import HASH_LABEL
 from kubesched.controllers.podcontrol import compute_hash
-from kubesched.runtime.cluster import Cluster
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}},
             "spec": {"containers": [{"name": "c", "image": "web:1", "resources": {"requests": {"cpu": "1"}}}]}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.objects import controller_of, get_condition
-from kubesched.runtime.cluster import Cluster
+from kubesched.cluster.cluster import Cluster
 
 
 def node(name: str, cpu: str = "4") -> dict[str, Any]:

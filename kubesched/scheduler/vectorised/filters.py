@@ -9,6 +9,7 @@ the contract (tests/test_properties.py compares the two).
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -395,3 +396,33 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, nodes: list
         positions = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
     return FilterOutcome(statuses, Picked(nodes, positions, start, handle.cache.ordered_array(nodes)),
                          positions, pos)
+
+
+def distinct_statuses(statuses: Mapping[str, Status]) -> list[tuple[Status, int]]:
+    """Each distinct Status with how many nodes failed with it (nodes failing alike share one)."""
+    if isinstance(statuses, NodeStatuses):
+        return statuses.counts()
+    shared = Counter(map(id, statuses.values()))
+    return [(st, shared[i]) for i, st in {id(st): st for st in statuses.values()}.items()]
+
+
+def fit_error_message(num_nodes: int, statuses: Mapping[str, Status], absent: Status | None,
+                      prefilter_msg: str | None, postfilter_msg: str | None) -> str:
+    """FitError.Error(): reasons counted over nodes, "<count> <reason>" sorted as strings."""
+    msg = f"0/{num_nodes} nodes are available:"
+    if prefilter_msg:
+        msg += f" {prefilter_msg}."
+    else:
+        counts: dict[str, int] = {}
+        for status, nodes in distinct_statuses(statuses):
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + nodes
+        if absent is not None and len(statuses) < num_nodes:
+            for reason in absent.reasons:
+                counts[reason] = counts.get(reason, 0) + num_nodes - len(statuses)
+        parts = sorted(f"{c} {r}" for r, c in counts.items())
+        if parts:
+            msg += " " + ", ".join(parts) + "."
+    if postfilter_msg:
+        msg += " " + postfilter_msg
+    return msg

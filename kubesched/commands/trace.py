@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 from rich.console import Console
 
-from kubesched.commandline import bad_input_exits
+from kubesched.input.commandline import bad_input_exits
 
 
 @click.group()

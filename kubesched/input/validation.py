@@ -31,11 +31,11 @@ from kubesched.api.validation import (
     subpath,
 )
 from kubesched.descheduler.policy import check_policy
+from kubesched.input.expectations import EXPECT_UNSET, EXPECTATIONS
 from kubesched.kubelet import config as kubelet_config
 from kubesched.scheduler import config as scheduler_config
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.framework import ConfigError
-from kubesched.sim.expect import EXPECT_UNSET, EXPECTATIONS
 
 EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
 

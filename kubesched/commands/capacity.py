@@ -7,7 +7,7 @@ import yaml
 
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import Dumper
-from kubesched.commandline import echo_json, fail, output_console, results_only, warn
+from kubesched.input.commandline import echo_json, fail, output_console, results_only, warn
 
 
 @click.command()

@@ -26,7 +26,6 @@ CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "LimitRange", "Res
                 "CSIDriver", "Node", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget",
                 "DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "CronJob", "Job",
                 "Pod"]
-CONFIG_KINDS = {"KubeSchedulerConfiguration", "KubeletConfiguration", "DeschedulerPolicy", "Scenario"}
 
 
 @dataclass

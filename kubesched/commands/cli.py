@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 import yaml
 
-from kubesched.commandline import (
+from kubesched.input.commandline import (
     bad_input_exits,
     echo_json,
     exit_at_once,
@@ -22,20 +22,20 @@ from kubesched.commandline import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from kubesched.sim.scenario import Scenario
+    from kubesched.input.scenario import Scenario
 
 
 # Commands whose modules (the HTTP server, the Kubernetes client, trace readers) are imported
 # only when they run, so that `simulate` does not pay for them: command -> (module, attribute).
 LAZY_COMMANDS = {
-    "serve": ("kubesched.server.command", "serve"),
-    "advance": ("kubesched.server.command", "advance"),
+    "serve": ("kubesched.commands.serve", "serve"),
+    "advance": ("kubesched.commands.serve", "advance"),
     "snapshot": ("kubesched.live.snapshot", "snapshot"),
     "scheduler": ("kubesched.live.scheduler", "scheduler"),
     "descheduler": ("kubesched.live.descheduler", "descheduler"),
-    "trace": ("kubesched.trace.command", "trace"),
-    "compare": ("kubesched.sim.compare", "command"),
-    "capacity": ("kubesched.sim.capacity_command", "capacity"),
+    "trace": ("kubesched.commands.trace", "trace"),
+    "compare": ("kubesched.commands.compare", "command"),
+    "capacity": ("kubesched.commands.capacity", "capacity"),
 }
 
 
@@ -100,9 +100,10 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
 
     Exit codes: 0 ran and every expectation held, 1 an expectation failed, 2 bad input.
     """
-    from kubesched.sim.results import decision_records, preemptions, render_table, to_json
+    from kubesched.sim.results import decision_records, render_table, to_json
     from kubesched.sim.runner import collector_paused
     from kubesched.sim.runner import simulate as run
+    from kubesched.sim.summary import preemptions
 
     progress = _terminal_console()
     with collector_paused():  # and frozen before it resumes: it has nothing to look for in the run
@@ -156,8 +157,8 @@ def deschedule(paths: tuple[str, ...], policy: str, output: str) -> None:
     """
     from rich.console import Console
 
-    from kubesched.descheduler.planner import plan as make_plan
-    from kubesched.descheduler.planner import render_plan
+    from kubesched.sim.planner import plan as make_plan
+    from kubesched.sim.planner import render_plan
     from kubesched.sim.runner import load
 
     err = Console(stderr=True)

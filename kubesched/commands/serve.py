@@ -16,7 +16,7 @@ import click
 import yaml
 from rich.console import Console
 
-from kubesched.commandline import bad_input_exits
+from kubesched.input.commandline import bad_input_exits
 
 DEFAULT_PORT = 8080
 

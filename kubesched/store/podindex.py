@@ -4,8 +4,6 @@ rather than every pod in the namespace; and pods by node, for the node controlle
 
 from __future__ import annotations
 
-import weakref
-
 from kubesched.api.objects import Obj, controller_of, is_terminal, is_terminating
 from kubesched.store.base import ADDED, DELETED, MODIFIED, Store, WatchEvent
 
@@ -50,29 +48,31 @@ class OwnerIndex:
         self._bucket(pod).pop(pod["metadata"].get("uid", ""), None)
 
 
-_shared: weakref.WeakKeyDictionary[Store, OwnerIndex] = weakref.WeakKeyDictionary()
-_by_node: weakref.WeakKeyDictionary[Store, PodsByNode] = weakref.WeakKeyDictionary()
+class PodIndexes:
+    """The pod indexes of one store that its components share, as they would share an informer's
+    indexers: built by the composition root and handed to each component that reads one. An index
+    is filled and registers its watch when the first component asks for it (from its start()),
+    before that component's own watch, so it is current whenever a component hears of a pod."""
 
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._by_owner: OwnerIndex | None = None
+        self._by_node: PodsByNode | None = None
 
-def shared_owner_index(store: Store) -> OwnerIndex:
-    """The one index of a store's pods by owner that every pod-owning controller reads (an
-    informer's indexer is shared the same way). Its watch is registered when the first controller
-    starts, before that controller's own, so it is current whenever a controller hears of a pod."""
-    index = _shared.get(store)
-    if index is None:
-        index = _shared[store] = OwnerIndex()
-        index.fill(store)
-        store.watch(index.update, {"Pod"})
-    return index
+    def by_owner(self) -> OwnerIndex:
+        """The store's pods by controller, which every pod-owning controller reads."""
+        if self._by_owner is None:
+            self._by_owner = OwnerIndex()
+            self._by_owner.fill(self._store)
+            self._store.watch(self._by_owner.update, {"Pod"})
+        return self._by_owner
 
-
-def shared_pods_by_node(store: Store) -> PodsByNode:
-    """The one index of a store's pods by node, shared and started as `shared_owner_index`."""
-    index = _by_node.get(store)
-    if index is None:
-        index = _by_node[store] = PodsByNode(store)
-        index.start()
-    return index
+    def by_node(self) -> PodsByNode:
+        """The store's pods by node, which the node controllers and the descheduler read."""
+        if self._by_node is None:
+            self._by_node = PodsByNode(self._store)
+            self._by_node.start()
+        return self._by_node
 
 
 def changes_what_controllers_do(ev: WatchEvent) -> bool:
@@ -105,7 +105,7 @@ def object_key(obj: Obj) -> PodKey:
 class PodsByNode:
     """Pods by spec.nodeName, kept from watch events (the informers' spec.nodeName index), so a
     node's pods are found without scanning every pod in the cluster. The controllers that read it
-    share one per store (`shared_pods_by_node`), as they share an informer's indexer."""
+    share one per store (`PodIndexes.by_node`), as they share an informer's indexer."""
 
     def __init__(self, store: Store) -> None:
         self._store = store

@@ -1,7 +1,7 @@
 """The Cluster: one store, one API server, and the components, on one clock.
 
 What a run reports is kept by a results recorder watching the API and told by every component
-what no object records (kubesched.sim.recorder, an Observer); a cluster without one (`serve`)
+what no object records (kubesched.cluster.recorder, an Observer); a cluster without one (`serve`)
 keeps nothing beyond what is in its store.
 """
 
@@ -17,6 +17,7 @@ from kubesched.api.objects import DEFAULT_EPOCH, LAST_TIME, Obj, format_time, na
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
+from kubesched.cluster.recorder import Recorder
 from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
@@ -39,9 +40,9 @@ from kubesched.runtime.clock import VirtualClock
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.config import SchedulerConfig
 from kubesched.scheduler.scheduler import Scheduler
-from kubesched.sim.recorder import Recorder
 from kubesched.store.base import Store
 from kubesched.store.memory import MemoryStore
+from kubesched.store.podindex import PodIndexes
 
 if TYPE_CHECKING:  # the descheduler is imported only by a run that has one (tens of ms of start-up)
     from kubesched.descheduler.descheduler import Descheduler
@@ -102,12 +103,18 @@ class Cluster:
         # Controllers watch before the schedulers do, so a budget's status or a replacement pod
         # is settled before a scheduling cycle at the same instant reads it; the quota controller
         # before the workload controllers, so quota a pod frees is recounted before its owner retries.
-        self.controllers: list[Controller] = [DisruptionController(self.api, self.clock, warn=self._warn)]
-        self.controllers += [cls(self.api, self.clock) for cls in (
-            ResourceQuotaController, DeploymentController, ReplicaSetController, ReplicationControllerController,
-            StatefulSetController, DaemonSetController, CronJobController, JobController, TTLAfterFinishedController, GarbageCollector,
-            NodeLifecycleController, TaintEvictionController, PodGCController, PersistentVolumeController,
-            EphemeralVolumeController)]
+        # The pod indexes every component reads, shared as informers' indexers are.
+        self.pod_indexes = PodIndexes(self.store)
+        api, clock, indexes = self.api, self.clock, self.pod_indexes
+        self.controllers: list[Controller] = [
+            DisruptionController(api, clock, warn=self._warn), ResourceQuotaController(api, clock),
+            DeploymentController(api, clock), ReplicaSetController(api, clock, indexes),
+            ReplicationControllerController(api, clock, indexes), StatefulSetController(api, clock, indexes),
+            DaemonSetController(api, clock, indexes), CronJobController(api, clock), JobController(api, clock, indexes),
+            TTLAfterFinishedController(api, clock), GarbageCollector(api, clock),
+            NodeLifecycleController(api, clock, indexes), TaintEvictionController(api, clock, indexes),
+            PodGCController(api, clock, indexes), PersistentVolumeController(api, clock),
+            EphemeralVolumeController(api, clock)]
         for controller in self.controllers:
             controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain, observer)
@@ -123,7 +130,8 @@ class Cluster:
             from kubesched.descheduler.descheduler import Descheduler
 
             self.descheduler = Descheduler(self.api, self.clock, self.descheduler_policy,
-                                           [s.config for s in self.schedulers], self.kubelets.usage, observer)
+                                           [s.config for s in self.schedulers], self.kubelets.usage, observer,
+                                           self.pod_indexes)
             self.descheduler.start()
 
     def now(self) -> float:

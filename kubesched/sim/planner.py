@@ -16,11 +16,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from kubesched.cluster.cluster import Cluster
 from kubesched.descheduler.descheduler import PassRecord
 from kubesched.descheduler.framework import EvictionAttempt
-from kubesched.runtime.cluster import Cluster
+from kubesched.input.scenario import Scenario
 from kubesched.sim.runner import build_cluster
-from kubesched.sim.scenario import Scenario
 
 
 @dataclass
