@@ -17,7 +17,7 @@ def simulate(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
     env["NO_COLOR"] = "1"
     env["COLUMNS"] = "200"
-    return subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

@@ -46,7 +46,7 @@ profiles:
 
 
 def _run(*args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "kubesched.cli", *args], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "kubesched.commands.cli", *args], capture_output=True, text=True,
                           timeout=120, env={"COLUMNS": "60", "PATH": ""})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout

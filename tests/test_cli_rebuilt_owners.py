@@ -24,7 +24,7 @@ REBUILT = (f"{EXPORT}: rebuilt 3 ReplicaSet(s) the input lacks from their pods' 
 
 def simulate(*args: str | Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "60", "NO_COLOR": "1"}  # narrow: the warning is still one line
-    return subprocess.run([sys.executable, "-m", "kubesched.cli", "simulate", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "kubesched.commands.cli", "simulate", *map(str, args)],
                           capture_output=True, text=True, env=env, timeout=120)
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from kubesched.cli import main as cli_main
+
+from kubesched.commands.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(ROOT.glob("examples/*/README.md"))]

@@ -84,7 +84,7 @@ class APIServer(StoreReads):
         `existing` is for an object the exported cluster holds already: it was admitted when it
         was made, so LimitRanger and ResourceQuota leave it as it is (the quota controller counts it).
         `dry_run` (dryRun=All) defaults, validates and admits, but neither charges quota nor stores.
-        `validated`: the input's checks (sim.validation, a superset of this server's) passed it
+        `validated`: the input's checks (input.validation, a superset of this server's) passed it
         already, so validating it again before admission would only repeat them. `owned`: the
         caller hands `obj` over and never reads it again, so it is stored as it is, not copied (a
         large input would otherwise be held twice for the whole run)."""

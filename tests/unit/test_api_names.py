@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kubesched.sim.validation import validate
 
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import load_paths
 from kubesched.api.names import dns_1035_label_errors, name_rule, path_segment_errors
 from kubesched.api.served import no_match, resource_kind
+from kubesched.input.validation import validate
 
 
 @pytest.fixture(autouse=True)

@@ -7,12 +7,12 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from kubesched.runtime.cluster import Cluster
-from kubesched.sim.validation import validate
 
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import get_condition
+from kubesched.cluster.cluster import Cluster
+from kubesched.input.validation import validate
 from kubesched.kubelet.prober import Probe, Timeline, timeline, timelines
 
 

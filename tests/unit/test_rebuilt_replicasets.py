@@ -10,9 +10,9 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kubesched.runtime.cluster import Cluster
 
 from kubesched.api.objects import deep_copy
+from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.deploymentutil import HASH_LABEL
 from kubesched.controllers.podcontrol import made_from, pods_revision
 from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
