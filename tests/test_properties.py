@@ -27,6 +27,7 @@ from kubesched.cluster.cluster import Cluster
 from kubesched.scheduler.framework import CycleState
 from kubesched.scheduler.scheduler import select_host
 from kubesched.scheduler.types import Code, PodInfo
+from kubesched.scheduler.vectorised.filters import find_feasible
 from kubesched.sim.results import to_json
 from kubesched.sim.runner import load, simulate
 
@@ -599,7 +600,7 @@ def test_vectorised_filter_and_score_equal_per_node_plugins(case: dict[str, Any]
         return
     start, want = case["start"] % n, min(case["want"], n)
 
-    fast = profile.find_feasible(state, pod, nodes_, slots, sched.cache.table, start, want)
+    fast = find_feasible(profile, state, pod, nodes_, slots, sched.cache.table, start, want)
 
     # One node at a time, as findNodesThatPassFilters does with one worker: after `want`
     # feasible nodes the walk goes on, and the next feasible node cancels it uncounted.
@@ -619,7 +620,7 @@ def test_vectorised_filter_and_score_equal_per_node_plugins(case: dict[str, Any]
     assert fast.processed == processed
 
     # Scores over every feasible node, in iteration order from 0.
-    everything = profile.find_feasible(state, pod, nodes_, slots, sched.cache.table, 0, n)
+    everything = find_feasible(profile, state, pod, nodes_, slots, sched.cache.table, 0, n)
     feasible = everything.feasible
     if len(feasible) < 2:
         return

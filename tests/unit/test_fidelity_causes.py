@@ -17,6 +17,7 @@ from kubesched.cluster.cluster import Cluster
 from kubesched.gosort import sort_slice
 from kubesched.scheduler.framework import CycleState
 from kubesched.scheduler.types import PodInfo
+from kubesched.scheduler.vectorised.filters import find_feasible
 
 
 def node(name: str, cpu: str = "4", memory: str = "8Gi", zone: str = "a", capacity: dict | None = None,
@@ -133,7 +134,7 @@ def test_the_search_goes_on_past_enough_feasible_nodes_until_one_more() -> None:
     info = PodInfo.of(pod("p", cpu="1"))
     state = CycleState()
     profile.run_pre_filter(state, info, all_nodes)
-    out = profile.find_feasible(state, info, all_nodes, slots, sched.cache.table, 0, 100)
+    out = find_feasible(profile, state, info, all_nodes, slots, sched.cache.table, 0, 100)
     assert [n.name for n in out.feasible] == [f"n{i:03d}" for i in range(100)]
     assert sorted(out.statuses) == [f"n{i:03d}" for i in range(100, 110)]
     assert out.processed == 110
