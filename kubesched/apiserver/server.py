@@ -25,7 +25,8 @@ from kubesched.api.objects import (
 )
 from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
-from kubesched.api.validation import object_problems
+from kubesched.api.validation.checker import Checker
+from kubesched.api.validation.objects import object_problems
 from kubesched.apiserver import admission, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
@@ -46,10 +47,13 @@ GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 
 class APIServer(StoreReads):
     def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
-                 epoch: datetime = DEFAULT_EPOCH, observer: Observer = NULL_OBSERVER) -> None:
-        """`observer` is told of every Eviction request and its answer. `seed` None (a server whose store outlives it) draws UIDs and generated names from
-        the system's randomness and numbers Events from the wall clock, as kube-apiserver does, so
-        a restarted server never repeats a name it gave before."""
+                 epoch: datetime = DEFAULT_EPOCH, observer: Observer = NULL_OBSERVER,
+                 checker: type[Checker] = Checker) -> None:
+        """`observer` is told of every Eviction request and its answer; `checker` validates what is
+        written (with the rules of the simulation's annotations, when the cluster gives them).
+        `seed` None (a server whose store outlives it) draws UIDs and generated names from the
+        system's randomness and numbers Events from the wall clock, as kube-apiserver does, so a
+        restarted server never repeats a name it gave before."""
         self.store = store
         self.now = now
         self.epoch = epoch
@@ -58,6 +62,7 @@ class APIServer(StoreReads):
         self._name_rng = random.Random(f"names-{seed}" if seed is not None else None)  # generateName suffixes
         self._event_seq = 0 if seed is not None else time.time_ns()
         self.observer = observer
+        self.checker = checker
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -142,10 +147,9 @@ class APIServer(StoreReads):
             if self.store.get(kind, namespace if namespaced(kind) else "", name) is None:
                 return name
 
-    @staticmethod
-    def _validate(obj: Obj) -> None:
+    def _validate(self, obj: Obj) -> None:
         """The API server's validation: a malformed object is refused with 422 and every problem."""
-        problems = object_problems(obj)
+        problems = object_problems(obj, self.checker)
         if problems:
             detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
             raise Invalid(f'{obj["kind"]} "{obj["metadata"].get("name", "")}" is invalid: {detail}')

@@ -33,6 +33,7 @@ from kubesched.controllers.resourcequota import ResourceQuotaController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.controllers.tainteviction import TaintEvictionController
 from kubesched.controllers.ttlafterfinished import TTLAfterFinishedController
+from kubesched.input.annotations import SimulationChecker
 from kubesched.kubectl.drain import Drainer, DrainOptions
 from kubesched.kubelet.agent import Kubelets
 from kubesched.kubelet.prober import reports_readiness
@@ -93,7 +94,7 @@ class Cluster:
     def __post_init__(self) -> None:
         observer: Observer = self.recorder if self.recorder is not None else NULL_OBSERVER
         self.api = APIServer(self.store, self.clock.now, self.seed if self.reproducible_ids else None,
-                             self.epoch, observer)
+                             self.epoch, observer, SimulationChecker)
         if self.recorder is not None:  # first: it sees a removal before a controller replaces the pod
             self.recorder.start(self.api, self.clock)
             # What matters is every write but the Events (a simulation only adds them): repeated

@@ -18,7 +18,7 @@ from kubesched.api.duration import parse_duration
 from kubesched.api.fieldschema import check
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import LabelSelector, SelectorError
-from kubesched.api.validation import shape_problems
+from kubesched.api.validation.objects import shape_problems
 from kubesched.descheduler.framework import EXTENSION_POINTS, FILTER, PRE_EVICTION_FILTER, Limits
 from kubesched.descheduler.plugins import REGISTRY
 from kubesched.descheduler.plugins.defaultevictor import DefaultEvictor

@@ -8,19 +8,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kubesched.api.validation import (
+from kubesched.api.validation.checker import (
     NONNEGATIVE_MSG,
-    POD_PHASES,
     POSITIVE_MSG,
-    PV_PHASES,
-    PVC_PHASES,
     Checker,
     check_resource_list,
     check_shape,
     check_string_map,
-    check_taints,
     subpath,
 )
+from kubesched.api.validation.core import POD_PHASES, PV_PHASES, PVC_PHASES, check_taints
 
 # Fields an `expect` entry may set to null, to check that the pod has no node, nomination or reason.
 EXPECT_UNSET = ("nodeName", "nominatedNodeName", "reason", "replacement", "notReplaced", "volumeName", "selectedNode",

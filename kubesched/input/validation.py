@@ -14,23 +14,25 @@ from typing import Any
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import merge_patch, namespaced
-from kubesched.api.validation import (
-    API_VERSIONS,
-    KINDS,
+from kubesched.api.validation.checker import (
     NONNEGATIVE_MSG,
-    OBJECT_KINDS,
-    SIM_USAGE_KEYS,
     Checker,
-    Definitions,
     KindCheck,
     KindRule,
-    check_object,
     check_resource_list,
     check_timestamp,
-    object_key,
     subpath,
 )
+from kubesched.api.validation.objects import (
+    API_VERSIONS,
+    KINDS,
+    OBJECT_KINDS,
+    Definitions,
+    check_object,
+    object_key,
+)
 from kubesched.descheduler.policy import check_policy
+from kubesched.input.annotations import SIM_USAGE_KEYS, SimulationChecker
 from kubesched.input.expectations import EXPECT_UNSET, EXPECTATIONS
 from kubesched.kubelet import config as kubelet_config
 from kubesched.scheduler import config as scheduler_config
@@ -44,7 +46,7 @@ EVENT_ACTIONS = ("create", "delete", "evict", "patch", "drain", "usage")
 _Timeline = list[tuple[float, int, str, Any]]
 
 
-class _ScenarioChecker(Checker):
+class _ScenarioChecker(SimulationChecker):
     """A Checker that also keeps the timeline of the Scenario it checks."""
 
     def __init__(self, lo: LoadedObject, problems: list[Problem], warnings: list[Problem] | None = None,
@@ -239,7 +241,7 @@ def _check_patch(c: Checker, target: dict[str, Any] | None, key: tuple[str, str,
     patched = merge_patch(target, patch)
     patched["kind"] = kind  # the API server patches the object at the URL, whatever the body says
     scratch: list[Problem] = []
-    check_object(Checker(LoadedObject(patched, c.lo.source, c.lo.doc), scratch, decoding=True), patched, "",
+    check_object(SimulationChecker(LoadedObject(patched, c.lo.source, c.lo.doc), scratch, decoding=True), patched, "",
                  OBJECT_KINDS)
     leaves = list(_leaf_paths(patch, ""))
     for problem in scratch:

@@ -28,7 +28,7 @@ from typing import Any
 
 from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.quantity import QuantityError, parse_quantity
-from kubesched.api.validation import shape_problems
+from kubesched.api.validation.objects import shape_problems
 
 MEMORY_AVAILABLE = "memory.available"
 ALLOCATABLE_MEMORY_AVAILABLE = "allocatableMemory.available"  # internal: the pods' cgroup

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.fieldschema import check
-from kubesched.api.validation import node_affinity_problems
+from kubesched.api.validation.objects import node_affinity_problems
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.framework import (
     EXTENSION_POINTS,

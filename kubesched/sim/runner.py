@@ -14,7 +14,7 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import collect_paths, nothing_loaded
 from kubesched.api.objects import LAST_TIME, Shared, format_time, namespaced, ref
 from kubesched.api.served import resource_kind
-from kubesched.api.validation import subpath
+from kubesched.api.validation.checker import subpath
 from kubesched.apiserver.errors import APIError
 from kubesched.cluster.cluster import Cluster
 from kubesched.cluster.recorder import Recorder

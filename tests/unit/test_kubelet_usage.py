@@ -107,7 +107,7 @@ def test_validation_accepts_exactly_the_usage_keys() -> None:
 
 
 def test_validation_knows_every_simulation_annotation() -> None:
-    from kubesched.api.validation import SIM_NODE_AMOUNTS, SIM_SYSTEM_USAGE_KEYS, SIM_USAGE_KEYS
+    from kubesched.input.annotations import SIM_NODE_AMOUNTS, SIM_SYSTEM_USAGE_KEYS, SIM_USAGE_KEYS
     from kubesched.kubelet import usage
 
     assert SIM_USAGE_KEYS == USAGE_KEYS
@@ -128,7 +128,7 @@ def test_bad_usage_annotations_are_input_errors() -> None:
         assert [str(p) for p in e.problems] == [
             'p.yaml doc 1: metadata.annotations.sim.kubesched.io/usage-memory: "lots" is not a quantity',
             "p.yaml doc 1: metadata.annotations.sim.kubesched.io/usage-gpus: unknown simulation annotation "
-            "(see the README's list)",
+            "(docs/scenarios.md lists them)",
             "n.yaml doc 1: metadata.annotations.sim.kubesched.io/pid-max: Invalid value: \"-5\": must be greater "
             "than or equal to 0",
         ]

@@ -11,8 +11,8 @@ import pytest
 from kubesched.api.errors import InputError
 from kubesched.api.loader import load_paths
 from kubesched.api.storage import find_matching_volume, node_affinity_matches, topology_matches
-from kubesched.api.validation import validate
 from kubesched.cluster.cluster import Cluster
+from kubesched.input.validation import validate
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
 from kubesched.scheduler.framework import ConfigError, CycleState, Handle

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from kubesched.api.duration import DurationError, format_duration, parse_duration
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject, load_paths
-from kubesched.api.validation import OBJECT_KINDS
+from kubesched.api.validation.objects import OBJECT_KINDS
 from kubesched.input.expectations import EXPECT_SUBJECTS
 from kubesched.input.validation import validate
 

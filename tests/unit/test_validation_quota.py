@@ -8,7 +8,7 @@ import pytest
 
 from kubesched.api.errors import InputError
 from kubesched.api.loader import load_paths
-from kubesched.api.validation import validate
+from kubesched.api.validation.objects import validate
 
 
 @pytest.fixture(autouse=True)

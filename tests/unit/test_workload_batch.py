@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from kubesched.api.cron import Schedule, ScheduleError
-from kubesched.api.validation import object_problems
+from kubesched.api.validation.objects import object_problems
 from kubesched.apiserver.admission import default_job
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.cronjob import _rfc3339, job_name
