@@ -39,11 +39,10 @@ class CELError(ValueError):
 
 
 @total_ordering
-class Quantity(celtypes.MessageType):  # type: ignore[misc]
+class Quantity:
     """A resource.Quantity inside CEL: exact, compared by value."""
 
     def __init__(self, value: Fraction) -> None:
-        super().__init__()
         self.value = value
 
     def __eq__(self, other: object) -> bool:
@@ -60,11 +59,10 @@ class Quantity(celtypes.MessageType):  # type: ignore[misc]
 
 
 @total_ordering
-class Semver(celtypes.MessageType):  # type: ignore[misc]
+class Semver:
     """A semantic version inside CEL, ordered as semver 2.0.0 orders them (build metadata ignored)."""
 
     def __init__(self, text: str) -> None:
-        super().__init__()
         m = _SEMVER.match(text)
         if m is None:
             raise CELError(f"invalid semver: {text}")
@@ -85,7 +83,7 @@ class Semver(celtypes.MessageType):  # type: ignore[misc]
         return hash(self._key())
 
 
-class _Domains(celtypes.MapType):  # type: ignore[misc]
+class _Domains(celtypes.MapType):
     """device.attributes / device.capacity: an unknown domain is an empty map, never an error."""
 
     def __getitem__(self, key: Any) -> Any:
