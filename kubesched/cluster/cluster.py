@@ -29,6 +29,7 @@ from kubesched.controllers.nodelifecycle import NodeLifecycleController
 from kubesched.controllers.persistentvolume import PersistentVolumeController
 from kubesched.controllers.podgc import PodGCController
 from kubesched.controllers.replicaset import ReplicaSetController, ReplicationControllerController
+from kubesched.controllers.resourceclaim import ResourceClaimController
 from kubesched.controllers.resourcequota import ResourceQuotaController
 from kubesched.controllers.statefulset import StatefulSetController
 from kubesched.controllers.tainteviction import TaintEvictionController
@@ -115,7 +116,7 @@ class Cluster:
             TTLAfterFinishedController(api, clock), GarbageCollector(api, clock),
             NodeLifecycleController(api, clock, indexes), TaintEvictionController(api, clock, indexes),
             PodGCController(api, clock, indexes), PersistentVolumeController(api, clock),
-            EphemeralVolumeController(api, clock)]
+            EphemeralVolumeController(api, clock), ResourceClaimController(api, clock)]
         for controller in self.controllers:
             controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain, observer)

@@ -23,7 +23,8 @@ from kubesched.api.objects import DEFAULT_EPOCH, Obj, controller_of, parse_time
 from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
 
 CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota", "StorageClass",
-                "CSIDriver", "Node", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget",
+                "CSIDriver", "Node", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "DeviceClass", "ResourceSlice",
+                "ResourceClaimTemplate", "ResourceClaim", "PodDisruptionBudget",
                 "DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "CronJob", "Job",
                 "Pod"]
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
+from kubesched.scheduler.dramanager import DRAManager
 from kubesched.scheduler.nominator import Nominator
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
@@ -166,6 +167,7 @@ class Handle:
         # profiles by schedulerName, the seeded RNG (preemption's dry-run offset).
         self.api: API | None = None
         self.nominator = Nominator()
+        self.dra = DRAManager()  # kept current by the scheduler's informers
         self.profiles: dict[str, Profile] = {}
         self.rng = random.Random(0)
 

@@ -34,6 +34,9 @@ class QueuedPodInfo:
     where: str = ""
     token: int = 0  # bumped on every (re)insertion so stale heap entries are recognised
     unschedulable_seq: int = 0  # when it last entered the unschedulable pool: the pool's order
+    # The order in which timestamps were taken: upstream's are wall-clock instants, never equal,
+    # so pods stamped at one virtual instant keep the order they were stamped in.
+    stamp: int = 0
     cares: tuple[str, ...] = ()  # the pool's event index entries it is under (see SchedulingQueue._cares)
     # Wall-clock seconds (time.perf_counter) when the pod was first queued and when its current
     # attempt began: what a scheduler's metrics time (a live scheduler's /metrics); 0 unobserved.
@@ -64,8 +67,9 @@ class SchedulingQueue:
         self._pre_enqueue = pre_enqueue
         self.initial_backoff, self.max_backoff = initial_backoff, max_backoff
         self._seq = itertools.count()
-        self._active: list[tuple[Any, int, int, QueuedPodInfo]] = []
-        self._backoff: list[tuple[float, Any, int, int, QueuedPodInfo]] = []
+        self._stamps = itertools.count()
+        self._active: list[tuple[Any, int, int, int, QueuedPodInfo]] = []
+        self._backoff: list[tuple[float, Any, int, int, int, QueuedPodInfo]] = []
         self._error_backoff: list[tuple[float, int, int, QueuedPodInfo]] = []
         self.pods: dict[str, QueuedPodInfo] = {}  # every pod the queue knows, by uid
         self._unschedulable: dict[str, QueuedPodInfo] = {}  # the unschedulablePods pool (gated pods too)
@@ -118,9 +122,9 @@ class SchedulingQueue:
             self._unschedulable.pop(q.uid, None)
         seq = next(self._seq)
         if where == ACTIVE:
-            heapq.heappush(self._active, (self._key(q), seq, q.token, q))
+            heapq.heappush(self._active, (self._key(q), q.stamp, seq, q.token, q))
         elif where == BACKOFF:
-            heapq.heappush(self._backoff, (self.backoff_expiry(q), self._key(q), seq, q.token, q))
+            heapq.heappush(self._backoff, (self.backoff_expiry(q), self._key(q), q.stamp, seq, q.token, q))
         elif where == ERROR_BACKOFF:
             heapq.heappush(self._error_backoff, (self.backoff_expiry(q), seq, q.token, q))
 
@@ -175,7 +179,7 @@ class SchedulingQueue:
         return True
 
     def add(self, pod: PodInfo) -> None:
-        q = QueuedPodInfo(pod, self._now())
+        q = QueuedPodInfo(pod, self._now(), stamp=next(self._stamps))
         self.pods[pod.uid] = q
         self._put(q, ACTIVE if self._run_pre_enqueue(q) else UNSCHEDULABLE)
 
@@ -238,7 +242,7 @@ class SchedulingQueue:
             return  # deleted or bound meanwhile
         events = self._in_flight_events.pop(q.uid, [])
         q.rejectors = set(rejectors)
-        q.timestamp = self._now()
+        q.timestamp, q.stamp = self._now(), next(self._stamps)
         if not rejectors:
             q.events_seen = self._events
             self._put(q, ERROR_BACKOFF)

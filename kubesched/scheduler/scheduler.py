@@ -24,6 +24,7 @@ from kubesched.runtime.clock import SCHEDULE, Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.cache import Cache
 from kubesched.scheduler.config import SchedulerConfig, build_profiles
+from kubesched.scheduler.dramanager import DRA_KINDS
 from kubesched.scheduler.framework import (
     ActionType,
     CycleState,
@@ -144,6 +145,10 @@ class Scheduler:
         store.watch(self._on_node, {"Node"})
         store.watch(self._on_pod, {"Pod"})
         store.watch(self._on_storage, STORAGE_KINDS)
+        for kind in sorted(DRA_KINDS):
+            for obj in store.list(kind):
+                self.handle.dra.on_event(WatchEvent(ADDED, kind, obj, None))
+        store.watch(self._on_dra, DRA_KINDS)
 
     def _kick(self) -> None:
         if self._cycle_timer is None and self.queue.has_ready():
@@ -184,6 +189,11 @@ class Scheduler:
         self.queue.move_all(Event(ev.kind, action, ev.obj if ev.type == DELETED else ev.old,
                                   None if ev.type == DELETED else ev.obj))
         self._kick()
+
+    def _on_dra(self, ev: WatchEvent) -> None:
+        """Claims, slices and classes: the DRA manager's indexes first, then the cluster event."""
+        self.handle.dra.on_event(ev)
+        self._on_storage(ev)
 
     def _on_pod(self, ev: WatchEvent) -> None:
         pod, old = ev.obj, ev.old

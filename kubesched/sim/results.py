@@ -12,9 +12,10 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.dra.claims import POD_CLAIM_NAME_ANNOTATION, allocation, owning_pod, reserved_for
 from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED, stored_only_summary
-from kubesched.api.objects import get_condition
+from kubesched.api.objects import Obj, get_condition
 from kubesched.api.quantity import format_amount, format_memory
 from kubesched.api.served import resource_kind
 from kubesched.cluster.cluster import Cluster
@@ -68,6 +69,19 @@ def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:
     return {k: r for s in cluster.schedulers for k, r in s.records.items()}
 
 
+def _claim_json(claim: Obj) -> dict[str, Any]:
+    """A ResourceClaim as the results give it: the pod it was made for (if generated) and the
+    devices its allocation holds."""
+    meta = claim["metadata"]
+    namespace = meta.get("namespace", "default")
+    pod, _ = owning_pod(claim)
+    results = ((allocation(claim) or {}).get("devices") or {}).get("results") or ()
+    return {"namespace": namespace, "name": meta["name"], "pod": f"{namespace}/{pod}" if pod else None,
+            "podClaimName": (meta.get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) if pod else None,
+            "allocated": [{k: r.get(k) for k in ("request", "driver", "pool", "device")} for r in results],
+            "reservedFor": [f"{namespace}/{r.get('name')}" for r in reserved_for(claim)]}
+
+
 def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = False) -> dict[str, Any]:
     """The results contract. With `stream`, the two lists that grow with the run (pods and events)
     are iterators a writer encodes item by item (`echo_json`), never all built at once."""
@@ -97,6 +111,9 @@ def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = F
               for pvc in cluster.store.list("PersistentVolumeClaim")]
     if claims:
         out["persistentVolumeClaims"] = sorted(claims, key=lambda c: (c["namespace"], c["name"]))
+    resource_claims = [_claim_json(c) for c in cluster.store.list("ResourceClaim")]
+    if resource_claims:
+        out["resourceClaims"] = sorted(resource_claims, key=lambda c: (c["namespace"], c["name"]))
     budgets = [_budget_json(pdb) for pdb in cluster.store.list("PodDisruptionBudget")]
     if budgets:
         out["podDisruptionBudgets"] = budgets

@@ -1,43 +1,422 @@
-"""DynamicResources, as far as pods without resource claims see it.
+"""DynamicResources: pods that ask for devices through ResourceClaims (resource.k8s.io/v1).
 
-v1.35 always runs the DRA plugin. Resource claims are not simulated, so every pod is claim-less
-and the plugin's visible effects are its PreFilter (which records that the pod has no claims and
-skips the rest of the cycle) and its PostFilter verdict, which comes before DefaultPreemption's in
-every FailedScheduling message. When a PreFilter plugin ahead of it rejected the pod as
-UnschedulableAndUnresolvable its PreFilter never ran, so its PostFilter finds no state and fails
-with the cycle state's "not found", which ends the PostFilter phase (no preemption is tried).
+As v1.35's plugin does: PreEnqueue holds a pod back until every claim it names exists (a claim
+from a template exists once the resource-claim controller has made it and written its name in
+the pod's status). PreFilter reads the claims: an allocated one restricts the pod to the nodes its
+allocation's node selector admits, an unallocated one is handed to the structured allocator,
+which Filter runs per node ("cannot allocate all claims" when the node's devices cannot satisfy
+them). Every rejection of this plugin is UnschedulableAndUnresolvable, so preemption never tries
+to free devices for a pod. Reserve marks the chosen devices in flight, so the next pods see them
+taken; PreBind writes each claim's `status.allocation` (with the delete-protection finalizer) and
+adds the pod to `status.reservedFor`. PostFilter deallocates an allocated claim that kept the pod
+off every node when nobody else uses it.
+
+A pod without claims meets only PreFilter (which records that there is nothing to do, and skips
+the rest of the cycle) and PostFilter, whose "no new claims to deallocate" comes before
+DefaultPreemption's part of every FailedScheduling message. When a PreFilter plugin ahead of it
+rejected the pod its PreFilter never ran, so its PostFilter finds no state and fails with the
+cycle state's "not found", which ends the PostFilter phase (no preemption is tried).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
+
+from kubesched.api.dra.allocator import AllocationError, Allocator, Features, NodeAllocationError
+from kubesched.api.dra.claims import (
+    FINALIZER,
+    ClaimNameError,
+    allocation,
+    can_be_reserved,
+    claim_key,
+    claim_name,
+    is_for_pod,
+    is_reserved_for,
+    pod_claims,
+    reserved_for,
+)
+from kubesched.api.objects import Obj, deep_copy
+from kubesched.api.selectors import NodeSelector, SelectorError
+from kubesched.apiserver.errors import APIError
 from kubesched.scheduler.framework import (
+    ActionType,
+    ClusterEvent,
     CycleState,
+    FilterPlugin,
+    Handle,
     PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+    default_normalize,
 )
-from kubesched.scheduler.types import SKIP, Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
 NAME = "DynamicResources"
-STATE_KEY = "DynamicResources"  # the claims PreFilter found: none, here
+STATE_KEY = "DynamicResources"
 NOT_FOUND = "not found"  # framework.ErrNotFound, reading a key PreFilter never wrote
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+FIRST_AVAILABLE_MAX = 8  # FirstAvailableDeviceRequestMaxSize
 
 
-class DynamicResources(PreFilterPlugin, PostFilterPlugin):
+class ClaimsError(Exception):
+    """A claim of the pod is missing, being deleted or not the pod's (foreachPodResourceClaim)."""
+
+
+def _unresolvable(message: str) -> Status:
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,), NAME)
+
+
+def _error(message: str) -> Status:
+    return Status(Code.ERROR, (message,), NAME)
+
+
+@dataclass
+class DRAState:
+    """What PreFilter found for the pod's claims, shared by the attempt's clones as upstream's is."""
+
+    claims: list[Obj] = field(default_factory=list)  # one per pod claim that has a claim
+    available_on: list[NodeSelector | None] = field(default_factory=list)  # allocated claims only
+    allocator: Allocator | None = None
+    unavailable: set[int] = field(default_factory=set)
+    node_allocations: dict[str, list[Obj]] = field(default_factory=dict)
+    allocations: dict[int, Obj] = field(default_factory=dict)  # set by Reserve, written by PreBind
+
+    def clone(self) -> DRAState:
+        return self
+
+    def to_allocate(self) -> list[int]:
+        return [i for i, c in enumerate(self.claims) if allocation(c) is None]
+
+
+class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, PreScorePlugin,
+                       ScorePlugin, ReservePlugin, PreBindPlugin):
     name = NAME
+    pods_via_requests = True  # the verdict depends on the claims and the node, never on its pods
     _nothing = Status(Code.UNSCHEDULABLE, ("no new claims to deallocate",), NAME)
     _no_state = Status(Code.ERROR, (NOT_FOUND,), NAME)
 
+    def __init__(self, handle: Handle, args: dict[str, Any] | None = None) -> None:
+        super().__init__(handle, args)
+        self.features = Features()
+
+    # ---- the pod's claims ----------------------------------------------------------------------
+
+    def _pod_claims(self, pod: Obj) -> list[tuple[str, Obj]]:
+        """Each pod claim's name and claim; ClaimsError says why the pod cannot go on."""
+        out = []
+        namespace = pod["metadata"].get("namespace", "default")
+        for pod_claim in pod_claims(pod):
+            try:
+                name, check_owner = claim_name(pod, pod_claim)
+            except ClaimNameError as e:
+                raise ClaimsError(str(e)) from None
+            if name is None:
+                continue
+            claim = self.handle.get_object("ResourceClaim", namespace, name)
+            if claim is None:
+                raise ClaimsError(f'could not find ResourceClaim "{namespace}/{name}"')
+            if claim["metadata"].get("deletionTimestamp"):
+                raise ClaimsError(f'resourceclaim "{name}" is being deleted')
+            if check_owner:
+                problem = is_for_pod(pod, claim)
+                if problem is not None:
+                    raise ClaimsError(problem)
+            out.append((pod_claim.get("name", ""), claim))
+        return out
+
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        if not pod_claims(pod.obj):
+            return SUCCESS
+        try:
+            self._pod_claims(pod.obj)
+        except ClaimsError as e:
+            return _unresolvable(str(e))
+        return SUCCESS
+
+    # ---- PreFilter / Filter ----------------------------------------------------------------------
+
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
-        state[STATE_KEY] = ()
-        return None, SKIP
+        if not pod_claims(pod.obj):
+            state[STATE_KEY] = DRAState()
+            return None, SKIP
+        s = DRAState()
+        state[STATE_KEY] = s
+        try:
+            found = self._pod_claims(pod.obj)
+        except ClaimsError as e:
+            return None, _unresolvable(str(e))
+        if not found:
+            return None, SKIP
+        dra = self.handle.dra
+        for _, claim in found:
+            selector = None
+            if allocation(claim) is not None:
+                if not can_be_reserved(claim) and not is_reserved_for(pod.uid, claim):
+                    return None, _unresolvable("resourceclaim in use")
+                node_selector = allocation(claim).get("nodeSelector")  # type: ignore[union-attr]
+                if node_selector is not None:
+                    try:
+                        selector = NodeSelector.compile(node_selector)
+                    except SelectorError as e:
+                        return None, _error(str(e))
+            else:
+                if dra.has_pending_allocation(claim["metadata"].get("uid", "")):
+                    return None, _unresolvable(f"resource claim {claim_key(claim)} is in the process of being allocated")
+                problem = self._check_requests(claim)
+                if problem is not None:
+                    return None, problem
+            s.claims.append(claim)
+            s.available_on.append(selector)
+        if s.to_allocate():
+            s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
+                                    dra.pool_slices)
+        return None, SUCCESS
+
+    def _get_class(self, name: str) -> Obj | None:
+        return self.handle.get_object("DeviceClass", "", name)
+
+    def _check_requests(self, claim: Obj) -> Status | None:
+        """Every request names a class that exists (else the pod waits for one to appear)."""
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            name = request.get("name", "")
+            if request.get("exactly") is not None:
+                checks = [(request["exactly"].get("deviceClassName") or "", name)]
+            elif request.get("firstAvailable"):
+                if not self.features.prioritized_list:
+                    return _unresolvable(f"resource claim {claim_key(claim)}, request {name}: has subrequests, "
+                                         "but the DRAPrioritizedList feature is disabled")
+                checks = [(sub.get("deviceClassName") or "", f"{name}/{sub.get('name', '')}")
+                          for sub in request["firstAvailable"]]
+            else:
+                return _unresolvable(f"resource claim {claim_key(claim)}, request {name}: unknown request type")
+            for class_name, request_name in checks:
+                if not class_name:
+                    return _error(f"request {request_name}: unsupported request type")
+                if self._get_class(class_name) is None:
+                    return _unresolvable(f"request {request_name}: device class {class_name} does not exist")
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        s: DRAState = state[STATE_KEY]
+        unavailable = [i for i, sel in enumerate(s.available_on)
+                       if sel is not None and not sel.matches(node.labels, node.name)]
+        allocations = None
+        if s.allocator is not None:
+            try:
+                allocations = s.allocator.allocate(node.obj, [s.claims[i] for i in s.to_allocate()])
+            except NodeAllocationError as e:
+                return _unresolvable(str(e))  # other nodes may still do
+            except AllocationError as e:
+                return _error(str(e))
+            if allocations is None:
+                return _unresolvable(CANNOT_ALLOCATE)
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return _unresolvable(NOT_AVAILABLE)
+        if allocations is not None:
+            s.node_allocations[node.name] = allocations
+        return SUCCESS
+
+    # ---- PostFilter ------------------------------------------------------------------------------
 
     def post_filter(self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
                     ) -> tuple[PostFilterResult | None, Status]:
         if STATE_KEY not in state:
             return None, self._no_state
-        return None, self._nothing
+        s: DRAState = state[STATE_KEY]
+        if not s.claims:
+            return None, self._nothing
+        for index in sorted(s.unavailable):
+            claim = s.claims[index]
+            users = reserved_for(claim)
+            if not users or (len(users) == 1 and users[0].get("uid") == pod.uid):
+                meta = claim["metadata"]
+                api = self.handle.api
+                assert api is not None
+                try:
+                    api.update_status("ResourceClaim", meta.get("namespace", ""), meta["name"], _deallocate)
+                except APIError as e:
+                    return None, _error(e.message)
+                return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",), NAME)
+        return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",), NAME)
+
+    # ---- PreScore / Score ------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
+        """Nothing to score without a claim to allocate: every node would score 0 (upstream scores
+        them all anyway; skipping changes no decision)."""
+        s: DRAState | None = state.get(STATE_KEY)
+        return SUCCESS if s is not None and s.allocator is not None else SKIP
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """Prioritized lists: a node that can give a claim an earlier `firstAvailable` choice
+        scores higher, 8 - its position for each request (FirstAvailableDeviceRequestMaxSize)."""
+        s: DRAState = state[STATE_KEY]
+        results = s.node_allocations.get(node.name)
+        if results is None:
+            return 0
+        total = 0
+        for index, result in zip(s.to_allocate(), results, strict=True):
+            chosen = {r.get("request") for r in (result.get("devices") or {}).get("results") or ()}
+            for request in ((s.claims[index].get("spec") or {}).get("devices") or {}).get("requests") or ():
+                for position, sub in enumerate(request.get("firstAvailable") or ()):
+                    if f"{request.get('name')}/{sub.get('name')}" in chosen:
+                        total += FIRST_AVAILABLE_MAX - position
+        return total
+
+    def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize(scores, reverse=False)
+
+    # ---- Reserve / Unreserve -------------------------------------------------------------------
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        s: DRAState | None = state.get(STATE_KEY)
+        if s is None:
+            return _error(NOT_FOUND)
+        pending = s.to_allocate()
+        if not s.claims or not pending or s.allocator is None:
+            return SUCCESS
+        allocations = s.node_allocations.get(node_name)
+        if allocations is None:
+            return _error("claim allocation not found for node")
+        if len(allocations) != len(pending):
+            return _error(f"internal error, have {len(allocations)} allocations, {len(pending)} claims to allocate")
+        for index, result in zip(pending, allocations, strict=True):
+            claim = deep_copy(s.claims[index])
+            finalizers = claim["metadata"].setdefault("finalizers", [])
+            if FINALIZER not in finalizers:
+                finalizers.append(FINALIZER)
+            claim.setdefault("status", {})["allocation"] = result
+            s.allocations[index] = result
+            self.handle.dra.signal_pending_allocation(claim["metadata"].get("uid", ""), claim)
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        s: DRAState | None = state.get(STATE_KEY)
+        if s is None:
+            return
+        api = self.handle.api
+        for claim in s.claims:
+            self.handle.dra.remove_pending_allocation(claim["metadata"].get("uid", ""))
+            if allocation(claim) is not None and is_reserved_for(pod.uid, claim) and api is not None:
+                meta = claim["metadata"]
+                with contextlib.suppress(APIError):  # retried when the pod is scheduled again, as upstream leaves it
+                    api.update_status("ResourceClaim", meta.get("namespace", ""), meta["name"],
+                                      lambda status: _unreserve(status, pod.uid))
+
+    # ---- PreBind ---------------------------------------------------------------------------------
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        s: DRAState | None = state.get(STATE_KEY)
+        if s is None:
+            return _error(NOT_FOUND)
+        return SKIP if not s.claims else SUCCESS
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        s: DRAState | None = state.get(STATE_KEY)
+        if s is None:
+            return _error(NOT_FOUND)
+        for index, claim in enumerate(s.claims):
+            if is_reserved_for(pod.uid, claim):
+                continue
+            try:
+                s.claims[index] = self._bind_claim(s, index, pod)
+            except (APIError, _BindError) as e:
+                return _error(e.message if isinstance(e, APIError) else str(e))
+        return SUCCESS
+
+    def _bind_claim(self, s: DRAState, index: int, pod: PodInfo) -> Obj:
+        """Writes the allocation Reserve chose (if any) and the pod's reservation."""
+        api = self.handle.api
+        assert api is not None
+        claim = s.claims[index]
+        meta = claim["metadata"]
+        namespace, name = meta.get("namespace", ""), meta["name"]
+        result = s.allocations.get(index)
+        try:
+            latest = api.get("ResourceClaim", namespace, name)
+            if latest["metadata"].get("deletionTimestamp"):
+                raise _BindError(f"claim {claim_key(claim)} got deleted in the meantime")
+            if result is not None:
+                if allocation(latest) is not None:
+                    raise _BindError(f"claim {claim_key(claim)} got allocated elsewhere in the meantime")
+                if FINALIZER not in (latest["metadata"].get("finalizers") or ()):
+                    latest = deep_copy(latest)
+                    latest["metadata"].setdefault("finalizers", []).append(FINALIZER)
+                    latest = api.update(latest)
+            reference = {"resource": "pods", "name": pod.name, "uid": pod.uid}
+
+            def write(status: Obj) -> None:
+                if result is not None:
+                    status["allocation"] = result
+                status["reservedFor"] = [*(status.get("reservedFor") or ()), reference]
+            return api.update_status("ResourceClaim", namespace, name, write)
+        finally:
+            if result is not None:
+                self.handle.dra.remove_pending_allocation(meta.get("uid", ""))
+
+    # ---- queueing --------------------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEvent]:
+        return [ClusterEvent("Node", ActionType.Add | ActionType.UpdateNodeLabel | ActionType.UpdateNodeAllocatable),
+                ClusterEvent("ResourceClaim", ActionType.Add | ActionType.Update, self._claim_hint),
+                ClusterEvent("Pod", ActionType.UpdatePodGeneratedResourceClaim, self._pod_hint),
+                ClusterEvent("DeviceClass", ActionType.Add | ActionType.Update),
+                ClusterEvent("ResourceSlice", ActionType.Add | ActionType.Update)]
+
+    def _claim_hint(self, pod: PodInfo, old: Obj | None, new: Obj) -> bool:
+        """isSchedulableAfterClaimChange: a deallocation frees devices for anyone; otherwise only
+        a claim of the pod that appeared or whose status changed matters."""
+        try:
+            mine = self._pod_claims(pod.obj)
+        except ClaimsError:
+            return False
+        if old is not None and allocation(old) is not None and allocation(new) is None:
+            return True
+        uid = new["metadata"].get("uid")
+        if not any(c["metadata"].get("uid") == uid for _, c in mine):
+            return False
+        return old is None or (old.get("status") or {}) != (new.get("status") or {})
+
+    def _pod_hint(self, pod: PodInfo, old: Obj | None, new: Obj) -> bool:
+        if new["metadata"].get("uid") != pod.uid:
+            return False
+        try:
+            self._pod_claims(new)
+        except ClaimsError:
+            return False
+        return True
+
+
+class _BindError(Exception):
+    pass
+
+
+def _deallocate(status: Obj) -> None:
+    for key in ("reservedFor", "allocation", "devices"):
+        status.pop(key, None)
+
+
+def _unreserve(status: Obj, uid: str) -> bool:
+    users = status.get("reservedFor") or []
+    kept = [r for r in users if r.get("uid") != uid]
+    if len(kept) == len(users):
+        return False
+    if kept:
+        status["reservedFor"] = kept
+    else:
+        status.pop("reservedFor", None)
+    return True
