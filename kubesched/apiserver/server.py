@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.dra.claims import FINALIZER as DRA_FINALIZER
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
@@ -38,11 +39,13 @@ from kubesched.store.base import Conflict, NotFound, Store
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
 # The garbage collector's finalizers (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents):
-# an object carrying one stays, with its deletionTimestamp, until the collector removes it. Other
-# finalizers are not waited for: no component here would remove them.
+# an object carrying one stays, with its deletionTimestamp, until the collector removes it; so does
+# a ResourceClaim with its delete protection, until the resource-claim controller has deallocated
+# it. Other finalizers are not waited for: no component here would remove them.
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
+WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER)
 
 
 class APIServer(StoreReads):
@@ -188,7 +191,7 @@ class APIServer(StoreReads):
         """An object being deleted goes once its last garbage-collector finalizer is removed (a pod
         still in its grace period stays for its kubelet)."""
         meta = obj["metadata"]
-        if not meta.get("deletionTimestamp") or any(f in GC_FINALIZERS for f in meta.get("finalizers") or ()):
+        if not meta.get("deletionTimestamp") or any(f in WAITED_FINALIZERS for f in meta.get("finalizers") or ()):
             return obj
         if obj["kind"] == "Pod" and meta.get("deletionGracePeriodSeconds") and obj["spec"].get("nodeName") \
                 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
@@ -266,7 +269,7 @@ class APIServer(StoreReads):
                 if meta.get("deletionTimestamp") and grace_period >= meta.get("deletionGracePeriodSeconds", 0):
                     return obj
                 return self._mark_deleted(obj, grace_period, finalizers)
-        if any(f in GC_FINALIZERS for f in finalizers):
+        if any(f in WAITED_FINALIZERS for f in finalizers):
             return self._mark_deleted(obj, 0, finalizers)
         ns = namespace if namespaced(kind) else ""
         try:

@@ -246,6 +246,25 @@ class PersistentVolumeExpectation(_VolumeExpectation):
     fields = ("phase", "claim", "nodeAffinity", "deleted", "event")
 
 
+class ResourceClaimExpectation(Expectation):
+    """A ResourceClaim by "namespace/name", or the claim a pod's template made: the pod's
+    "namespace/name" with `podClaim`, the pod claim's name (generated names end in random letters)."""
+
+    subject = "resourceClaim"
+    fields = ("podClaim", "allocated", "reservedFor", "deleted", "event")
+
+    def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
+        _subject(c, entry["resourceClaim"], subpath(path, "resourceClaim"), 2)
+        c.get(entry, "podClaim", path, str)
+        for key in ("allocated", "reservedFor"):
+            check_shape(c, entry.get(key), subpath(path, key), [str])
+        for i, device in enumerate(entry.get("allocated") or ()):
+            if isinstance(device, str) and (len(device.split("/")) < 3 or not all(device.split("/"))):
+                c.invalid(subpath(path, f"allocated[{i}]"), device, 'must be "driver/pool/device"')
+        c.get(entry, "deleted", path, bool)
+        _event_check(c, entry, path)
+
+
 class ObjectExpectation(Expectation):
     subject = "object"
     fields = ("exists", "status", "annotations", "conditions", "event")
@@ -279,7 +298,8 @@ class DisruptionExpectation(Expectation):
 EXPECTATIONS: dict[str, Expectation] = {e.subject: e for e in (
     PodExpectation(), NodeExpectation(), RejectedExpectation(), EvictionExpectation(),
     PodDisruptionBudgetExpectation(), DrainExpectation(), DescheduledExpectation(), DeschedulerPassExpectation(),
-    PersistentVolumeClaimExpectation(), PersistentVolumeExpectation(), ObjectExpectation(), DisruptionExpectation())}
+    PersistentVolumeClaimExpectation(), PersistentVolumeExpectation(), ResourceClaimExpectation(), ObjectExpectation(),
+    DisruptionExpectation())}
 
 
 EXPECT_SUBJECTS = {subject: e.fields for subject, e in EXPECTATIONS.items()}

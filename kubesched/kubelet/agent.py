@@ -42,6 +42,7 @@ from kubesched.api.resources import pod_requests
 from kubesched.apiserver.errors import BadRequest, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.kubelet import config as eviction_config
+from kubesched.kubelet.dra import FAILED_PREPARE, claim_keys, prepare_problem
 from kubesched.kubelet.eviction import REASON, EvictionManager
 from kubesched.kubelet.oom import victim
 from kubesched.kubelet.prober import Timeline, timelines
@@ -157,6 +158,9 @@ class Kubelets:
         self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
         self.usage = UsageTracker()
         self._pending_usage: dict[str, list[tuple[dict[str, int], str | None]]] = {}  # uid -> before it runs
+        # Pods whose claims cannot be prepared yet: uid -> (namespace, name, the claims they wait
+        # on, the last problem reported).
+        self._claims_wait: dict[str, tuple[str, str, set[tuple[str, str]], str]] = {}
         self.eviction = EvictionManager(api, clock, eviction_config.parse(config), self.usage, self._evict,
                                         observer)
 
@@ -167,6 +171,14 @@ class Kubelets:
         for pod in self.api.store.list("Pod"):
             self._on_pod(WatchEvent(ADDED, "Pod", pod, None))
         self.api.store.watch(self._on_pod, {"Pod"})
+        self.api.store.watch(self._on_claim, {"ResourceClaim"})
+
+    def _on_claim(self, ev: WatchEvent) -> None:
+        """A claim changed: the pods waiting to prepare it try again."""
+        key = (ev.obj["metadata"].get("namespace", "default"), ev.obj["metadata"]["name"])
+        for uid, (ns, name, keys, _) in list(self._claims_wait.items()):
+            if key in keys and uid not in self._finish:
+                self._finish[uid] = self.clock.call_soon(functools.partial(self._start_pod, ns, name, uid))
 
     def _on_node(self, ev: WatchEvent) -> None:
         name = ev.obj["metadata"]["name"]
@@ -219,6 +231,7 @@ class Kubelets:
                 if t is not None:
                     t.cancel()
             self._pending_usage.pop(uid, None)
+            self._claims_wait.pop(uid, None)
             return
         if not node:
             return
@@ -430,6 +443,8 @@ class Kubelets:
         if pod is None or pod["metadata"].get("deletionTimestamp") or pod["status"].get("phase") != "Pending":
             return
         node = pod["spec"]["nodeName"]
+        if pod["spec"].get("resourceClaims") and not self._claims_prepared(pod):
+            return
         requests = pod_requests(pod["spec"])
         refusal = self.eviction.admit(pod, node) or self._admit(node, requests)
         if refusal is not None:
@@ -460,6 +475,22 @@ class Kubelets:
         self.api.update_status("Pod", ns, name, running)
         self._probe_later(pod, lines)
         self._run_for_duration(pod)
+
+    def _claims_prepared(self, pod: Obj) -> bool:
+        """PrepareResources: False (and an Event when the reason changes) while a claim of the
+        pod is missing or not allocated and reserved for it; the pod then waits for its claims."""
+        uid = pod["metadata"].get("uid", "")
+        problem = prepare_problem(self.api.store, pod)
+        if problem is None:
+            self._claims_wait.pop(uid, None)
+            return True
+        before = self._claims_wait.get(uid)
+        meta = pod["metadata"]
+        self._claims_wait[uid] = (meta.get("namespace", "default"), meta["name"], claim_keys(pod), problem)
+        if before is None or before[3] != problem:
+            self.api.record_event(pod, "Warning", FAILED_PREPARE, f"Failed to prepare dynamic resources: {problem}",
+                                  source="kubelet")
+        return False
 
     def _run_for_duration(self, pod: Obj) -> None:
         """`sim.kubesched.io/duration`: the pod's containers exit that long after it started (at

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kubesched.api.dra.claims import POD_CLAIM_NAME_ANNOTATION, allocation, owning_pod, reserved_for
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, resource_amount
 from kubesched.api.storage import ANN_SELECTED_NODE
@@ -302,6 +303,29 @@ class PersistentVolumeClaimCheck(expectations.PersistentVolumeClaimExpectation):
         return _event_ok(cluster, f"PersistentVolumeClaim/{ns}/{name}", e)
 
 
+class ResourceClaimCheck(expectations.ResourceClaimExpectation):
+    def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
+        ns, _, name = e["resourceClaim"].partition("/")
+        if "podClaim" in e:  # the claim the pod's template made, whatever its generated name
+            found = [c for c in cluster.store.list("ResourceClaim", ns) if owning_pod(c)[0] == name
+                     and (c["metadata"].get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) == e["podClaim"]]
+            claim = found[0] if found else None
+        else:
+            claim = cluster.store.get("ResourceClaim", ns, name)
+        if "deleted" in e and (claim is None) != e["deleted"]:
+            return False, "the claim exists" if claim is not None else "the claim does not exist"
+        if claim is None:
+            return ("deleted" in e), f"no ResourceClaim {e['resourceClaim']}" + (
+                f" for pod claim {e['podClaim']}" if "podClaim" in e else "")
+        results = ((allocation(claim) or {}).get("devices") or {}).get("results") or ()
+        actual = {"allocated": sorted(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results),
+                  "reservedFor": sorted(f"{ns}/{r.get('name')}" for r in reserved_for(claim))}
+        for key, have in actual.items():
+            if key in e and sorted(e[key]) != have:
+                return False, f"{key} is {have}, expected {sorted(e[key])}"
+        return _event_ok(cluster, f"ResourceClaim/{ns}/{claim['metadata']['name']}", e)
+
+
 class PersistentVolumeCheck(expectations.PersistentVolumeExpectation):
     def check(self, cluster: Cluster, e: dict[str, Any]) -> tuple[bool, str]:
         pv = cluster.store.get("PersistentVolume", "", e["pv"])
@@ -376,7 +400,8 @@ class _Judged(Protocol):
 # One check per kind of entry the loader accepts (a test holds the two to the same kinds).
 _ALL: tuple[_Judged, ...] = (
     PodCheck(), NodeCheck(), RejectedCheck(), EvictionCheck(), PodDisruptionBudgetCheck(), DrainCheck(),
-    DescheduledCheck(), DeschedulerPassCheck(), PersistentVolumeClaimCheck(), PersistentVolumeCheck(), ObjectCheck(),
+    DescheduledCheck(), DeschedulerPassCheck(), PersistentVolumeClaimCheck(), PersistentVolumeCheck(),
+    ResourceClaimCheck(), ObjectCheck(),
     DisruptionCheck())
 CHECKS = {c.subject: c for c in _ALL}
 

@@ -259,8 +259,8 @@ def test_default_profile_runs_the_volume_filters_at_upstream_positions() -> None
     filters = [pl.name for pl in profile.at("filter")]
     assert filters[filters.index("NodeResourcesFit") + 1:filters.index("PodTopologySpread")] == [
         "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"]
-    assert [pl.name for pl in profile.at("reserve")] == ["VolumeBinding"]
-    assert [pl.name for pl in profile.at("preBind")] == ["VolumeBinding"]
+    assert [pl.name for pl in profile.at("reserve")] == ["VolumeBinding", "DynamicResources"]
+    assert [pl.name for pl in profile.at("preBind")] == ["VolumeBinding", "DynamicResources"]
 
 
 def test_attach_limit_keys() -> None:

@@ -161,6 +161,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if not found:
             return None, SKIP
         dra = self.handle.dra
+        claims: list[Obj] = []
+        available_on: list[NodeSelector | None] = []
         for _, claim in found:
             selector = None
             if allocation(claim) is not None:
@@ -178,8 +180,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 problem = self._check_requests(claim)
                 if problem is not None:
                     return None, problem
-            s.claims.append(claim)
-            s.available_on.append(selector)
+            claims.append(claim)
+            available_on.append(selector)
+        s.claims, s.available_on = claims, available_on  # only now: PostFilter reads a failed PreFilter as no claims
         if s.to_allocate():
             s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
                                     dra.pool_slices)
