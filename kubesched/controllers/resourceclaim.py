@@ -50,6 +50,7 @@ class ResourceClaimController:
         self.store = api.store
         self.queue = WorkQueue(clock, self._sync)
         self._users: dict[tuple[str, str], set[str]] = {}  # claim (ns, name) -> pods naming it
+        self._owned: dict[str, set[tuple[str, str]]] = {}  # pod uid -> the claims it controls
 
     def start(self) -> None:
         for claim in self.store.list("ResourceClaim"):
@@ -87,12 +88,44 @@ class ResourceClaimController:
         if deleted or _is_done(pod):
             for claim in self._claim_names(pod):
                 self.queue.add(("claim", namespace, claim))
-        if not deleted and not is_terminating(pod):
+        if not deleted and self._needs_work(pod):
             self.queue.add(("pod", namespace, name))
+
+    def _needs_work(self, pod: Obj) -> bool:
+        """podNeedsWork: a claim to make from a template, or, once the pod is bound, an allocated
+        claim to reserve for it; most pod updates need neither."""
+        if is_terminating(pod):
+            return False
+        namespace = pod["metadata"].get("namespace", "default")
+        for pod_claim in pod_claims(pod):
+            try:
+                name, check_owner = claim_name(pod, pod_claim)
+            except ClaimNameError:
+                return True
+            if name is None:
+                return False
+            claim = self.store.get("ResourceClaim", namespace, name)
+            if claim is None:
+                return bool(pod_claim.get("resourceClaimTemplateName"))
+            if check_owner and is_for_pod(pod, claim) is not None:
+                return False
+            if (pod.get("spec") or {}).get("nodeName") and allocation(claim) is not None and \
+                    not is_reserved_for(pod["metadata"].get("uid", ""), claim) and can_be_reserved(claim):
+                return True
+        return False
 
     def _on_claim(self, ev: WatchEvent) -> None:
         claim = ev.obj
         namespace, name = claim["metadata"].get("namespace", "default"), claim["metadata"]["name"]
+        owner = owning_pod(claim)[1]
+        if owner:
+            owned = self._owned.setdefault(owner, set())
+            if ev.type == DELETED:
+                owned.discard((namespace, name))
+                if not owned:
+                    del self._owned[owner]
+            else:
+                owned.add((namespace, name))
         if ev.type != DELETED:
             self.queue.add(("claim", namespace, name))
         for pod in sorted(self._users.get((namespace, name), ())):
@@ -175,9 +208,9 @@ class ResourceClaimController:
 
     def _orphan(self, pod: Obj, pod_claim: str) -> Obj | None:
         """A claim made for this pod claim before its name reached the pod's status."""
-        uid = pod["metadata"].get("uid")
-        for claim in self.store.list("ResourceClaim", pod["metadata"].get("namespace", "default")):
-            if owning_pod(claim)[1] == uid and \
+        for namespace, name in sorted(self._owned.get(pod["metadata"].get("uid", ""), ())):
+            claim = self.store.get("ResourceClaim", namespace, name)
+            if claim is not None and \
                     (claim["metadata"].get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) == pod_claim:
                 return claim
         return None

@@ -9,12 +9,18 @@ they name, so a node's pools are found without walking every slice in the cluste
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from kubesched.api.dra.allocator import DeviceID, allocated_devices
 from kubesched.store.base import DELETED, WatchEvent
+
+if TYPE_CHECKING:
+    from kubesched.scheduler.cache import Cache
 
 Obj = dict[str, Any]
 DRA_KINDS = {"ResourceClaim", "ResourceSlice", "DeviceClass"}
@@ -31,7 +37,7 @@ class AllocatedDevices:
 
 
 class DRAManager:
-    def __init__(self) -> None:
+    def __init__(self, cache: Cache | None = None) -> None:
         self._claim_devices: dict[str, list[DeviceID]] = {}  # by claim uid
         self._held: Counter[DeviceID] = Counter()
         self._in_flight: dict[str, Obj] = {}  # claim uid -> the claim as Reserve allocated it
@@ -40,26 +46,64 @@ class DRAManager:
         self._other_slices: dict[str, Obj] = {}  # selectors, allNodes, per-device selection
         self._pool_slices: dict[tuple[str, str], dict[str, Obj]] = {}
         self.allocated = AllocatedDevices(self)
+        # What an allocation on a node depends on besides the claims, for caching its outcome:
+        # `epoch` moves with any slice or class, a pool's version with its devices in use.
+        self.epoch = 0
+        # Per cache slot, a number that changes whenever the node or the use of a pool its slices
+        # name does (a freed slot's next node gets a new one): outcomes computed at one stamp hold.
+        self.slot_stamp = np.zeros(64, dtype=np.int64)
+        self._stamps = itertools.count(1)
+        self._cache = cache
+        self._pool_nodes: dict[tuple[str, str], set[str]] = {}  # pool -> the nodes its slices name
+        self._other_pools: set[tuple[str, str]] = set()
+        if cache is not None:
+            cache.listeners.append(self._bump)
 
     # ---- informers -----------------------------------------------------------------------------
 
     def on_event(self, ev: WatchEvent) -> None:
         if ev.kind == "ResourceClaim":
             self._on_claim(ev.obj, ev.type == DELETED)
-        elif ev.kind == "ResourceSlice":
+            return
+        self.epoch += 1  # a slice or a class
+        if ev.kind == "ResourceSlice":
             self._on_slice(ev.old if ev.type != DELETED else None, ev.obj, ev.type == DELETED)
 
     def _on_claim(self, claim: Obj, deleted: bool) -> None:
         uid = claim["metadata"].get("uid") or claim["metadata"]["name"]
-        for dev in self._claim_devices.pop(uid, ()):
+        devices = [] if deleted else allocated_devices(claim)
+        before = self._claim_devices.get(uid, [])
+        if devices == before:
+            return
+        for dev in before:
             self._held[dev] -= 1
             if not self._held[dev]:
                 del self._held[dev]
-        if not deleted:
-            devices = allocated_devices(claim)
-            if devices:
-                self._claim_devices[uid] = devices
-                self._held.update(devices)
+        self._claim_devices.pop(uid, None)
+        if devices:
+            self._claim_devices[uid] = devices
+            self._held.update(devices)
+        self._touch(before + devices)
+
+    def _touch(self, devices: list[DeviceID]) -> None:
+        for driver, pool, _ in devices:
+            key = (driver, pool)
+            for node in self._pool_nodes.get(key, ()):
+                self._bump(node)
+            if key in self._other_pools:
+                self.epoch += 1  # any node may reach it
+
+    def _bump(self, node: str) -> None:
+        slot = self.slot_of(node)
+        if slot is None:
+            return
+        if slot >= len(self.slot_stamp):
+            self._bump_size(slot)
+        self.slot_stamp[slot] = next(self._stamps)
+
+    def slot_of(self, node: str) -> int | None:
+        ni = self._cache.nodes.get(node) if self._cache is not None else None
+        return ni.slot if ni is not None else None
 
     def _on_slice(self, old: Obj | None, obj: Obj, deleted: bool) -> None:
         self._forget_slice(old if old is not None else obj)
@@ -67,11 +111,14 @@ class DRAManager:
             name = obj["metadata"]["name"]
             spec = obj.get("spec") or {}
             node = spec.get("nodeName")
+            pool = _pool_key(obj)
             if node:
                 self._node_slices.setdefault(node, {})[name] = obj
+                self._pool_nodes.setdefault(pool, set()).add(node)
             else:
                 self._other_slices[name] = obj
-            self._pool_slices.setdefault(_pool_key(obj), {})[name] = obj
+                self._other_pools.add(pool)
+            self._pool_slices.setdefault(pool, {})[name] = obj
 
     def _forget_slice(self, obj: Obj) -> None:
         name = obj["metadata"]["name"]
@@ -92,6 +139,24 @@ class DRAManager:
     def devices_in_use(self) -> int:
         return len(self._held) + len(self._in_flight_devices)
 
+    def node_version(self, node: Obj) -> tuple[int, int, str]:
+        """What the devices `node` can use look like now: equal versions, equal allocations (the
+        slices and classes, the node, and the devices in use in the pools it reaches)."""
+        slot = self.slot_of(node["metadata"]["name"])
+        stamp = int(self.slot_stamp[slot]) if slot is not None and slot < len(self.slot_stamp) else -1
+        return self.epoch, stamp, str(node["metadata"].get("resourceVersion"))
+
+    def stamps(self, slots: np.ndarray) -> np.ndarray:
+        """The current stamps of `slots` (0 for a slot never stamped)."""
+        if len(slots) and int(slots.max()) >= len(self.slot_stamp):
+            self._bump_size(int(slots.max()))
+        return self.slot_stamp[slots]
+
+    def _bump_size(self, slot: int) -> None:
+        grown = np.zeros(max(2 * len(self.slot_stamp), slot + 1), dtype=np.int64)
+        grown[:len(self.slot_stamp)] = self.slot_stamp
+        self.slot_stamp = grown
+
     # ---- in-flight allocations -------------------------------------------------------------------
 
     def has_pending_allocation(self, uid: str) -> bool:
@@ -101,6 +166,7 @@ class DRAManager:
         self.remove_pending_allocation(uid)
         self._in_flight[uid] = claim
         self._in_flight_devices.update(allocated_devices(claim))
+        self._touch(allocated_devices(claim))
 
     def remove_pending_allocation(self, uid: str) -> bool:
         claim = self._in_flight.pop(uid, None)
@@ -110,6 +176,7 @@ class DRAManager:
             self._in_flight_devices[dev] -= 1
             if not self._in_flight_devices[dev]:
                 del self._in_flight_devices[dev]
+        self._touch(allocated_devices(claim))
         return True
 
 

@@ -167,7 +167,7 @@ class Handle:
         # profiles by schedulerName, the seeded RNG (preemption's dry-run offset).
         self.api: API | None = None
         self.nominator = Nominator()
-        self.dra = DRAManager()  # kept current by the scheduler's informers
+        self.dra = DRAManager(cache)  # kept current by the scheduler's informers
         self.profiles: dict[str, Profile] = {}
         self.rng = random.Random(0)
 

@@ -21,9 +21,10 @@ cycle state's "not found", which ends the PostFilter phase (no preemption is tri
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,12 +63,17 @@ from kubesched.scheduler.framework import (
 )
 from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
 
+if TYPE_CHECKING:
+    from kubesched.scheduler.cache import NodeTable
+
 NAME = "DynamicResources"
 STATE_KEY = "DynamicResources"
 NOT_FOUND = "not found"  # framework.ErrNotFound, reading a key PreFilter never wrote
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 FIRST_AVAILABLE_MAX = 8  # FirstAvailableDeviceRequestMaxSize
+OUTCOMES_KEPT = 200_000  # remembered allocation outcomes, forgotten all at once beyond
+TABLES_KEPT = 1_000  # kinds of request whose outcomes are kept per node
 
 
 class ClaimsError(Exception):
@@ -78,8 +84,41 @@ def _unresolvable(message: str) -> Status:
     return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,), NAME)
 
 
+_CANNOT = _unresolvable(CANNOT_ALLOCATE)
+
+
 def _error(message: str) -> Status:
     return Status(Code.ERROR, (message,), NAME)
+
+
+class Outcomes:
+    """One kind of request's allocation outcomes, per node slot, with the stamp each was computed
+    at: code 0 an allocation (in `results`), 1 "cannot allocate all claims", 2 and up a status
+    of `statuses`. A slot whose stamp moved is computed again."""
+
+    def __init__(self, epoch: int) -> None:
+        self.epoch = epoch
+        self.stamp = np.full(64, -1, dtype=np.int64)
+        self.code = np.zeros(64, dtype=np.int64)
+        self.results: dict[int, list[Obj]] = {}
+        self.statuses: list[Status] = []
+
+    def ensure(self, slot: int) -> None:
+        if slot >= len(self.stamp):
+            size = max(2 * len(self.stamp), slot + 1)
+            self.stamp = np.concatenate([self.stamp, np.full(size - len(self.stamp), -1, dtype=np.int64)])
+            self.code = np.concatenate([self.code, np.zeros(size - len(self.code), dtype=np.int64)])
+
+    def store(self, slot: int, stamp: int, outcome: list[Obj] | Status) -> None:
+        self.stamp[slot] = stamp
+        if isinstance(outcome, list):
+            self.code[slot] = 0
+            self.results[slot] = outcome
+        elif outcome is _CANNOT:
+            self.code[slot] = 1
+        else:
+            self.statuses.append(outcome)
+            self.code[slot] = 1 + len(self.statuses)
 
 
 @dataclass
@@ -92,12 +131,28 @@ class DRAState:
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[str, list[Obj]] = field(default_factory=dict)
     allocations: dict[int, Obj] = field(default_factory=dict)  # set by Reserve, written by PreBind
+    fingerprint: str = ""  # of the claims to allocate: pods asking alike share allocation outcomes
+    pending: list[int] = field(default_factory=list)  # the claims to allocate, as PreFilter found them
+    outcomes: Outcomes | None = None  # filter_many's table for this pod's kind of request
+
+    def allocations_for(self, node: NodeInfo) -> list[Obj] | None:
+        """The allocation Filter found for `node` (None: it found none)."""
+        found = self.node_allocations.get(node.name)
+        if found is None and self.outcomes is not None and node.slot < len(self.outcomes.code) \
+                and self.outcomes.code[node.slot] == 0:
+            found = self.outcomes.results.get(node.slot)
+        return found
 
     def clone(self) -> DRAState:
         return self
 
     def to_allocate(self) -> list[int]:
         return [i for i, c in enumerate(self.claims) if allocation(c) is None]
+
+    def first_available(self) -> bool:
+        """Whether a claim to allocate has a prioritized list, the only thing Score tells apart."""
+        return any(r.get("firstAvailable") for i in self.pending
+                   for r in ((self.claims[i].get("spec") or {}).get("devices") or {}).get("requests") or ())
 
 
 class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, PreScorePlugin,
@@ -110,6 +165,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
     def __init__(self, handle: Handle, args: dict[str, Any] | None = None) -> None:
         super().__init__(handle, args)
         self.features = Features()
+        self._outcomes: dict[tuple[Any, ...], list[Obj] | Status] = {}  # Filter's, node by node
+        self._tables: dict[str, Outcomes] = {}  # filter_many's, by the requests' fingerprint
 
     # ---- the pod's claims ----------------------------------------------------------------------
 
@@ -183,9 +240,11 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             claims.append(claim)
             available_on.append(selector)
         s.claims, s.available_on = claims, available_on  # only now: PostFilter reads a failed PreFilter as no claims
-        if s.to_allocate():
+        pending = s.pending = s.to_allocate()
+        if pending:
             s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
                                     dra.pool_slices)
+            s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in pending], sort_keys=True)
         return None, SUCCESS
 
     def _get_class(self, name: str) -> Obj | None:
@@ -212,26 +271,75 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                     return _unresolvable(f"request {request_name}: device class {class_name} does not exist")
         return None
 
+    def _allocate(self, s: DRAState, node: NodeInfo) -> list[Obj] | Status:
+        """The allocator's answer for `node`, remembered while the node's devices, the slices and
+        the classes stay as they are: the next pod asking the same finds it without a search."""
+        key = (s.fingerprint, node.name, self.handle.dra.node_version(node.obj))
+        found = self._outcomes.get(key)
+        if found is None:
+            found = self._search(s, node)
+            if len(self._outcomes) >= OUTCOMES_KEPT:
+                self._outcomes.clear()
+            self._outcomes[key] = found
+        return found
+
+    @staticmethod
+    def _search(s: DRAState, node: NodeInfo) -> list[Obj] | Status:
+        assert s.allocator is not None
+        try:
+            allocations = s.allocator.allocate(node.obj, [s.claims[i] for i in s.pending])
+        except NodeAllocationError as e:
+            return _unresolvable(str(e))  # other nodes may still do
+        except AllocationError as e:
+            return _error(str(e))
+        return _CANNOT if allocations is None else allocations
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         s: DRAState = state[STATE_KEY]
-        unavailable = [i for i, sel in enumerate(s.available_on)
-                       if sel is not None and not sel.matches(node.labels, node.name)]
         allocations = None
         if s.allocator is not None:
-            try:
-                allocations = s.allocator.allocate(node.obj, [s.claims[i] for i in s.to_allocate()])
-            except NodeAllocationError as e:
-                return _unresolvable(str(e))  # other nodes may still do
-            except AllocationError as e:
-                return _error(str(e))
-            if allocations is None:
-                return _unresolvable(CANNOT_ALLOCATE)
-        if unavailable:
-            s.unavailable.update(unavailable)
-            return _unresolvable(NOT_AVAILABLE)
+            outcome = self._allocate(s, node)
+            if isinstance(outcome, Status):
+                return outcome
+            allocations = outcome
+        if s.pending != list(range(len(s.claims))):  # some claim is allocated: where it may be used
+            unavailable = [i for i, sel in enumerate(s.available_on)
+                           if sel is not None and not sel.matches(node.labels, node.name)]
+            if unavailable:
+                s.unavailable.update(unavailable)
+                return _unresolvable(NOT_AVAILABLE)
         if allocations is not None:
             s.node_allocations[node.name] = allocations
         return SUCCESS
+
+    def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
+                    slots: np.ndarray, table: NodeTable) -> np.ndarray | None:
+        """Filter for many nodes at once when every claim is still to allocate: the outcome of
+        each node whose devices did not change since a pod asking the same was filtered is
+        taken as it was; only the others are searched."""
+        s: DRAState = state[STATE_KEY]
+        if s.allocator is None or len(s.pending) != len(s.claims):
+            return None
+        dra = self.handle.dra
+        outcomes = self._tables.get(s.fingerprint)
+        if outcomes is None or outcomes.epoch != dra.epoch:
+            if len(self._tables) >= TABLES_KEPT:
+                self._tables.clear()
+            outcomes = self._tables[s.fingerprint] = Outcomes(dra.epoch)
+        if len(slots):
+            outcomes.ensure(int(slots.max()))
+        current = dra.stamps(slots)
+        for k in np.flatnonzero(outcomes.stamp[slots] != current).tolist():
+            node = nodes[int(positions[k])]
+            outcomes.store(node.slot, int(current[k]), self._search(s, node))
+        s.outcomes = outcomes
+        return outcomes.code[slots]
+
+    def decode(self, state: CycleState, code: int) -> Status:
+        if code == 1:
+            return _CANNOT
+        outcomes = state[STATE_KEY].outcomes
+        return outcomes.statuses[code - 2]
 
     # ---- PostFilter ------------------------------------------------------------------------------
 
@@ -259,20 +367,20 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
     # ---- PreScore / Score ------------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
-        """Nothing to score without a claim to allocate: every node would score 0 (upstream scores
-        them all anyway; skipping changes no decision)."""
+        """Nothing to score without a prioritized list among the claims to allocate: every node
+        would score 0 (upstream scores them all anyway; skipping changes no decision)."""
         s: DRAState | None = state.get(STATE_KEY)
-        return SUCCESS if s is not None and s.allocator is not None else SKIP
+        return SUCCESS if s is not None and s.allocator is not None and s.first_available() else SKIP
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         """Prioritized lists: a node that can give a claim an earlier `firstAvailable` choice
         scores higher, 8 - its position for each request (FirstAvailableDeviceRequestMaxSize)."""
         s: DRAState = state[STATE_KEY]
-        results = s.node_allocations.get(node.name)
+        results = s.allocations_for(node)
         if results is None:
             return 0
         total = 0
-        for index, result in zip(s.to_allocate(), results, strict=True):
+        for index, result in zip(s.pending, results, strict=True):
             chosen = {r.get("request") for r in (result.get("devices") or {}).get("results") or ()}
             for request in ((s.claims[index].get("spec") or {}).get("devices") or {}).get("requests") or ():
                 for position, sub in enumerate(request.get("firstAvailable") or ()):
@@ -292,7 +400,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         pending = s.to_allocate()
         if not s.claims or not pending or s.allocator is None:
             return SUCCESS
-        allocations = s.node_allocations.get(node_name)
+        node = self.handle.cache.nodes.get(node_name)
+        allocations = s.allocations_for(node) if node is not None else None
         if allocations is None:
             return _error("claim allocation not found for node")
         if len(allocations) != len(pending):
@@ -302,6 +411,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             finalizers = claim["metadata"].setdefault("finalizers", [])
             if FINALIZER not in finalizers:
                 finalizers.append(FINALIZER)
+            result = deep_copy(result)  # the remembered outcome stays as the allocator left it
             claim.setdefault("status", {})["allocation"] = result
             s.allocations[index] = result
             self.handle.dra.signal_pending_allocation(claim["metadata"].get("uid", ""), claim)
