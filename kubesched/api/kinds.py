@@ -20,7 +20,7 @@ SIMULATED = frozenset({
     "Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
     "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
     "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "LimitRange",
-    "ResourceQuota",
+    "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
 })
 
 # Built-in kinds without a namespace (kubectl api-resources --namespaced=false); any other kind,

@@ -90,6 +90,7 @@ def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = F
     events = ({"time": e.time, "type": e.type, "reason": e.reason, "object": e.object, "message": e.message}
               for e in recorder.events)
     nodes = []
+    devices = node_devices(cluster)
     for node in cluster.store.list("Node"):
         ni = cluster.scheduler.node_info(node["metadata"]["name"])
         assert ni is not None
@@ -99,6 +100,9 @@ def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = F
             "name": ni.name, "allocatable": _resources(ni.allocatable, names),
             "requested": _resources(requested, names), "taints": ni.taints, "unschedulable": ni.unschedulable,
         })
+        if ni.name in devices:
+            nodes[-1]["devices"] = {driver: {"allocated": used, "published": total}
+                                    for driver, (used, total) in sorted(devices[ni.name].items())}
     out: dict[str, Any] = {
         "time": cluster.now(),
         "pods": pods if stream else list(pods),
@@ -274,8 +278,10 @@ def _nodes_section(cluster: Cluster, console: Console, limit: int) -> None:
     nodes = list(cluster.store.list("Node"))
     infos = [cluster.scheduler.node_info(node["metadata"]["name"]) for node in nodes]
     extended = sorted({r for ni in infos if ni is not None for r, v in ni.allocatable.items() if "/" in r and v})
+    devices = node_devices(cluster)
     table = fold_table(f"Nodes: {len(nodes):,}", "node", "cpu (req/alloc)", "memory (req/alloc)", "pods",
-                       *(["extended (req/alloc)"] if extended else []), "taints")
+                       *(["extended (req/alloc)"] if extended else []),
+                       *(["devices (alloc/published)"] if devices else []), "taints")
     for ni in infos[:bounded(table, len(infos), "nodes", limit)]:
         assert ni is not None
         flags = [f"{t.get('key')}{'=' + t['value'] if t.get('value') else ''}:{t.get('effect')}" for t in ni.taints]
@@ -287,8 +293,32 @@ def _nodes_section(cluster: Cluster, console: Console, limit: int) -> None:
         if extended:
             cells.append(", ".join(f"{r} {ni.requested.get(r, 0)}/{ni.allocatable[r]}" for r in extended
                                    if ni.allocatable.get(r)))
+        if devices:
+            cells.append(", ".join(f"{driver} {used}/{total}"
+                                   for driver, (used, total) in sorted(devices.get(ni.name, {}).items())))
         table.add_row(*cells, ", ".join(flags))
     console.print(table)
+
+
+def node_devices(cluster: Cluster) -> dict[str, dict[str, tuple[int, int]]]:
+    """Per node and driver, the DRA devices its ResourceSlices publish and how many of them an
+    allocated claim holds."""
+    held = {(r.get("driver"), r.get("pool"), r.get("device"))
+            for c in cluster.store.list("ResourceClaim")
+            for r in ((allocation(c) or {}).get("devices") or {}).get("results") or ()}
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for s in cluster.store.list("ResourceSlice"):
+        spec = s.get("spec") or {}
+        node = spec.get("nodeName")
+        if not node:
+            continue
+        driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
+        used, total = out.setdefault(node, {}).get(driver, (0, 0))
+        for d in spec.get("devices") or ():
+            total += 1
+            used += (driver, pool, d.get("name")) in held
+        out[node][driver] = (used, total)
+    return out
 
 
 def _pods_section(recorder: Recorder, console: Console, limit: int) -> None:
