@@ -42,12 +42,32 @@ def differences(scenario: Path) -> list[str]:
     for key, msg in (want.get("messages") or {}).items():
         if last.get(key) != msg:
             bad.append(f"{key}: FailedScheduling message\n  kubesched: {last.get(key)!r}\n  real:      {msg!r}")
+    return bad + claim_differences(want, result)
+
+
+def _devices(entries: list[dict[str, str]] | None) -> list[tuple[str, ...]]:
+    return sorted((d["request"], d["driver"], d["pool"], d["device"]) for d in entries or ())
+
+
+def claim_differences(want: dict, result: dict) -> list[str]:
+    """The devices each ResourceClaim got: a claim made from a template is known by its pod and
+    pod claim (its name ends in generated letters), any other by namespace and name."""
+    got = {(c["pod"], c["podClaimName"]) if c["pod"] else f"{c['namespace']}/{c['name']}": _devices(c["allocated"])
+           for c in result.get("resourceClaims") or ()}
+    bad = []
+    for name, w in (want.get("claims") or {}).items():
+        key = (w["pod"], w["podClaimName"]) if w.get("pod") else name
+        if key not in got:
+            bad.append(f"claim {name}: missing from resourceClaims")
+        elif got[key] != _devices(w.get("allocated")):
+            bad.append(f"claim {name}: allocated {got[key]}, real scheduler: {_devices(w.get('allocated'))}")
     return bad
 
 
 def test_the_corpus_is_all_there() -> None:
-    assert len(SCENARIOS) == 140
-    assert {s.stem.rsplit("-", 1)[0] for s in SCENARIOS} == {"basic", "full", "preempt", "pressure", "config", "large"}
+    assert len(SCENARIOS) == 159
+    assert {s.stem.rsplit("-", 1)[0] for s in SCENARIOS} == {"basic", "full", "preempt", "pressure", "config", "large",
+                                                            "dra"}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
