@@ -308,3 +308,6 @@ def _not_implemented(by: str, gates: list[str], values: Mapping[str, bool]) -> F
 def names(stage: Stage) -> list[str]:
     """The gates at `stage`, sorted (AllAlpha and AllBeta left out)."""
     return sorted(name for name, spec in KNOWN.items() if spec.stage is stage and name not in SPECIAL)
+
+
+DEFAULT_FEATURE_GATES = FeatureGates()  # v1.35's defaults; immutable, so one is shared
