@@ -58,10 +58,10 @@ def _feature_gates(_ctx: click.Context, _param: click.Parameter, value: str | No
     try:
         return FeatureGates.parse(value)
     except FeatureGateError as e:
-        raise click.BadParameter(str(e)) from None
+        fail([Problem("command line", None, "--feature-gates", str(e))])
 
 
-# kube-scheduler's --feature-gates, with its syntax and messages; a bad value is a usage error (exit 2).
+# kube-scheduler's --feature-gates, with its syntax and messages; a bad value is bad input (exit 2).
 feature_gates_option = click.option(
     "--feature-gates", "feature_gates", metavar="NAME=BOOL,...", callback=_feature_gates,
     help="kube-scheduler's feature gates (e.g. DRAPrioritizedList=true); unset ones keep their v1.35 default. "
