@@ -116,3 +116,14 @@ def test_every_command_with_the_option_refuses_a_bad_value_before_it_starts(clus
     result = CliRunner().invoke(main, [*command, "--feature-gates", "Foo=true"])
     assert result.exit_code == 2, result.output
     assert "command line: --feature-gates: unrecognized feature gate: Foo" in result.output
+
+
+def test_serve_gives_its_scheduler_the_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubesched.server.engine import Engine, ServeOptions
+
+    monkeypatch.setattr(features, "IMPLEMENTED", frozenset({"DRADeviceTaints"}))
+    engine = Engine(ServeOptions((), ":memory:", 0.0, FeatureGates.parse("DRADeviceTaints=true")))
+    try:
+        assert engine.cluster.scheduler.handle.features.enabled("DRADeviceTaints")
+    finally:
+        engine.close()
