@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 from kubesched.api.duration import format_duration
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import DEFAULT_EPOCH, LAST_TIME, Obj, format_time, namespaced, ref
 from kubesched.apiserver.admission import SYSTEM_PRIORITY_CLASSES
 from kubesched.apiserver.errors import APIError
@@ -82,6 +83,7 @@ class Cluster:
     kubelet_config: Obj | None = None  # KubeletConfiguration for every simulated node
     descheduler_policy: Policy | None = None  # runs the descheduler when given
     epoch: datetime = DEFAULT_EPOCH
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES  # kube-scheduler's --feature-gates
     clock: VirtualClock = field(default_factory=VirtualClock)
     # A server's store (SQLite) outlives the Cluster; simulate's is in memory.
     store: Store = field(default_factory=MemoryStore)
@@ -119,7 +121,7 @@ class Cluster:
             EphemeralVolumeController(api, clock), ResourceClaimController(api, clock)]
         for controller in self.controllers:
             controller.start()
-        self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain, observer)
+        self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain, observer, self.feature_gates)
                            for cfg in [self.scheduler_config, *self.other_scheduler_configs]]
         self.scheduler = self.schedulers[0]
         self.kubelets = Kubelets(self.api, self.clock, self.kubelet_config, observer)

@@ -6,8 +6,16 @@ import click
 import yaml
 
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.features import FeatureGates
 from kubesched.api.loader import Dumper
-from kubesched.input.commandline import echo_json, fail, output_console, results_only, warn
+from kubesched.input.commandline import (
+    echo_json,
+    fail,
+    feature_gates_option,
+    output_console,
+    results_only,
+    warn,
+)
 
 
 @click.command()
@@ -24,8 +32,9 @@ from kubesched.input.commandline import echo_json, fail, output_console, results
 @click.option("--output", "-o", type=click.Choice(["table", "json", "yaml"]), default="table")
 @click.option("--report", "report", metavar="FILE", help="Also write an HTML report of the final state.")
 @click.option("--strict", is_flag=True, help="Treat warnings (unknown fields, ignored settings) as errors.")
+@feature_gates_option
 def capacity(paths: tuple[str, ...], pods: tuple[str, ...], preempt: bool, max_copies: int | None,
-             output: str, report: str | None, strict: bool) -> None:
+             output: str, report: str | None, strict: bool, feature_gates: FeatureGates | None) -> None:
     """How many more copies of each --pod shape fit on the cluster in PATHS (files or directories,
     as `simulate` takes: a `kubesched snapshot` or `kubectl get nodes,pods,pdb,priorityclasses -A
     -o yaml`), the node each copy lands on, and why the next one does not fit.
@@ -59,7 +68,7 @@ def capacity(paths: tuple[str, ...], pods: tuple[str, ...], preempt: bool, max_c
     except InputError as e:
         problems.extend(e.problems)
     try:
-        scenario = load(list(paths), strict=strict)  # its problems are told together with the shapes'
+        scenario = load(list(paths), strict=strict, feature_gates=feature_gates)  # its problems are told together with the shapes'
         if not problems:
             result = run_capacity(scenario, shapes, preempt, max_copies)
     except InputError as e:

@@ -13,6 +13,7 @@ from kubesched.input.commandline import (
     bad_input_exits,
     echo_json,
     exit_at_once,
+    feature_gates_option,
     option,
     output_console,
     results_only,
@@ -22,6 +23,7 @@ from kubesched.input.commandline import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from kubesched.api.features import FeatureGates
     from kubesched.input.scenario import Scenario
 
 
@@ -57,7 +59,7 @@ def main() -> None:
 
 
 def _load(paths: list[str], strict: bool = False, now: str | None = None,
-          until: str | None = None) -> Scenario:
+          until: str | None = None, feature_gates: FeatureGates | None = None) -> Scenario:
     """Load and validate PATHS, printing warnings; bad input (or, with `strict`, a warning) exits 2."""
     from kubesched.api.duration import parse_duration
     from kubesched.api.objects import parse_time
@@ -65,7 +67,7 @@ def _load(paths: list[str], strict: bool = False, now: str | None = None,
 
     with bad_input_exits():
         scenario = load(paths, strict=strict, now=option(now, "--now", parse_time),
-                        until=option(until, "--until", parse_duration))
+                        until=option(until, "--until", parse_duration), feature_gates=feature_gates)
     warn(scenario.warnings)
     return scenario
 
@@ -92,10 +94,11 @@ def _terminal_console() -> Console | None:
 @click.option("--now", "now", metavar="TIME",
               help="The moment of the export (RFC 3339); default: the newest timestamp in the input.")
 @click.option("--strict", is_flag=True, help="Treat warnings (unknown fields, ignored settings) as errors.")
+@feature_gates_option
 @click.option("--report", "report", type=click.Path(dir_okay=False), metavar="FILE",
               help="Also write a self-contained HTML report (timelines, utilisation, pending reasons) to FILE.")
 def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], until: str | None, now: str | None,
-             strict: bool, report: str | None) -> None:
+             strict: bool, feature_gates: FeatureGates | None, report: str | None) -> None:
     """Run the cluster in PATHS (files or directories of Kubernetes objects) in virtual time.
 
     Exit codes: 0 ran and every expectation held, 1 an expectation failed, 2 bad input.
@@ -107,7 +110,7 @@ def simulate(paths: tuple[str, ...], output: str, explain: tuple[str, ...], unti
 
     progress = _terminal_console()
     with collector_paused():  # and frozen before it resumes: it has nothing to look for in the run
-        scenario = _load(list(paths), strict, now, until)
+        scenario = _load(list(paths), strict, now, until, feature_gates)
         keys = {k if "/" in k or k == "*" else f"default/{k}" for k in explain}
         result = run(scenario, explain=keys or None, progress=progress, consume=True)
         results_only()

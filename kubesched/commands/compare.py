@@ -7,7 +7,16 @@ from rich.console import Console
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import InputError, Problem
-from kubesched.input.commandline import bad_input_exits, echo_json, option, output_console, results_only, warn
+from kubesched.api.features import FeatureGates
+from kubesched.input.commandline import (
+    bad_input_exits,
+    echo_json,
+    feature_gates_option,
+    option,
+    output_console,
+    results_only,
+    warn,
+)
 from kubesched.sim.compare import compare, load_all, render, run_all
 
 
@@ -19,8 +28,9 @@ from kubesched.sim.compare import compare, load_all, render, run_all
 @click.option("--report", "report", metavar="FILE", help="Also write a self-contained HTML report of every run.")
 @click.option("--until", "until", metavar="DURATION", help="Stop every run at this virtual time (e.g. 2h).")
 @click.option("--strict", is_flag=True, help="Treat warnings (unknown fields, ignored settings) as errors.")
+@feature_gates_option
 def command(paths: tuple[str, ...], configs: tuple[str, ...], output: str, report: str | None,
-            until: str | None, strict: bool) -> None:
+            until: str | None, strict: bool, feature_gates: FeatureGates | None) -> None:
     """Run the input in PATHS once under each --config KubeSchedulerConfiguration and show what
     differs: pods placed differently, pods pending under some only, preemptions, node
     utilisation spread and fragmentation.
@@ -31,7 +41,8 @@ def command(paths: tuple[str, ...], configs: tuple[str, ...], output: str, repor
     with bad_input_exits():
         if len(configs) < 2:
             raise InputError([Problem("command line", None, "--config", "give at least two configurations to compare")])
-        scenario, loaded = load_all(list(paths), list(configs), strict, option(until, "--until", parse_duration))
+        scenario, loaded = load_all(list(paths), list(configs), strict, option(until, "--until", parse_duration),
+                                    feature_gates)
     warn(scenario.warnings)
     runs = run_all(scenario, list(configs), loaded, progress=err if err.is_terminal else None)
     results_only()

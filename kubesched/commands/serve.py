@@ -16,7 +16,8 @@ import click
 import yaml
 from rich.console import Console
 
-from kubesched.input.commandline import bad_input_exits
+from kubesched.api.features import FeatureGates
+from kubesched.input.commandline import bad_input_exits, feature_gates_option
 
 DEFAULT_PORT = 8080
 
@@ -52,9 +53,10 @@ def kubeconfig(server: str, token: str | None, ca_pem: bytes | None = None) -> d
               help="Write a kubeconfig for this server to FILE.")
 @click.option("--max-body", default=3 * 1024 * 1024, show_default=True, type=int,
               help="Largest request body accepted, in bytes.")
+@feature_gates_option
 def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float, token: str | None,
           tls: bool | None, tls_cert_file: str | None, tls_private_key_file: str | None,
-          kubeconfig_out: str | None, max_body: int) -> None:
+          kubeconfig_out: str | None, max_body: int, feature_gates: FeatureGates | None) -> None:
     """Serve a Kubernetes API (kubectl, client libraries, operators) whose scheduler, kubelets and
     controllers are kubesched's, in real time (or SPEED times faster). PATHS (optional) seed a new
     data file with a snapshot or scenario, and give the scheduler, kubelet and descheduler
@@ -69,7 +71,7 @@ def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float,
         sys.exit(2)
     try:
         with bad_input_exits():
-            engine = Engine(ServeOptions(paths, data, speed))
+            engine = Engine(ServeOptions(paths, data, speed, feature_gates))
     except StoreFileError as e:
         err.print(str(e), markup=False, highlight=False)
         sys.exit(2)

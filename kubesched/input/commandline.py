@@ -16,6 +16,7 @@ import click
 import orjson
 
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.features import FeatureGateError, FeatureGates
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,6 +50,23 @@ def option(raw: str | None, name: str, parse: Callable[[str], Any]) -> Any:
         return parse(raw)
     except ValueError as e:
         raise InputError([Problem("command line", None, name, f"{raw!r}: {e}")]) from None
+
+
+def _feature_gates(_ctx: click.Context, _param: click.Parameter, value: str | None) -> FeatureGates | None:
+    if value is None:
+        return None
+    try:
+        return FeatureGates.parse(value)
+    except FeatureGateError as e:
+        fail([Problem("command line", None, "--feature-gates", str(e))])
+
+
+# kube-scheduler's --feature-gates, with its syntax and messages; a bad value is bad input (exit 2).
+feature_gates_option = click.option(
+    "--feature-gates", "feature_gates", metavar="NAME=BOOL,...", callback=_feature_gates,
+    help="kube-scheduler's feature gates (e.g. DRAPrioritizedList=true); unset ones keep their v1.35 default. "
+         "Overrides the Scenario's featureGates. A value other than the default is refused unless kubesched "
+         "implements it.")
 
 
 def results_only() -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from kubesched.api.duration import parse_duration
 from kubesched.api.errors import Problem
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import DEFAULT_EPOCH, Obj, controller_of, parse_time
 from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
@@ -52,6 +53,7 @@ class Scenario:
     kubelet_config: Obj | None = None
     descheduler_policy: Obj | None = None
     warnings: list[Problem] = field(default_factory=list)  # what was off in the input, though usable
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES  # spec.featureGates, then --feature-gates on top
 
 
 # Fields holding when something happened (not deletionTimestamp: it may lie in the future).
@@ -100,6 +102,8 @@ def build(loaded: list[LoadedObject], now: datetime | None = None) -> Scenario:
             sc.until = parse_duration(spec["until"]) if spec.get("until") is not None else None
             if spec.get("startTime"):
                 sc.epoch = parse_time(spec["startTime"])
+            if spec.get("featureGates"):
+                sc.feature_gates = FeatureGates(spec["featureGates"])
             for i, ev in enumerate(spec.get("events") or ()):
                 action = next(k for k in ev if k != "at")
                 sc.actions.append(TimedAction(parse_duration(ev.get("at", 0)), action, ev[action], i))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from kubesched.api import features
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import merge_patch, namespaced
@@ -213,17 +214,29 @@ def _scenario(c: Checker, obj: dict[str, Any], _path: str) -> None:
     if spec is None:
         return
     for key in spec:
-        if key not in ("seed", "until", "startTime", "events", "expect"):
+        if key not in ("seed", "until", "startTime", "featureGates", "events", "expect"):
             c.err(subpath("spec", key), f'unknown field "{key}"')
     c.present(spec, "seed", "spec", int)
     check_timestamp(c, spec, "startTime", "spec")
     c.duration(spec, "until", "spec")
+    _feature_gates(c, c.get(spec, "featureGates", "spec", dict))
     for key, check in (("events", _event), ("expect", _expect)):
         for i, entry in enumerate(c.get(spec, key, "spec", list) or []):
             if entry is None:
                 c.err(f"spec.{key}[{i}]", "expected a mapping, got null")
             elif c.typed(entry, f"spec.{key}[{i}]", dict) is not None:
                 check(c, entry, i)
+
+
+def _feature_gates(c: Checker, gates: dict[Any, Any] | None) -> None:
+    """spec.featureGates: kube-scheduler's --feature-gates as a map of name to boolean, refused as
+    the flag is (each problem at the gate's path: one set by AllAlpha or AllBeta at theirs)."""
+    if gates is None:
+        return
+    settings = {str(name): value for name, value in gates.items()
+                if c.typed(value, f"spec.featureGates.{name}", bool) is not None}
+    for problem in features.problems(settings):
+        c.err(f"spec.featureGates.{problem.gate}", str(problem))
 
 
 def _check_patch(c: Checker, target: dict[str, Any] | None, key: tuple[str, str, str], patch: dict[str, Any],

@@ -22,7 +22,8 @@ from typing import Any
 
 import click
 
-from kubesched.input.commandline import bad_input_exits
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
+from kubesched.input.commandline import bad_input_exits, feature_gates_option
 
 log = logging.getLogger("kubesched.live")
 
@@ -59,9 +60,10 @@ def _configs(path: str | None) -> list[Any]:
 @click.option("--retry-period", default=2.0, show_default=True, type=float)
 @click.option("--host", default="0.0.0.0", show_default=True, help="Where /metrics and /healthz listen.")
 @click.option("--port", default=10259, show_default=True, type=int, help="Port for /metrics and /healthz (0: off).")
+@feature_gates_option
 def scheduler(kubeconfig: str | None, config_path: str | None, leader_elect: bool, lease_name: str,
               lease_namespace: str, lease_duration: float, renew_deadline: float, retry_period: float, host: str,
-              port: int) -> None:
+              port: int, feature_gates: FeatureGates | None) -> None:
     """Schedule a real cluster's pods with kubesched's scheduler (pods naming it in schedulerName)."""
     from kubesched.live.connection import Connection
 
@@ -70,7 +72,7 @@ def scheduler(kubeconfig: str | None, config_path: str | None, leader_elect: boo
         configs = _configs(config_path)
     conn = Connection(kubeconfig)
     identity = f"{socket.gethostname()}_{os.getpid()}_{random.getrandbits(32):08x}"
-    runner = LiveScheduler(conn, configs, identity)
+    runner = LiveScheduler(conn, configs, identity, feature_gates or DEFAULT_FEATURE_GATES)
     election = None
     if leader_elect:
         election = dict(namespace=lease_namespace, name=lease_name, lease_duration=lease_duration,
@@ -79,13 +81,15 @@ def scheduler(kubeconfig: str | None, config_path: str | None, leader_elect: boo
 
 
 class LiveScheduler:
-    def __init__(self, conn: Any, configs: list[Any], identity: str) -> None:
+    def __init__(self, conn: Any, configs: list[Any], identity: str,
+                 feature_gates: FeatureGates = DEFAULT_FEATURE_GATES) -> None:
         from kubesched.live.engine import LiveEngine
         from kubesched.live.metrics import SchedulerMetrics
 
         self.conn = conn
         self.configs = configs
         self.identity = identity
+        self.feature_gates = feature_gates
         self.engine = LiveEngine(conn, DEFAULT_SCHEDULER, SCHEDULER_KINDS)
         self.metrics = SchedulerMetrics()
         self.schedulers: list[Any] = []
@@ -98,8 +102,8 @@ class LiveScheduler:
 
         engine = self.engine
         engine.sync()
-        self.schedulers = [Scheduler(engine.api, engine.clock, cfg, random.getrandbits(32), observer=self.metrics)
-                           for cfg in self.configs]
+        self.schedulers = [Scheduler(engine.api, engine.clock, cfg, random.getrandbits(32), observer=self.metrics,
+                                     features=self.feature_gates) for cfg in self.configs]
         for s in self.schedulers:
             s.metrics = self.metrics
             s.start()

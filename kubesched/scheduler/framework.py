@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.dramanager import DRAManager
@@ -170,6 +171,7 @@ class Handle:
         self.dra = DRAManager(cache)  # kept current by the scheduler's informers
         self.profiles: dict[str, Profile] = {}
         self.rng = random.Random(0)
+        self.features: FeatureGates = DEFAULT_FEATURE_GATES  # kube-scheduler's --feature-gates
 
     def now(self) -> float:
         return self.clock.now() if self.clock is not None else 0.0

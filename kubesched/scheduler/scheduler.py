@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import Obj, is_terminal, set_condition
 from kubesched.apiserver.interface import API
 from kubesched.runtime.clock import SCHEDULE, Clock, Timer
@@ -106,7 +107,8 @@ class Failure:
 
 class Scheduler:
     def __init__(self, api: API, clock: Clock, config: SchedulerConfig | None = None, seed: int = 0,
-                 explain: set[str] | None = None, observer: Observer = NULL_OBSERVER) -> None:
+                 explain: set[str] | None = None, observer: Observer = NULL_OBSERVER,
+                 features: FeatureGates = DEFAULT_FEATURE_GATES) -> None:
         self.api = api
         self.clock = clock
         self.config = config or SchedulerConfig()
@@ -114,6 +116,7 @@ class Scheduler:
         self.handle = Handle(self.cache, api.store, clock, observer)
         self.handle.api = api
         self.handle.rng = random.Random(seed)
+        self.handle.features = features  # before the plugins are built: they may read it then
         self.nominator = self.handle.nominator
         self.profiles: dict[str, Profile] = build_profiles(self.config, self.handle)
         self.handle.profiles = self.profiles

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.fieldschema import decode
 from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
 from kubesched.api.restmapping import RESOURCES
@@ -65,11 +66,13 @@ class ServeOptions:
     paths: tuple[str, ...] = ()
     data: str = "kubesched.db"
     speed: float = 1.0
+    feature_gates: FeatureGates | None = None  # --feature-gates, over the seed Scenario's
 
 
 class Engine:
     def __init__(self, options: ServeOptions) -> None:
-        scenario = load(list(options.paths)) if options.paths else None
+        scenario = load(list(options.paths), feature_gates=options.feature_gates) if options.paths else None
+        gates = scenario.feature_gates if scenario else options.feature_gates or DEFAULT_FEATURE_GATES
         # What was off in the input or refused while seeding, printed at start; later notes are logged.
         self.warnings = [str(w) for w in scenario.warnings] if scenario else []
         self._started = False
@@ -93,7 +96,7 @@ class Engine:
                                other_scheduler_configs=configs[1:], epoch=epoch,
                                kubelet_config=scenario.kubelet_config if scenario else None,
                                descheduler_policy=policy, clock=clock, store=self.store, reproducible_ids=False,
-                               recorder=None, notes=self._note)
+                               recorder=None, notes=self._note, feature_gates=gates)
         self.api = self.cluster.api
         self.rest = Rest(self.api, Metrics(self.cluster.kubelets.usage, self.api.timestamp))
         self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored})

@@ -36,6 +36,7 @@ from kubesched.api.quantity import format_amount, format_memory, resource_amount
 from kubesched.api.resources import pod_requests
 
 if TYPE_CHECKING:
+    from kubesched.api.features import FeatureGates
     from kubesched.api.loader import LoadedObject
     from kubesched.cluster.recorder import PodHistory
     from kubesched.input.scenario import Scenario
@@ -89,8 +90,8 @@ def load_config(path: str, strict: bool = False) -> tuple[list[LoadedObject], li
     return loaded.scheduler_configs, loaded.warnings
 
 
-def load_all(paths: list[str], configs: list[str], strict: bool = False,
-             until: float | None = None) -> tuple[Scenario, list[list[LoadedObject]]]:
+def load_all(paths: list[str], configs: list[str], strict: bool = False, until: float | None = None,
+             feature_gates: FeatureGates | None = None) -> tuple[Scenario, list[list[LoadedObject]]]:
     """The input and every configuration, all checked before anything runs: one InputError
     carries every problem found in any of them."""
     from kubesched.sim.runner import load
@@ -98,7 +99,7 @@ def load_all(paths: list[str], configs: list[str], strict: bool = False,
     problems: list[Problem] = []
     scenario = None
     try:
-        scenario = load(paths, strict=strict, until=until)
+        scenario = load(paths, strict=strict, until=until, feature_gates=feature_gates)
     except InputError as e:
         problems.extend(e.problems)
     chosen: list[list[LoadedObject]] = []

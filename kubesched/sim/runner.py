@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from kubesched.api.duration import format_duration, parse_duration
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.features import FeatureGateError, FeatureGates
 from kubesched.api.loader import collect_paths, nothing_loaded
 from kubesched.api.objects import LAST_TIME, Shared, format_time, namespaced, ref
 from kubesched.api.served import resource_kind
@@ -47,16 +48,17 @@ class SimResult:
 
 
 def load(paths: list[str], strict: bool = False, now: datetime | None = None,
-         until: float | None = None) -> Scenario:
+         until: float | None = None, feature_gates: FeatureGates | None = None) -> Scenario:
     """Everything that can be wrong with the input is found here, before anything runs, and
     reported together: unreadable files do not hide problems in the readable ones. Warnings
     (unknown fields, settings kubesched ignores) are kept on the scenario; `strict` makes them
-    problems."""
+    problems. `feature_gates` (the command line's) are set over the Scenario's."""
     with collector_paused():  # parsing builds hundreds of thousands of containers, none of them garbage
-        return _load(paths, strict, now, until)
+        return _load(paths, strict, now, until, feature_gates)
 
 
-def _load(paths: list[str], strict: bool, now: datetime | None, until: float | None) -> Scenario:
+def _load(paths: list[str], strict: bool, now: datetime | None, until: float | None,
+          feature_gates: FeatureGates | None) -> Scenario:
     warnings: list[Problem] = []
     loaded, problems = collect_paths(paths, warnings)
     problems.extend(nothing_loaded(paths, loaded, problems, warnings))
@@ -76,6 +78,11 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
     if until is not None:
         scenario.until = until
     _check_horizon(scenario, until is not None)
+    if feature_gates is not None:
+        try:
+            scenario.feature_gates = scenario.feature_gates.overridden_by(feature_gates)
+        except FeatureGateError as e:
+            raise InputError([Problem("command line", None, "--feature-gates", str(e))]) from None
     return scenario
 
 
@@ -137,7 +144,7 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: 
     recorder = Recorder()
     cluster = Cluster(seed=scenario.seed, scheduler_config=configs[0], other_scheduler_configs=configs[1:],
                       explain=explain, epoch=scenario.epoch, kubelet_config=scenario.kubelet_config,
-                      descheduler_policy=policy, recorder=recorder)
+                      descheduler_policy=policy, recorder=recorder, feature_gates=scenario.feature_gates)
     clock = cluster.clock
     kinds: dict[str, Shared] = {}
     for i, (at, obj) in enumerate(scenario.objects):
