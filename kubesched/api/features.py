@@ -132,7 +132,10 @@ KNOWN: dict[str, Spec] = {
 SPECIAL = {"AllAlpha": ALPHA, "AllBeta": BETA}  # the stage each special gate sets
 
 # Gates whose value other than the v1.35 default kubesched implements (a default value always is).
-IMPLEMENTED: frozenset[str] = frozenset()
+IMPLEMENTED: frozenset[str] = frozenset({
+    "DRAAdminAccess",  # off: a request for admin access cannot be allocated
+    "DRAPrioritizedList",  # off: a claim with firstAvailable keeps its pod unschedulable
+})
 
 
 class FeatureGateError(ValueError):

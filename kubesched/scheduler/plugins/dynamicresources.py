@@ -164,7 +164,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
 
     def __init__(self, handle: Handle, args: dict[str, Any] | None = None) -> None:
         super().__init__(handle, args)
-        self.features = Features()
+        gates = handle.features
+        self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
+                                 prioritized_list=gates.enabled("DRAPrioritizedList"))
         self._outcomes: dict[tuple[Any, ...], list[Obj] | Status] = {}  # Filter's, node by node
         self._tables: dict[str, Outcomes] = {}  # filter_many's, by the requests' fingerprint
 
