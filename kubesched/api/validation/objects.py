@@ -33,6 +33,8 @@ from kubesched.api.validation.resource import (
     _resource_claim,
     _resource_claim_template,
     _resource_slice,
+    claim_status,
+    request_names,
 )
 from kubesched.api.validation.scheduling import _priority_class
 from kubesched.api.validation.storage import _csi_driver, _csi_node, _storage_class
@@ -246,3 +248,13 @@ def object_problems(obj: dict[str, Any], checker: type[Checker] = Checker) -> li
     problems: list[Problem] = []
     check_object(checker(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)
     return [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
+
+
+def claim_status_problems(current: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """`path: message` for each problem of a ResourceClaim's status update (resourceclaims/status,
+    and every component's write of it): see validation.resource.claim_status."""
+    problems: list[Problem] = []
+    deleting = bool((new.get("metadata") or {}).get("deletionTimestamp"))
+    claim_status(Checker(LoadedObject(new, "", 0), problems), new.get("status"), current.get("status"), deleting,
+                 request_names(new.get("spec")), "status")
+    return [f"{p.path}: {p.message}" for p in problems]
