@@ -157,8 +157,7 @@ class APIServer(StoreReads):
         (`more`: those an update's own rules found)."""
         problems = object_problems(obj, self.checker) + (more or [])
         if problems:
-            detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
-            raise Invalid(f'{obj["kind"]} "{obj["metadata"].get("name", "")}" is invalid: {detail}')
+            raise Invalid.of(obj["kind"], _group(obj), obj["metadata"].get("name", ""), problems)
 
     def update(self, obj: Obj, *, status_only: bool = False) -> Obj:
         """Replace an object; the spec is kept from the stored copy when `status_only` (pods/status)."""
@@ -204,8 +203,7 @@ class APIServer(StoreReads):
     def _validate_status(current: Obj, new: Obj) -> None:
         """A status write's validation, for the kinds whose status the API server checks."""
         if new.get("kind") == "ResourceClaim" and (problems := claim_status_problems(current, new)):
-            detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
-            raise Invalid(f'ResourceClaim "{new["metadata"].get("name", "")}" is invalid: {detail}')
+            raise Invalid.of("ResourceClaim", _group(new), new["metadata"].get("name", ""), problems)
 
     def _finish_deletion(self, obj: Obj) -> Obj:
         """An object being deleted goes once its last garbage-collector finalizer is removed (a pod
@@ -345,6 +343,12 @@ class APIServer(StoreReads):
         event["metadata"]["creationTimestamp"] = now
         event["metadata"]["uid"] = self._new_uid()
         return self.store.create(event)
+
+
+def _group(obj: Obj) -> str:
+    """The API group of an object's apiVersion ("" for the core group)."""
+    api_version = obj.get("apiVersion")
+    return api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
 
 
 def _uuid4(bits: int) -> str:
