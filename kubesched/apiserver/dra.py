@@ -12,8 +12,10 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.validation.checker import _show
+from kubesched.store.base import Store
 
 EXACT_COUNT = "ExactCount"
+ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
 KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"})
 _IMMUTABLE_SLICE_FIELDS = (("pool", "name"), ("driver",), ("nodeName",))
 
@@ -70,3 +72,26 @@ def _at(value: Any, path: tuple[str, ...]) -> Any:
     for key in path:
         value = value.get(key) if isinstance(value, dict) else None
     return value
+
+
+def admin_access_problems(obj: Obj, store: Store) -> list[str]:
+    """AuthorizedForAdmin: a claim (or template) asking for admin access to devices must live in a
+    namespace labelled for it."""
+    kind = obj.get("kind")
+    spec, prefix = obj.get("spec"), "spec"
+    if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        spec, prefix = spec.get("spec"), "spec.spec"
+    elif kind != "ResourceClaim":
+        return []
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    asking = [i for i, r in enumerate(requests if isinstance(requests, list) else ())
+              if isinstance(r, dict) and isinstance(r.get("exactly"), dict) and r["exactly"].get("adminAccess") is True]
+    if not asking:
+        return []
+    namespace = store.get("Namespace", "", obj["metadata"].get("namespace", "default"))
+    labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
+    if labels.get(ADMIN_NAMESPACE_LABEL) == "true":
+        return []
+    return [f"{prefix}.devices.requests[{i}].exactly.adminAccess: Forbidden: admin access to devices requires the "
+            f"`{ADMIN_NAMESPACE_LABEL}: true` label on the containing namespace" for i in asking]

@@ -122,6 +122,8 @@ class APIServer(StoreReads):
             dra.default(obj)
         if not validated:
             self._validate(obj)
+        if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
+            raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
             obj["status"] = {}  # status is its controller's to write (PrepareForCreate)
         if kind == "Pod":

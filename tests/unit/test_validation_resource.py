@@ -208,3 +208,16 @@ def test_a_slices_driver_pool_and_node_are_immutable(api: APIServer) -> None:
     grown = copy.deepcopy(stored)
     grown["spec"]["devices"].append({"name": "gpu-1"})
     assert len(api.update(grown)["spec"]["devices"]) == 2
+
+
+def test_admin_access_needs_a_namespace_labelled_for_it(api: APIServer) -> None:
+    with pytest.raises(Invalid) as refused:
+        api.create(claim(exact(adminAccess=True)))
+    assert refused.value.fields == [("spec.devices.requests[0].exactly.adminAccess",
+                                     "Forbidden: admin access to devices requires the "
+                                     "`resource.kubernetes.io/admin-access: true` label on the containing namespace")]
+    api.create({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "monitoring", "labels": {"resource.kubernetes.io/admin-access": "true"}}})
+    admin = claim(exact(adminAccess=True))
+    admin["metadata"]["namespace"] = "monitoring"
+    assert api.create(admin)["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] is True

@@ -44,7 +44,7 @@ DEVICE_MAX_ID_LENGTH = 32
 ATTRIBUTE_MAX_VALUE_LENGTH = 64
 POOL_NAME_MAX_LENGTH = 253
 OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
-DEVICE_TAINTS_MAX = 4
+DEVICE_TAINTS_MAX = 16
 BINDING_CONDITIONS_MAX = 4
 EXACT_COUNT, ALL = "ExactCount", "All"
 ALLOCATION_MODES = (ALL, EXACT_COUNT)
@@ -243,8 +243,8 @@ def _request_ref(c: Checker, ref: str, path: str, names: RequestNames) -> None:
         return
     for part in parts:
         _request_name(c, part, path)
-    known = names.get(parts[0], False)
-    if known is False or (len(parts) == 2 and (known is None or parts[1] not in known)):
+    subrequests = names.get(parts[0])
+    if parts[0] not in names or (len(parts) == 2 and (subrequests is None or parts[1] not in subrequests)):
         c.invalid(path, ref, _REQUEST_REF_MSG)
 
 
@@ -481,7 +481,8 @@ def _resource_slice(c: Checker, obj: dict[str, Any], path: str) -> None:
     per_device = _node_selection(c, spec, spec_path)
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         c.invalid(spec_path, "", "only one of `sharedCounters` or `devices` is allowed")
-    raw_devices = spec.get("devices") if isinstance(spec.get("devices"), list) else []
+    listed = spec.get("devices")
+    raw_devices = listed if isinstance(listed, list) else []
     advanced = any(isinstance(d, dict) and (d.get("taints") or d.get("consumesCounters")) for d in raw_devices)
     devices = _dicts(c, _items(c, spec, "devices", spec_path, SLICE_MAX_DEVICES_ADVANCED if advanced
                                else SLICE_MAX_DEVICES))
