@@ -113,6 +113,11 @@ RESOURCES: tuple[Resource, ...] = (
     _r("Lease", "coordination.k8s.io", "v1", "leases"),
     # events.k8s.io/v1: the same Events as core/v1, in the newer shape
     _r("Event", "events.k8s.io", "v1", "events", short_names=("ev",), stored_as="Event"),
+    # resource.k8s.io/v1: Dynamic Resource Allocation
+    _r("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", namespaced=False),
+    _r("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", subresources=("status",)),
+    _r("ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates"),
+    _r("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", namespaced=False),
     # rbac.authorization.k8s.io/v1: stored for the manifests operators and schedulers ship with
     _r("ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", "clusterrolebindings", namespaced=False),
     _r("ClusterRole", "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False),
@@ -128,7 +133,7 @@ RESOURCES: tuple[Resource, ...] = (
 # The groups in the order kube-apiserver lists them (`/apis`), each with its one served version.
 GROUPS: tuple[str, ...] = (
     "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "metrics.k8s.io",
+    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "resource.k8s.io", "metrics.k8s.io",
 )
 # Groups an aggregated API server serves upstream: they publish no OpenAPI of kube-apiserver's.
 AGGREGATED_GROUPS = frozenset({"metrics.k8s.io"})

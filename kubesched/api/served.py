@@ -42,8 +42,9 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {group: {v: frozenset(kinds) for 
     "node.k8s.io": {"v1": ("RuntimeClass",)},
     "policy": {"v1": ("Eviction", "PodDisruptionBudget")},
     "rbac.authorization.k8s.io": {"v1": ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")},
-    # v1 since v1.34; clusters that kept the betas on still serve them, and exports may say so.
-    "resource.k8s.io": {"v1": _DRA, "v1beta1": _DRA, "v1beta2": _DRA},
+    # v1 since v1.34; v1beta1 and v1beta2 only with --runtime-config. Exports of older clusters
+    # that say so are read in v1 (kubesched.api.dra.convert).
+    "resource.k8s.io": {"v1": _DRA},
     "scheduling.k8s.io": {"v1": ("PriorityClass",)},
     "settings.k8s.io": {},
     "storage.k8s.io": {"v1": ("CSIDriver", "CSINode", "CSIStorageCapacity", "StorageClass", "VolumeAttachment",

@@ -46,6 +46,25 @@ class Invalid(APIError):
     code = 422
     reason = "Invalid"
 
+    def __init__(self, message: str, causes: list[str] | None = None) -> None:
+        super().__init__(message, causes)
+        # Set by `of`: the object's kind, group and name and each problem's field, which the
+        # Status details carry and kubectl prints.
+        self.kind = self.group = self.name = ""
+        self.fields: list[tuple[str, str]] = []
+
+    @classmethod
+    def of(cls, kind: str, group: str, name: str, problems: list[str]) -> Invalid:
+        """kube-apiserver's NewInvalid: `Kind.group "name" is invalid: <problems>` from
+        `path: message` problems."""
+        detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
+        qualified = f"{kind}.{group}" if group else kind
+        error = cls(f'{qualified} "{name}" is invalid: {detail}')
+        error.kind, error.group, error.name = kind, group, name
+        error.fields = [(field, message) if message else ("", field)
+                        for field, _, message in (p.partition(": ") for p in problems)]
+        return error
+
 
 class TooManyRequests(APIError):
     code = 429

@@ -27,8 +27,8 @@ from kubesched.api.objects import (
 from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
-from kubesched.api.validation.objects import object_problems
-from kubesched.apiserver import admission, limitranger
+from kubesched.api.validation.objects import claim_status_problems, object_problems
+from kubesched.apiserver import admission, dra, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.reads import StoreReads
@@ -118,8 +118,12 @@ class APIServer(StoreReads):
         elif kind == "LimitRange":
             limitranger.default_limit_range(obj)
             validated = False
+        elif kind in dra.KINDS:
+            dra.default(obj)
         if not validated:
             self._validate(obj)
+        if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
+            raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
             obj["status"] = {}  # status is its controller's to write (PrepareForCreate)
         if kind == "Pod":
@@ -150,12 +154,12 @@ class APIServer(StoreReads):
             if self.store.get(kind, namespace if namespaced(kind) else "", name) is None:
                 return name
 
-    def _validate(self, obj: Obj) -> None:
-        """The API server's validation: a malformed object is refused with 422 and every problem."""
-        problems = object_problems(obj, self.checker)
+    def _validate(self, obj: Obj, more: list[str] | None = None) -> None:
+        """The API server's validation: a malformed object is refused with 422 and every problem
+        (`more`: those an update's own rules found)."""
+        problems = object_problems(obj, self.checker) + (more or [])
         if problems:
-            detail = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
-            raise Invalid(f'{obj["kind"]} "{obj["metadata"].get("name", "")}" is invalid: {detail}')
+            raise Invalid.of(obj["kind"], _group(obj), obj["metadata"].get("name", ""), problems)
 
     def update(self, obj: Obj, *, status_only: bool = False) -> Obj:
         """Replace an object; the spec is kept from the stored copy when `status_only` (pods/status)."""
@@ -166,8 +170,9 @@ class APIServer(StoreReads):
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
+            self._validate_status(current, new)
         else:
-            self._validate(new)
+            self._validate_update(current, new)
         if not status_only:
             if kind == "Pod":
                 self._check_pod_update(current, new)
@@ -180,12 +185,27 @@ class APIServer(StoreReads):
         new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
+            self._validate_status(current, new)
         else:
-            self._validate(new)
+            self._validate_update(current, new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
         return self._finish_deletion(self._write(new, None))
+
+    def _validate_update(self, current: Obj, new: Obj) -> None:
+        """An update's validation: the object's own, and what its kind lets an update change."""
+        if new.get("kind") in dra.KINDS:
+            dra.default(new)
+            self._validate(new, dra.update_problems(current, new))
+        else:
+            self._validate(new)
+
+    @staticmethod
+    def _validate_status(current: Obj, new: Obj) -> None:
+        """A status write's validation, for the kinds whose status the API server checks."""
+        if new.get("kind") == "ResourceClaim" and (problems := claim_status_problems(current, new)):
+            raise Invalid.of("ResourceClaim", _group(new), new["metadata"].get("name", ""), problems)
 
     def _finish_deletion(self, obj: Obj) -> Obj:
         """An object being deleted goes once its last garbage-collector finalizer is removed (a pod
@@ -214,6 +234,7 @@ class APIServer(StoreReads):
         new = {**current, "metadata": dict(current["metadata"]), "status": deep_copy(current.get("status", {}))}
         if mutate(new["status"]) is False:
             return current
+        self._validate_status(current, new)
         return self._write(new, None)
 
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:
@@ -324,6 +345,12 @@ class APIServer(StoreReads):
         event["metadata"]["creationTimestamp"] = now
         event["metadata"]["uid"] = self._new_uid()
         return self.store.create(event)
+
+
+def _group(obj: Obj) -> str:
+    """The API group of an object's apiVersion ("" for the core group)."""
+    api_version = obj.get("apiVersion")
+    return api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
 
 
 def _uuid4(bits: int) -> str:

@@ -49,6 +49,7 @@ _FIELDS: dict[str, tuple[str, ...]] = {
     "ReplicationController": ("status.replicas",),
     "Job": ("status.successful",),
     "Service": ("spec.clusterIP", "spec.type"),
+    "ResourceSlice": ("spec.nodeName", "spec.driver"),  # what a kubelet's DRA manager lists by
 }
 # Field names of events.k8s.io/v1 Events, on the core/v1 form they are stored in.
 EVENTS_V1_FIELDS = {"regarding.kind": "involvedObject.kind", "regarding.namespace": "involvedObject.namespace",

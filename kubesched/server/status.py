@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.restmapping import Resource
-from kubesched.apiserver.errors import APIError
+from kubesched.apiserver.errors import APIError, Invalid
 
 
 def status(code: int, reason: str, message: str, *, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -40,7 +40,26 @@ def details_of(resource: Resource | None, name: str | None) -> dict[str, Any]:
     return out
 
 
+# The cause reason of each field error type, by the words its message starts with.
+_CAUSE_REASONS = (("Required value", "FieldValueRequired"), ("Duplicate value", "FieldValueDuplicate"),
+                  ("Unsupported value", "FieldValueNotSupported"), ("Too many", "FieldValueTooMany"),
+                  ("Too long", "FieldValueTooLong"), ("Forbidden", "FieldValueForbidden"),
+                  ("Not found", "FieldValueNotFound"))
+
+
+def _cause(field: str, message: str) -> dict[str, Any]:
+    reason = next((r for words, r in _CAUSE_REASONS if message.startswith(words)), "FieldValueInvalid")
+    return {"reason": reason, "message": message, "field": field} if field else {"reason": reason,
+                                                                                  "message": message}
+
+
 def from_error(e: APIError, resource: Resource | None = None, name: str | None = None) -> dict[str, Any]:
+    if isinstance(e, Invalid) and e.fields:
+        details: dict[str, Any] = {"name": e.name, "group": e.group, "kind": e.kind,
+                                   "causes": [_cause(f, m) for f, m in e.fields]}
+        if not e.group:
+            del details["group"]
+        return status(e.code, e.reason, e.message, details=details)
     details = details_of(resource, name)
     if e.causes:
         reason = "DisruptionBudget" if e.code == 429 else "FieldValueInvalid"

@@ -743,6 +743,23 @@ def _priority_class_cells(pc: Obj, since: _Since) -> list[Cell]:
             since(_get(pc, "metadata", "creationTimestamp")), pc.get("preemptionPolicy") or "PreemptLowerPriority"]
 
 
+def resource_claim_state(claim: Obj) -> str:
+    """A claim's STATE: `deleted` while it is being deleted, `pending` until it is allocated
+    (unless deleted), then `allocated` and, while some consumer holds it, `reserved`."""
+    states = []
+    deleting = bool(_get(claim, "metadata", "deletionTimestamp"))
+    if deleting:
+        states.append("deleted")
+    if _get(claim, "status", "allocation") is None:
+        if not deleting:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if _get(claim, "status", "reservedFor"):
+            states.append("reserved")
+    return ",".join(states)
+
+
 def _named(*fields: Callable[[Obj], Cell]) -> _CellsOf:
     """A printer whose cells are the name, the given fields, then the age."""
 
@@ -1041,6 +1058,21 @@ _PRINTERS: dict[str, _Printer] = {
         _col("StorageClassName", ("storage.v1.CSIStorageCapacity", "storageClassName")),
         _col("Capacity", ("storage.v1.CSIStorageCapacity", "capacity")),
     ), _csi_storage_capacity_cells),
+    "DeviceClass": _Printer((_NAME, _AGE), _named()),
+    "ResourceClaim": _Printer((
+        _NAME,
+        _col("State", "A summary of the current state (allocated, pending, reserved, etc.)."),
+        _AGE,
+    ), _named(resource_claim_state)),
+    "ResourceClaimTemplate": _Printer((_NAME, _AGE), _named()),
+    "ResourceSlice": _Printer((
+        _NAME,
+        _col("Node", ("resource.v1.ResourceSliceSpec", "nodeName")),
+        _col("Driver", ("resource.v1.ResourceSliceSpec", "driver")),
+        _col("Pool", ("resource.v1.ResourcePool", "name")),
+        _AGE,
+    ), _named(lambda s: _get(s, "spec", "nodeName") or "", lambda s: _get(s, "spec", "driver") or "",
+              lambda s: _get(s, "spec", "pool", "name") or "")),
 }
 
 # The default table convertor's columns: what a kind without a printer (Role, ClusterRole,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kubesched.api.dra import convert as dra_convert
 from kubesched.api.errors import InputError, Problem
 from kubesched.api.loader import LoadedObject
 from kubesched.api.names import group_of
@@ -27,6 +28,14 @@ from kubesched.api.validation.core import (
 )
 from kubesched.api.validation.node import _runtime_class
 from kubesched.api.validation.policy import _pdb
+from kubesched.api.validation.resource import (
+    _device_class,
+    _resource_claim,
+    _resource_claim_template,
+    _resource_slice,
+    claim_status,
+    request_names,
+)
 from kubesched.api.validation.scheduling import _priority_class
 from kubesched.api.validation.storage import _csi_driver, _csi_node, _storage_class
 
@@ -51,12 +60,16 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "CSIDriver": ("storage.k8s.io/v1",),
     "LimitRange": ("v1",),
     "ResourceQuota": ("v1",),
+    "DeviceClass": ("resource.k8s.io/v1",),
+    "ResourceSlice": ("resource.k8s.io/v1",),
+    "ResourceClaim": ("resource.k8s.io/v1",),
+    "ResourceClaimTemplate": ("resource.k8s.io/v1",),
 }
 # Kinds that are cluster objects (have metadata; created, deleted and patched through the API).
 OBJECT_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
                 "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
                 "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "LimitRange",
-                "ResourceQuota")
+                "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 _KIND_CHECKS: dict[str, KindCheck] = {
     "Pod": _pod,
     "Node": _node,
@@ -78,6 +91,10 @@ _KIND_CHECKS: dict[str, KindCheck] = {
     "LimitRange": _limit_range,
     "ResourceQuota": _resource_quota,
     "Namespace": lambda c, obj, path: None,
+    "DeviceClass": _device_class,
+    "ResourceSlice": _resource_slice,
+    "ResourceClaim": _resource_claim,
+    "ResourceClaimTemplate": _resource_claim_template,
 }
 # The kinds kubesched models: their apiVersions and their checks.
 KINDS: dict[str, KindRule] = {kind: (versions, _KIND_CHECKS[kind]) for kind, versions in API_VERSIONS.items()}
@@ -89,6 +106,11 @@ def check_object(c: Checker, obj: dict[str, Any], path: str, allowed: tuple[str,
     `kinds` are the kinds the reader knows, `allowed` those it takes here. A kind it does not know
     (a Service, a custom resource) is checked as the API server would store it: well-formed
     metadata, and its fields if the Kubernetes client knows the kind."""
+    if c.decoding and dra_convert.is_beta(obj):
+        # An export of a v1.32-v1.33 cluster: read in v1, the one version v1.35 serves.
+        converted = dra_convert.to_v1(obj)
+        obj.clear()
+        obj.update(converted)
     kind = c.need(obj, "kind", path, str)
     api_version = c.need(obj, "apiVersion", path, str)
     if kind is None:
@@ -226,3 +248,13 @@ def object_problems(obj: dict[str, Any], checker: type[Checker] = Checker) -> li
     problems: list[Problem] = []
     check_object(checker(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)
     return [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
+
+
+def claim_status_problems(current: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """`path: message` for each problem of a ResourceClaim's status update (resourceclaims/status,
+    and every component's write of it): see validation.resource.claim_status."""
+    problems: list[Problem] = []
+    deleting = bool((new.get("metadata") or {}).get("deletionTimestamp"))
+    claim_status(Checker(LoadedObject(new, "", 0), problems), new.get("status"), current.get("status"), deleting,
+                 request_names(new.get("spec")), "status")
+    return [f"{p.path}: {p.message}" for p in problems]

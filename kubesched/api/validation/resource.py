@@ -1,0 +1,615 @@
+"""resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims and their templates, as
+kube-apiserver v1.35 checks them (pkg/apis/resource/validation).
+
+The allocator trusts what these rules let through: a request names a class and has one form, a
+selector compiles, a device's attributes each hold one value, a pool's generation and slice count
+make sense. Field paths are upstream's, keys of maps in brackets (`attributes[model]`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from kubesched.api.dra.cel import MAX_EXPRESSION_LENGTH, CELError, compile_selector
+from kubesched.api.names import dns_label_errors, dns_subdomain_errors
+from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.validation.checker import (
+    POSITIVE_MSG,
+    Checker,
+    _annotations,
+    _labels,
+    _node_selector,
+    _show,
+    label_value_errors,
+    qualified_name_errors,
+    subpath,
+)
+from kubesched.api.validation.storage import _csi_driver_name
+
+# pkg/apis/resource/types.go limits.
+DEVICE_REQUESTS_MAX = 32
+DEVICE_CONSTRAINTS_MAX = 32
+DEVICE_CONFIG_MAX = 32
+DEVICE_SELECTORS_MAX = 32
+FIRST_AVAILABLE_MAX = 8
+RESERVED_FOR_MAX = 256
+ALLOCATION_RESULTS_MAX = 32
+SLICE_MAX_DEVICES = 128
+SLICE_MAX_DEVICES_ADVANCED = 64  # with taints or counter consumption
+MAX_ATTRIBUTES_AND_CAPACITIES = 32
+DEVICE_MAX_ID_LENGTH = 32
+ATTRIBUTE_MAX_VALUE_LENGTH = 64
+POOL_NAME_MAX_LENGTH = 253
+OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
+DEVICE_TAINTS_MAX = 16
+BINDING_CONDITIONS_MAX = 4
+EXACT_COUNT, ALL = "ExactCount", "All"
+ALLOCATION_MODES = (ALL, EXACT_COUNT)
+TOLERATION_OPERATORS = ("Equal", "Exists")
+TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")
+CONFIG_SOURCES = ("FromClaim", "FromClass")
+_ATTRIBUTE_VALUES = ("bool", "int", "string", "version")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_C_IDENTIFIER_MSG = ("a valid C identifier must start with alphabetic character or '_', followed by a string of "
+                     "alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for "
+                     "validation is '[A-Za-z_][A-Za-z0-9_]*')")
+_SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+                     r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
+                     r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?")
+_REQUEST_REF_MSG = "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
+# request name -> its subrequests' names (None for a request without a prioritized list)
+RequestNames = dict[str, "set[str] | None"]
+
+
+# ---- shared ------------------------------------------------------------------------------------
+
+def _too_many(c: Checker, path: str, count: int, limit: int) -> bool:
+    if count > limit:
+        c.err(path, f"Too many: {count}: must have at most {limit} items")
+        return True
+    return False
+
+
+def _too_long(c: Checker, path: str, limit: int) -> None:
+    c.err(path, f"Too long: may not be more than {limit} bytes")
+
+
+def _items(c: Checker, obj: dict[str, Any], key: str, path: str, limit: int | None = None
+           ) -> list[tuple[str, Any]]:
+    """(path, item) of each item of the list obj[key]; nothing past a limit it exceeds (upstream
+    stops there too, rather than check thousands of items)."""
+    listed = c.get(obj, key, path, list) or []
+    list_path = subpath(path, key)
+    if limit is not None and _too_many(c, list_path, len(listed), limit):
+        return []
+    return [(f"{list_path}[{i}]", item) for i, item in enumerate(listed)]
+
+
+def _unique(c: Checker, keyed: list[tuple[str, Hashable]]) -> None:
+    """Duplicate value at each item whose key an earlier one has (validateSet)."""
+    seen: set[Hashable] = set()
+    for path, key in keyed:
+        if key in seen:
+            c.err(path, f"Duplicate value: {_show(key)}")
+        seen.add(key)
+
+
+def _dicts(c: Checker, items: list[tuple[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    return [(p, item) for p, item in items if c.typed(item, p, dict) is not None]
+
+
+def _dns_label(c: Checker, value: str, path: str) -> None:
+    c.names(value, path, dns_label_errors)
+
+
+def _required_name(c: Checker, obj: dict[str, Any], key: str, path: str, rule: Callable[[str], list[str]]) -> str:
+    value = c.get(obj, key, path, str) or ""
+    if not value:
+        c.required(subpath(path, key))
+    else:
+        c.names(value, subpath(path, key), rule)
+    return value
+
+
+def _driver(c: Checker, obj: dict[str, Any], key: str, path: str) -> str:
+    driver = c.get(obj, key, path, str) or ""
+    _csi_driver_name(c, driver, subpath(path, key))
+    return driver
+
+
+def _pool_name(c: Checker, name: str, path: str) -> None:
+    if not name:
+        c.required(path)
+        return
+    if len(name) > POOL_NAME_MAX_LENGTH:
+        _too_long(c, path, POOL_NAME_MAX_LENGTH)
+    for part in name.split("/"):
+        c.names(part, path, dns_subdomain_errors)
+
+
+def _c_identifier(c: Checker, ident: str, path: str) -> None:
+    if len(ident) > DEVICE_MAX_ID_LENGTH:
+        _too_long(c, path, DEVICE_MAX_ID_LENGTH)
+    if not _C_IDENTIFIER.fullmatch(ident):
+        c.invalid(path, ident, _C_IDENTIFIER_MSG)
+
+
+def _qualified_name(c: Checker, name: str, path: str) -> None:
+    """An attribute or capacity name: a C identifier, optionally after a driver-like domain and '/'."""
+    parts = name.split("/")
+    if len(parts) == 1:
+        _c_identifier(c, name, path)
+    elif len(parts) == 2:
+        if not parts[0]:
+            c.invalid(path, "", "the domain must not be empty")
+        else:
+            _csi_driver_name(c, parts[0], path)
+        if not parts[1]:
+            c.invalid(path, "", "the name must not be empty")
+        else:
+            _c_identifier(c, parts[1], path)
+    else:
+        c.invalid(path, name, "must not contain more than one slash")
+
+
+def _fully_qualified_name(c: Checker, name: str, path: str) -> None:
+    _qualified_name(c, name, path)
+    if "/" not in name:
+        c.invalid(path, name, "a fully qualified name must be a domain and a name separated by a slash")
+
+
+def _label_name(c: Checker, value: str, path: str) -> None:
+    c.names(value, path, qualified_name_errors)
+
+
+def _selectors(c: Checker, holder: dict[str, Any], path: str) -> None:
+    for sel_path, selector in _dicts(c, _items(c, holder, "selectors", path, DEVICE_SELECTORS_MAX)):
+        cel = c.get(selector, "cel", sel_path, dict)
+        if cel is None:
+            c.required(subpath(sel_path, "cel"))
+            continue
+        expr_path = subpath(sel_path, "cel.expression")
+        expression = c.get(cel, "expression", subpath(sel_path, "cel"), str) or ""
+        if len(expression) > MAX_EXPRESSION_LENGTH:
+            _too_long(c, expr_path, MAX_EXPRESSION_LENGTH)
+            continue
+        try:
+            compile_selector(expression)
+        except CELError as e:
+            c.invalid(expr_path, expression, str(e))
+
+
+def _tolerations(c: Checker, holder: dict[str, Any], path: str) -> None:
+    for tol_path, tol in _dicts(c, _items(c, holder, "tolerations", path)):
+        key = c.get(tol, "key", tol_path, str) or ""
+        if key:
+            _label_name(c, key, subpath(tol_path, "key"))
+        operator = c.get(tol, "operator", tol_path, str)
+        value = c.get(tol, "value", tol_path, str) or ""
+        if operator is None:
+            operator = "Equal"  # the default
+        if operator == "Exists":
+            if value:
+                c.invalid(subpath(tol_path, "value"), value, "must be empty for operator `Exists`")
+        elif operator == "Equal":
+            c.names(value, subpath(tol_path, "value"), label_value_errors)
+        elif not operator:
+            c.required(subpath(tol_path, "operator"))
+        else:
+            c.unsupported(subpath(tol_path, "operator"), operator, TOLERATION_OPERATORS)
+        effect = c.get(tol, "effect", tol_path, str)
+        if effect and effect not in TAINT_EFFECTS:
+            c.unsupported(subpath(tol_path, "effect"), effect, TAINT_EFFECTS)
+        c.get(tol, "tolerationSeconds", tol_path, int)
+
+
+def _opaque(c: Checker, holder: dict[str, Any], path: str) -> None:
+    """A configuration: today only `opaque`, a driver and its JSON object of parameters."""
+    opaque = c.get(holder, "opaque", path, dict)
+    opaque_path = subpath(path, "opaque")
+    if opaque is None:
+        c.required(opaque_path)
+        return
+    _driver(c, opaque, "driver", opaque_path)
+    params_path = subpath(opaque_path, "parameters")
+    params = opaque.get("parameters")
+    if params is None:
+        c.required(params_path)
+    elif len(json.dumps(params, separators=(",", ":"))) > OPAQUE_PARAMETERS_MAX_LENGTH:
+        _too_long(c, params_path, OPAQUE_PARAMETERS_MAX_LENGTH)
+    elif not isinstance(params, dict):
+        c.invalid(params_path, "<value omitted>", "must be a valid JSON object")
+
+
+def _request_refs(c: Checker, holder: dict[str, Any], path: str, names: RequestNames) -> None:
+    """A constraint's or configuration's `requests`: unique names of requests or
+    `request/subrequest`."""
+    keyed = []
+    for ref_path, ref in _items(c, holder, "requests", path, DEVICE_REQUESTS_MAX):
+        if c.typed(ref, ref_path, str) is None:
+            continue
+        keyed.append((ref_path, ref))
+        _request_ref(c, ref, ref_path, names)
+    _unique(c, keyed)
+
+
+def _request_ref(c: Checker, ref: str, path: str, names: RequestNames) -> None:
+    parts = ref.split("/")
+    if len(parts) > 2:
+        c.invalid(path, ref, _REQUEST_REF_MSG)
+        return
+    for part in parts:
+        _request_name(c, part, path)
+    subrequests = names.get(parts[0])
+    if parts[0] not in names or (len(parts) == 2 and (subrequests is None or parts[1] not in subrequests)):
+        c.invalid(path, ref, _REQUEST_REF_MSG)
+
+
+def _request_name(c: Checker, name: str, path: str) -> None:
+    if not name:
+        c.required(path)
+    else:
+        _dns_label(c, name, path)
+
+
+# ---- claims ------------------------------------------------------------------------------------
+
+def request_names(spec: Any) -> RequestNames:
+    """The requests of a claim spec, each with its subrequests' names if it is a prioritized list."""
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    names: RequestNames = {}
+    for request in requests if isinstance(requests, list) else ():
+        if not isinstance(request, dict) or not isinstance(request.get("name"), str):
+            continue
+        subs = request.get("firstAvailable")
+        names[request["name"]] = {s["name"] for s in subs if isinstance(s, dict) and isinstance(s.get("name"), str)} \
+            if isinstance(subs, list) and subs else None
+    return names
+
+
+def _allocation_mode(c: Checker, request: dict[str, Any], path: str) -> None:
+    """ExactCount (the default) needs a count > 0 (1 by default); All takes no count."""
+    mode = c.get(request, "allocationMode", path, str)
+    count = c.get(request, "count", path, int)
+    mode = EXACT_COUNT if mode is None else mode
+    if mode == ALL:
+        if count:
+            c.invalid(subpath(path, "count"), count, f"must not be specified when allocationMode is '{ALL}'")
+    elif mode == EXACT_COUNT:
+        count = 1 if count is None and request.get("count") is None else count
+        if count is not None and count <= 0:
+            c.invalid(subpath(path, "count"), count, POSITIVE_MSG)
+    else:
+        c.unsupported(subpath(path, "allocationMode"), mode, ALLOCATION_MODES)
+
+
+def _device_fields(c: Checker, request: dict[str, Any], path: str) -> None:
+    """What an exact request and a subrequest share: class, selectors, mode and count, tolerations."""
+    _required_name(c, request, "deviceClassName", path, dns_subdomain_errors)
+    _selectors(c, request, path)
+    _allocation_mode(c, request, path)
+    _tolerations(c, request, path)
+
+
+def _request(c: Checker, request: dict[str, Any], path: str) -> None:
+    _request_name(c, c.get(request, "name", path, str) or "", subpath(path, "name"))
+    first = c.get(request, "firstAvailable", path, list)
+    exactly = c.get(request, "exactly", path, dict)
+    if first and exactly is not None:
+        c.invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set")
+    elif exactly is not None:
+        _device_fields(c, exactly, subpath(path, "exactly"))
+        c.get(exactly, "adminAccess", subpath(path, "exactly"), bool)
+    elif first:
+        subs = _dicts(c, _items(c, request, "firstAvailable", path, FIRST_AVAILABLE_MAX))
+        for sub_path, sub in subs:
+            _request_name(c, c.get(sub, "name", sub_path, str) or "", subpath(sub_path, "name"))
+            _device_fields(c, sub, sub_path)
+        _unique(c, [(p, sub.get("name")) for p, sub in subs if isinstance(sub.get("name"), str)])
+    else:
+        c.required(path, "exactly one of `exactly` or `firstAvailable` is required")
+
+
+def claim_spec(c: Checker, spec: Any, path: str) -> None:
+    """A ResourceClaimSpec: its requests, constraints and configuration."""
+    spec = c.typed(spec, path, dict) or {}
+    devices_path = subpath(path, "devices")
+    devices = c.get(spec, "devices", path, dict) or {}
+    names = request_names(spec)
+    requests = _dicts(c, _items(c, devices, "requests", devices_path, DEVICE_REQUESTS_MAX))
+    for request_path, request in requests:
+        _request(c, request, request_path)
+    _unique(c, [(p, r.get("name")) for p, r in requests if isinstance(r.get("name"), str)])
+    for con_path, constraint in _dicts(c, _items(c, devices, "constraints", devices_path, DEVICE_CONSTRAINTS_MAX)):
+        _request_refs(c, constraint, con_path, names)
+        attribute = c.get(constraint, "matchAttribute", con_path, str)
+        distinct = c.get(constraint, "distinctAttribute", con_path, str)
+        if attribute is not None:
+            _fully_qualified_name(c, attribute, subpath(con_path, "matchAttribute"))
+        elif distinct is not None:
+            _fully_qualified_name(c, distinct, subpath(con_path, "distinctAttribute"))
+        else:
+            c.required(subpath(con_path, "matchAttribute"))
+    for conf_path, config in _dicts(c, _items(c, devices, "config", devices_path, DEVICE_CONFIG_MAX)):
+        _request_refs(c, config, conf_path, names)
+        _opaque(c, config, conf_path)
+
+
+def _resource_claim(c: Checker, obj: dict[str, Any], path: str) -> None:
+    claim_spec(c, obj.get("spec"), subpath(path, "spec"))
+
+
+def _resource_claim_template(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    meta = c.get(spec, "metadata", spec_path, dict) or {}
+    meta_path = subpath(spec_path, "metadata")
+    if (labels := meta.get("labels")) is not None:
+        _labels(c, labels, subpath(meta_path, "labels"))
+    if (annotations := meta.get("annotations")) is not None:
+        _annotations(c, annotations, subpath(meta_path, "annotations"), "ResourceClaim")
+    claim_spec(c, spec.get("spec"), subpath(spec_path, "spec"))
+
+
+# ---- claim status ------------------------------------------------------------------------------
+
+def claim_status(c: Checker, status: Any, old_status: Any, deleting: bool, names: RequestNames, path: str) -> None:
+    """ResourceClaim status on an update (validateResourceClaimStatusUpdate): unique consumers,
+    each fully named; a reservation only with an allocation, and none added while the claim is
+    being deleted; an allocation written once (then only cleared), its results naming the
+    claim's requests."""
+    status = c.typed(status, path, dict) or {}
+    old_status = old_status if isinstance(old_status, dict) else {}
+    reserved = _dicts(c, _items(c, status, "reservedFor", path, RESERVED_FOR_MAX))
+    for ref_path, ref in reserved:
+        for key in ("resource", "name", "uid"):
+            if not c.get(ref, key, ref_path, str):
+                c.required(subpath(ref_path, key))
+        c.get(ref, "apiGroup", ref_path, str)
+    _unique(c, [(p, ref.get("uid")) for p, ref in reserved if isinstance(ref.get("uid"), str)])
+    allocation = c.get(status, "allocation", path, dict)
+    old_allocation = old_status.get("allocation")
+    if reserved:
+        if allocation is None:
+            c.err(subpath(path, "reservedFor"), "Forbidden: may not be specified when `allocated` is not set")
+        elif deleting:
+            old = {json.dumps(r, sort_keys=True) for r in old_status.get("reservedFor") or ()}
+            if any(json.dumps(r, sort_keys=True) not in old for _, r in reserved):
+                c.err(subpath(path, "reservedFor"), "Forbidden: new entries may not be added while "
+                      "`deallocationRequested` or `deletionTimestamp` are set")
+    alloc_path = subpath(path, "allocation")
+    if allocation is not None and old_allocation is not None:
+        if allocation != old_allocation:
+            c.invalid(alloc_path, allocation, "field is immutable")
+    elif allocation is not None:
+        _allocation(c, allocation, alloc_path, names)
+
+
+def _allocation(c: Checker, allocation: dict[str, Any], path: str, names: RequestNames) -> None:
+    devices_path = subpath(path, "devices")
+    devices = c.get(allocation, "devices", path, dict) or {}
+    for result_path, result in _dicts(c, _items(c, devices, "results", devices_path, ALLOCATION_RESULTS_MAX)):
+        _request_ref(c, c.get(result, "request", result_path, str) or "", subpath(result_path, "request"), names)
+        _driver(c, result, "driver", result_path)
+        _pool_name(c, c.get(result, "pool", result_path, str) or "", subpath(result_path, "pool"))
+        _required_name(c, result, "device", result_path, dns_label_errors)
+        c.get(result, "adminAccess", result_path, bool)
+        _tolerations(c, result, result_path)
+        _binding_conditions(c, result, result_path)
+    for conf_path, config in _dicts(c, _items(c, devices, "config", devices_path, 2 * DEVICE_CONFIG_MAX)):
+        source = c.get(config, "source", conf_path, str)
+        if not source:
+            c.required(subpath(conf_path, "source"))
+        elif source not in CONFIG_SOURCES:
+            c.unsupported(subpath(conf_path, "source"), source, CONFIG_SOURCES)
+        _request_refs(c, config, conf_path, names)
+        _opaque(c, config, conf_path)
+    if allocation.get("nodeSelector") is not None:
+        _node_selector(c, allocation["nodeSelector"], subpath(path, "nodeSelector"))
+
+
+def _binding_conditions(c: Checker, holder: dict[str, Any], path: str) -> None:
+    """A device's (or its allocation's) binding conditions: label-like names, distinct, one list
+    only with the other."""
+    lists: dict[str, list[str]] = {}
+    for key in ("bindingConditions", "bindingFailureConditions"):
+        keyed = []
+        for item_path, item in _items(c, holder, key, path, BINDING_CONDITIONS_MAX):
+            if c.typed(item, item_path, str) is not None:
+                _label_name(c, item, item_path)
+                keyed.append((item_path, item))
+        _unique(c, keyed)
+        lists[key] = [item for _, item in keyed]
+    conditions, failures = lists["bindingConditions"], lists["bindingFailureConditions"]
+    for i, condition in enumerate(failures):
+        if condition in conditions:
+            c.invalid(f"{path}.bindingFailureConditions[{i}]", condition,
+                      "bindingFailureConditions must not overlap with bindingConditions")
+    if failures and not conditions:
+        c.invalid(subpath(path, "bindingConditions"), conditions,
+                  "bindingConditions are required to use bindingFailureConditions")
+    if conditions and not failures:
+        c.invalid(subpath(path, "bindingFailureConditions"), failures,
+                  "bindingFailureConditions are required to use bindingConditions")
+
+
+# ---- classes -----------------------------------------------------------------------------------
+
+def _device_class(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    _selectors(c, spec, spec_path)
+    for conf_path, config in _dicts(c, _items(c, spec, "config", spec_path, DEVICE_CONFIG_MAX)):
+        _opaque(c, config, conf_path)
+    name = c.get(spec, "extendedResourceName", spec_path, str)
+    if name is not None and not _is_extended_resource_name(name):
+        c.invalid(subpath(spec_path, "extendedResourceName"), name, "must be a valid extended resource name")
+
+
+def _is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: outside kubernetes.io (requests. prefix not allowed), with
+    a domain, and a valid quota resource name once prefixed with `requests.`."""
+    if "/" not in name or name.startswith("requests."):
+        return False
+    domain = name.split("/", 1)[0]
+    if domain == "kubernetes.io" or domain.endswith(".kubernetes.io"):
+        return False
+    return not qualified_name_errors("requests." + name)
+
+
+# ---- slices ------------------------------------------------------------------------------------
+
+def _resource_slice(c: Checker, obj: dict[str, Any], path: str) -> None:
+    spec_path = subpath(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    _driver(c, spec, "driver", spec_path)
+    pool_path = subpath(spec_path, "pool")
+    pool = c.get(spec, "pool", spec_path, dict) or {}
+    _pool_name(c, c.get(pool, "name", pool_path, str) or "", subpath(pool_path, "name"))
+    slices = c.get(pool, "resourceSliceCount", pool_path, int)
+    if slices is None and pool.get("resourceSliceCount") is None:
+        slices = 0
+    if slices is not None and slices <= 0:
+        c.invalid(subpath(pool_path, "resourceSliceCount"), slices, POSITIVE_MSG)
+    generation = c.get(pool, "generation", pool_path, int)
+    if generation is not None and generation < 0:
+        c.invalid(subpath(pool_path, "generation"), generation, "must be greater than or equal to zero")
+    per_device = _node_selection(c, spec, spec_path)
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        c.invalid(spec_path, "", "only one of `sharedCounters` or `devices` is allowed")
+    listed = spec.get("devices")
+    raw_devices = listed if isinstance(listed, list) else []
+    advanced = any(isinstance(d, dict) and (d.get("taints") or d.get("consumesCounters")) for d in raw_devices)
+    devices = _dicts(c, _items(c, spec, "devices", spec_path, SLICE_MAX_DEVICES_ADVANCED if advanced
+                               else SLICE_MAX_DEVICES))
+    for device_path, device in devices:
+        _device(c, device, device_path, per_device)
+    _unique(c, [(p, d.get("name")) for p, d in devices if isinstance(d.get("name"), str)])
+
+
+def _node_selection(c: Checker, spec: dict[str, Any], path: str) -> bool:
+    """Exactly one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection; whether devices
+    choose their nodes themselves."""
+    chosen = []
+    node_name = c.get(spec, "nodeName", path, str)
+    if node_name is not None:
+        if node_name:
+            chosen.append("`nodeName`")
+            c.names(node_name, subpath(path, "nodeName"), dns_subdomain_errors)
+        else:
+            c.invalid(subpath(path, "nodeName"), "", "must be either unset or set to a non-empty string")
+    selector = c.get(spec, "nodeSelector", path, dict)
+    if selector is not None:
+        chosen.append("`nodeSelector`")
+        _node_selector(c, selector, subpath(path, "nodeSelector"))
+        terms = selector.get("nodeSelectorTerms")
+        if isinstance(terms, list) and len(terms) != 1:
+            c.invalid(subpath(path, "nodeSelector.nodeSelectorTerms"), terms, "must have exactly one node selector term")
+    for key in ("allNodes", "perDeviceNodeSelection"):
+        flag = c.get(spec, key, path, bool)
+        if flag:
+            chosen.append(f"`{key}`")
+        elif flag is not None:
+            c.invalid(subpath(path, key), flag, "must be either unset or set to true")
+    if not chosen:
+        c.required(path, "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required")
+    elif len(chosen) > 1:
+        c.invalid(path, "{" + ", ".join(chosen) + "}", "exactly one of `nodeName`, `nodeSelector`, `allNodes`, "
+                  "`perDeviceNodeSelection` is required, but multiple fields are set")
+    return spec.get("perDeviceNodeSelection") is True
+
+
+def _device(c: Checker, device: dict[str, Any], path: str, per_device: bool) -> None:
+    _required_name(c, device, "name", path, dns_label_errors)
+    attributes = c.get(device, "attributes", path, dict) or {}
+    capacity = c.get(device, "capacity", path, dict) or {}
+    total = len(attributes) + len(capacity)
+    if total > MAX_ATTRIBUTES_AND_CAPACITIES:
+        c.invalid(path, total, f"the total number of attributes and capacities must not exceed "
+                  f"{MAX_ATTRIBUTES_AND_CAPACITIES}")
+    for name, attribute in attributes.items():
+        item_path = f"{path}.attributes[{name}]"
+        _qualified_name(c, name, subpath(path, "attributes"))
+        if c.typed(attribute, item_path, dict) is not None:
+            _attribute(c, attribute, item_path)
+    for name, cap in capacity.items():
+        item_path = f"{path}.capacity[{name}]"
+        _qualified_name(c, name, subpath(path, "capacity"))
+        if c.typed(cap, item_path, dict) is None:
+            continue
+        if cap.get("value") is None:
+            c.required(subpath(item_path, "value"))
+        else:
+            try:
+                parse_quantity(cap["value"])
+            except QuantityError as e:
+                c.err(subpath(item_path, "value"), str(e))
+        if cap.get("requestPolicy") is not None and device.get("allowMultipleAllocations") is not True:
+            c.err(subpath(item_path, "requestPolicy"), "Forbidden: allowMultipleAllocations must be true")
+    for taint_path, taint in _dicts(c, _items(c, device, "taints", path, DEVICE_TAINTS_MAX)):
+        key = c.get(taint, "key", taint_path, str) or ""
+        _label_name(c, key, subpath(taint_path, "key"))
+        value = c.get(taint, "value", taint_path, str) or ""
+        if value:
+            c.names(value, subpath(taint_path, "value"), label_value_errors)
+        effect = c.get(taint, "effect", taint_path, str)
+        if not effect:
+            c.required(subpath(taint_path, "effect"))
+        elif effect not in TAINT_EFFECTS:
+            c.unsupported(subpath(taint_path, "effect"), effect, TAINT_EFFECTS)
+    placed = [k for k in ("nodeName", "nodeSelector", "allNodes") if device.get(k) is not None]
+    if per_device:
+        _device_node(c, device, path)
+    elif placed:
+        c.invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                  "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
+    _binding_conditions(c, device, path)
+
+
+def _device_node(c: Checker, device: dict[str, Any], path: str) -> None:
+    chosen = []
+    node_name = c.get(device, "nodeName", path, str)
+    if node_name is not None:
+        if node_name:
+            chosen.append("`nodeName`")
+            c.names(node_name, subpath(path, "nodeName"), dns_subdomain_errors)
+        else:
+            c.invalid(subpath(path, "nodeName"), "", "must not be empty")
+    if (selector := c.get(device, "nodeSelector", path, dict)) is not None:
+        chosen.append("`nodeSelector`")
+        _node_selector(c, selector, subpath(path, "nodeSelector"))
+    all_nodes = c.get(device, "allNodes", path, bool)
+    if all_nodes:
+        chosen.append("`allNodes`")
+    elif all_nodes is not None:
+        c.invalid(subpath(path, "allNodes"), all_nodes, "must be either unset or set to true")
+    message = ("exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` "
+               "is set to true in the ResourceSlice spec")
+    if not chosen:
+        c.required(path, message)
+    elif len(chosen) > 1:
+        c.invalid(path, "{" + ", ".join(chosen) + "}", message)
+
+
+def _attribute(c: Checker, attribute: dict[str, Any], path: str) -> None:
+    """Exactly one value: an int, a bool, a string (at most 64 bytes) or a semantic version."""
+    given = [k for k in _ATTRIBUTE_VALUES if attribute.get(k) is not None]
+    c.get(attribute, "int", path, int)
+    c.get(attribute, "bool", path, bool)
+    string = c.get(attribute, "string", path, str)
+    if string is not None and len(string.encode()) > ATTRIBUTE_MAX_VALUE_LENGTH:
+        _too_long(c, subpath(path, "string"), ATTRIBUTE_MAX_VALUE_LENGTH)
+    version = c.get(attribute, "version", path, str)
+    if version is not None:
+        if not _SEMVER.fullmatch(version):
+            c.invalid(subpath(path, "version"), version, "must be a string compatible with semver.org spec 2.0.0")
+        if len(version.encode()) > ATTRIBUTE_MAX_VALUE_LENGTH:
+            _too_long(c, subpath(path, "version"), ATTRIBUTE_MAX_VALUE_LENGTH)
+    if not given:
+        c.invalid(path, "", "exactly one value must be specified")
+    elif len(given) > 1:
+        c.invalid(path, attribute, "exactly one value must be specified")

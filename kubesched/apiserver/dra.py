@@ -1,0 +1,97 @@
+"""resource.k8s.io's registry rules around a write: v1 defaulting (pkg/apis/resource/v1/defaults.go)
+and what an update may change (the resourceclaim, resourceclaimtemplate and resourceslice
+strategies with their ValidateUpdate).
+
+The API server defaults on every decode, so a stored claim always says how many devices each
+request wants and how; an update that leaves those out still matches the stored spec.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.api.objects import Obj
+from kubesched.api.validation.checker import _show
+from kubesched.store.base import Store
+
+EXACT_COUNT = "ExactCount"
+ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
+KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"})
+_IMMUTABLE_SLICE_FIELDS = (("pool", "name"), ("driver",), ("nodeName",))
+
+
+def default(obj: Obj) -> None:
+    """Default a ResourceClaim's or ResourceClaimTemplate's requests in place: ExactCount and a
+    count of 1 for exact requests and subrequests, tolerations' operator Equal."""
+    kind = obj.get("kind")
+    spec = obj.get("spec")
+    if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        spec = spec.get("spec")
+    elif kind != "ResourceClaim":
+        return
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    for request in requests if isinstance(requests, list) else ():
+        if not isinstance(request, dict):
+            continue
+        if isinstance(request.get("exactly"), dict):
+            _default_device_request(request["exactly"])
+        for sub in request.get("firstAvailable") or () if isinstance(request.get("firstAvailable"), list) else ():
+            if isinstance(sub, dict):
+                _default_device_request(sub)
+
+
+def _default_device_request(request: dict[str, Any]) -> None:
+    if not request.get("allocationMode"):
+        request["allocationMode"] = EXACT_COUNT
+    if request["allocationMode"] == EXACT_COUNT and not request.get("count"):
+        request["count"] = 1
+    for toleration in request.get("tolerations") or () if isinstance(request.get("tolerations"), list) else ():
+        if isinstance(toleration, dict) and not toleration.get("operator"):
+            toleration["operator"] = "Equal"
+
+
+def update_problems(current: Obj, new: Obj) -> list[str]:
+    """`path: message` for what an update of a DRA object's spec may not change: a claim's and a
+    template's whole spec, a slice's driver, pool name and node."""
+    kind = new.get("kind")
+    if kind in ("ResourceClaim", "ResourceClaimTemplate"):
+        if new.get("spec") != current.get("spec"):
+            return [f"spec: Invalid value: {_show(new.get('spec'))}: field is immutable"]
+        return []
+    problems = []
+    if kind == "ResourceSlice":
+        for path in _IMMUTABLE_SLICE_FIELDS:
+            old_value, new_value = _at(current.get("spec"), path), _at(new.get("spec"), path)
+            if old_value != new_value:
+                problems.append(f"spec.{'.'.join(path)}: Invalid value: {_show(new_value)}: field is immutable")
+    return problems
+
+
+def _at(value: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def admin_access_problems(obj: Obj, store: Store) -> list[str]:
+    """AuthorizedForAdmin: a claim (or template) asking for admin access to devices must live in a
+    namespace labelled for it."""
+    kind = obj.get("kind")
+    spec, prefix = obj.get("spec"), "spec"
+    if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        spec, prefix = spec.get("spec"), "spec.spec"
+    elif kind != "ResourceClaim":
+        return []
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    requests = devices.get("requests") if isinstance(devices, dict) else None
+    asking = [i for i, r in enumerate(requests if isinstance(requests, list) else ())
+              if isinstance(r, dict) and isinstance(r.get("exactly"), dict) and r["exactly"].get("adminAccess") is True]
+    if not asking:
+        return []
+    namespace = store.get("Namespace", "", obj["metadata"].get("namespace", "default"))
+    labels = ((namespace or {}).get("metadata") or {}).get("labels") or {}
+    if labels.get(ADMIN_NAMESPACE_LABEL) == "true":
+        return []
+    return [f"{prefix}.devices.requests[{i}].exactly.adminAccess: Forbidden: admin access to devices requires the "
+            f"`{ADMIN_NAMESPACE_LABEL}: true` label on the containing namespace" for i in asking]
