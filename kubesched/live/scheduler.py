@@ -31,7 +31,8 @@ DEFAULT_SCHEDULER = "kubesched"
 # What the scheduler's plugins read (each an informer).
 SCHEDULER_KINDS = ["Node", "Pod", "Namespace", "PodDisruptionBudget", "PriorityClass", "Service", "ReplicaSet",
                    "StatefulSet", "ReplicationController", "PersistentVolume", "PersistentVolumeClaim",
-                   "StorageClass", "CSINode", "CSIDriver", "VolumeAttachment"]
+                   "StorageClass", "CSINode", "CSIDriver", "VolumeAttachment", "ResourceClaim", "ResourceSlice",
+                   "DeviceClass"]
 
 
 def _configs(path: str | None) -> list[Any]:

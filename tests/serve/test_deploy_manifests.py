@@ -210,6 +210,10 @@ def test_rbac_grants_every_request_the_live_commands_make_and_no_more() -> None:
     assert scheduler.allows("patch", "pods/status")  # nomination, DisruptionTarget
     assert scheduler.allows("delete", "pods")  # preemption victims
     assert scheduler.allows("update", "persistentvolumes") and scheduler.allows("update", "persistentvolumeclaims")
+    # DynamicResources: the claim's finalizer, then its allocation and reservation.
+    assert scheduler.allows("update", "resource.k8s.io:resourceclaims")
+    assert scheduler.allows("update", "resource.k8s.io:resourceclaims/status")
+    assert not scheduler.allows("update", "resource.k8s.io:resourceslices")
     assert scheduler.allows("create", "events.k8s.io:events")
     assert scheduler.allows("create", "coordination.k8s.io:leases", "kube-system")
     for verb in ("get", "update"):
