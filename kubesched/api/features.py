@@ -135,6 +135,7 @@ SPECIAL = {"AllAlpha": ALPHA, "AllBeta": BETA}  # the stage each special gate se
 IMPLEMENTED: frozenset[str] = frozenset({
     "DRAAdminAccess",  # off: a request for admin access cannot be allocated
     "DRAPrioritizedList",  # off: a claim with firstAvailable keeps its pod unschedulable
+    "DRAPartitionableDevices",  # on: devices that share a pool's counters (MIG-style partitions)
 })
 
 

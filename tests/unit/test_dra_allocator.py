@@ -173,3 +173,22 @@ def test_cel_compile_errors_and_views() -> None:
     assert compile_selector("device.attributes['other.io'].rev.isGreaterThan(semver('1.2.0'))").matches(view)
     assert compile_selector("device.attributes['unknown.io'].size() == 0").matches(view)
     assert not compile_selector("device.capacity['gpu.x'].memory.isLessThan(quantity('1Gi'))").matches(view)
+
+
+def test_partitionable_devices_share_their_pools_counters() -> None:
+    counters = slice_("gpu.x", [], name="counters")
+    counters["spec"]["sharedCounters"] = [{"name": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}]
+    del counters["spec"]["devices"]
+    counters["spec"]["pool"]["resourceSliceCount"] = 2
+    parts = slice_("gpu.x", [{"name": f"half-{i}", "consumesCounters": [
+        {"counterSet": "gpu-0", "counters": {"memory": {"value": "20Gi"}}}]} for i in range(3)], name="parts", count=2)
+    on = Features(partitionable_devices=True)
+    assert devices(allocate([counters, parts], claim(exactly("g", count=2)), features=on)) == [["g:half-0", "g:half-1"]]
+    assert allocate([counters, parts], claim(exactly("g", count=3)), features=on) is None  # 60Gi of 40Gi
+    # What allocated devices consume is gone, whichever node they are for.
+    assert devices(allocate([counters, parts], claim(exactly("g")), allocated={("gpu.x", "n1", "half-2")},
+                            features=on)) == [["g:half-0"]]
+    assert allocate([counters, parts], claim(exactly("g", count=2)), allocated={("gpu.x", "n1", "half-2")},
+                    features=on) is None
+    # Without the gate, devices that consume counters are never allocated.
+    assert allocate([counters, parts], claim(exactly("g"))) is None

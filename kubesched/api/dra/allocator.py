@@ -20,9 +20,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from kubesched.api.dra.cel import CELError, compile_selector, device_view
+from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import NodeSelector, SelectorError
 
 Obj = dict[str, Any]
@@ -103,9 +105,41 @@ def parse_slice(obj: Obj) -> Slice:
 class Pool:
     driver: str
     name: str
-    slices: list[Slice]
+    slices: list[Slice]  # those with devices for the node
     incomplete: bool = False
     invalid: bool = False
+    # Partitionable devices: the pool's counter sets (name -> counter -> amount), and its slices
+    # whose devices are for other nodes, which consume the same counters.
+    counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
+    elsewhere: list[Slice] = field(default_factory=list)
+
+
+def _generation(obj: Obj) -> int:
+    return int(((obj.get("spec") or {}).get("pool") or {}).get("generation") or 0)
+
+
+def _amounts(counters: Obj | None) -> dict[str, Fraction]:
+    return {name: parse_quantity(str((c or {}).get("value", "0"))) for name, c in (counters or {}).items()}
+
+
+def _counters_problem(pool: Pool, slices: list[Slice]) -> str | None:
+    """Why a pool's counter sets or its devices' consumption of them do not add up."""
+    for s in slices:
+        for counter_set in (s.obj.get("spec") or {}).get("sharedCounters") or ():
+            name = counter_set.get("name", "")
+            if name in pool.counter_sets:
+                return f"duplicate counter set name {name}"
+            pool.counter_sets[name] = _amounts(counter_set.get("counters"))
+    for s in [*pool.slices, *pool.elsewhere]:
+        for d in s.devices:
+            for use in d.obj.get("consumesCounters") or ():
+                counter_set = pool.counter_sets.get(use.get("counterSet", ""))
+                if counter_set is None:
+                    return f"counter set {use.get('counterSet', '')} not found"
+                for counter in use.get("counters") or {}:
+                    if counter not in counter_set:
+                        return f"counter {counter} not found in counter set {use.get('counterSet', '')}"
+    return None
 
 
 def _node_matches(node: Obj, node_name: str, all_nodes: bool, selector: Obj | None) -> bool:
@@ -122,25 +156,29 @@ def _node_matches(node: Obj, node_name: str, all_nodes: bool, selector: Obj | No
     return False
 
 
+def _reaches(node: Obj, spec: Obj) -> bool:
+    """Whether a slice has devices for `node` (a slice of counter sets is every node's)."""
+    node_name, all_nodes, selector = spec.get("nodeName") or "", bool(spec.get("allNodes")), spec.get("nodeSelector")
+    if node_name or all_nodes or selector is not None:
+        return _node_matches(node, node_name, all_nodes, selector)
+    if spec.get("perDeviceNodeSelection"):
+        return any(_node_matches(node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector"))
+                   for d in spec.get("devices") or ())
+    return False  # some future way of naming nodes: not ours to guess
+
+
 def gather_pools(slices: Iterable[Obj], node: Obj, features: Features,
                  pool_slices: Callable[[str, str], Iterable[Obj]]) -> list[Pool]:
     """GatherPools: the pools with devices on `node`, newest generation only; `pool_slices`
-    lists every slice of a pool, those for other nodes too, to tell a pool being updated."""
+    lists every slice of a pool, those for other nodes too, to tell a pool being updated (and,
+    with partitionable devices, to count what other nodes' devices consume of shared counters)."""
     pools: dict[tuple[str, str], list[Slice]] = {}
     for obj in slices:
         spec = obj.get("spec") or {}
         if not features.partitionable_devices and (spec.get("perDeviceNodeSelection") is not None
                                                    or spec.get("sharedCounters")):
             continue
-        node_name, all_nodes, selector = spec.get("nodeName") or "", bool(spec.get("allNodes")), spec.get("nodeSelector")
-        if node_name or all_nodes or selector is not None:
-            if not _node_matches(node, node_name, all_nodes, selector):
-                continue
-        elif spec.get("perDeviceNodeSelection"):
-            if not any(_node_matches(node, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector"))
-                       for d in spec.get("devices") or ()):
-                continue
-        else:
+        if not spec.get("sharedCounters") and not _reaches(node, spec):
             continue
         s = parse_slice(obj)
         key = (s.driver, s.pool)
@@ -151,24 +189,29 @@ def gather_pools(slices: Iterable[Obj], node: Obj, features: Features,
             have.append(s)
     out = []
     for (driver, name), found in pools.items():
-        pool = Pool(driver, name, found)
+        generation = found[0].generation
+        every: list[Obj] | None = None
         if len(found) != found[0].count:
             # Slices of this generation that do not reach the node still count towards completeness.
-            same = list(pool_slices(driver, name))
-            newer = any(int(((o.get("spec") or {}).get("pool") or {}).get("generation") or 0) > found[0].generation
-                        for o in same)
-            if newer:
+            every = list(pool_slices(driver, name))
+            if any(_generation(o) > generation for o in every):
                 continue  # the driver is replacing this generation
-            total = sum(1 for o in same if int(((o.get("spec") or {}).get("pool") or {}).get("generation") or 0)
-                        == found[0].generation)
-            pool.incomplete = total != found[0].count
-        if not pool.incomplete:
-            names: set[str] = set()
-            for s in found:
-                for d in s.devices:
-                    if d.name in names:
-                        pool.invalid = True
-                    names.add(d.name)
+            every = [o for o in every if _generation(o) == generation]
+            if len(every) != found[0].count:
+                out.append(Pool(driver, name, [], incomplete=True))
+                continue
+        counters = [s for s in found if (s.obj.get("spec") or {}).get("sharedCounters")]
+        pool = Pool(driver, name, [s for s in found if s not in counters])
+        names: set[str] = set()
+        for s in pool.slices:
+            for d in s.devices:
+                pool.invalid = pool.invalid or d.name in names
+                names.add(d.name)
+        if features.partitionable_devices and not pool.invalid:
+            if every is not None:
+                mine = {s.obj["metadata"]["name"] for s in found}
+                pool.elsewhere = [parse_slice(o) for o in every if o["metadata"]["name"] not in mine]
+            pool.invalid = _counters_problem(pool, counters) is not None
         out.append(pool)
     return out
 
@@ -299,9 +342,13 @@ class _Run:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.results: list[list[tuple[Request, DeviceID, Slice, Device]]] = [[] for _ in claims]
         self.selectable: dict[tuple[DeviceID, tuple[int, int, int]], bool] = {}
+        self.pool_by_key: dict[tuple[str, str], Pool] = {}
+        self.counters_left: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self.counters_taken: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
 
     def run(self) -> list[Obj] | None:
         self.pools = gather_pools(self.a.slices_for_node(self.node), self.node, self.a.features, self.a.pool_slices)
+        self.pool_by_key = {(p.driver, p.name): p for p in self.pools}
         for ci, claim in enumerate(self.claims):
             min_devices = 0
             for ri, req in enumerate(((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()):
@@ -497,17 +544,20 @@ class _Run:
                 return None
         elif self._in_use(dev):
             return None
-        if not self.a.features.partitionable_devices and d.obj.get("consumesCounters"):
+        uses = d.obj.get("consumesCounters") or []
+        if uses and (not self.a.features.partitionable_devices or not self._consume(dev, uses, 1)):
             return None
         base, sub = (request.parent, request.name) if request.parent else (request.name, "")
         constraints = self.constraints[ci]
         for i, c in enumerate(constraints):
             if not c.add(base, sub, d):
+                for prior in constraints[:i]:
+                    prior.remove(base, sub, d)
+                if uses:
+                    self._consume(dev, uses, -1)
                 if must:
                     raise AllocationError(f"claim {_claim_key(self.claims[ci])}, request {request.name}: cannot add "
                                           f"device {'/'.join(dev)} because a claim constraint would not be satisfied")
-                for prior in constraints[:i]:
-                    prior.remove(base, sub, d)
                 return None
         self.allocating.setdefault(dev, set()).add(ci)
         self.results[ci].append((request, dev, s, d))
@@ -516,9 +566,46 @@ class _Run:
         def undo() -> None:
             for c in constraints:
                 c.remove(base, sub, d)
+            if uses:
+                self._consume(dev, uses, -1)
             self.allocating[dev].discard(ci)
             del self.results[ci][mark:]
         return undo
+
+    def _available(self, key: tuple[str, str]) -> dict[str, dict[str, Fraction]]:
+        """A pool's counters less what its allocated devices (on any node) consume."""
+        found = self.counters_left.get(key)
+        if found is None:
+            pool = self.pool_by_key[key]
+            found = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            for s in [*pool.slices, *pool.elsewhere]:
+                for d in s.devices:
+                    if (pool.driver, pool.name, d.name) in self.a.allocated:
+                        for use in d.obj.get("consumesCounters") or ():
+                            left = found.get(use.get("counterSet", ""), {})
+                            for counter, amount in _amounts(use.get("counters")).items():
+                                if counter in left:
+                                    left[counter] -= amount
+            self.counters_left[key] = found
+        return found
+
+    def _consume(self, dev: DeviceID, uses: list[Obj], sign: int) -> bool:
+        """Take (sign 1) or give back (-1) a device's counters; taking fails, and changes
+        nothing, when some counter would go below zero."""
+        key = (dev[0], dev[1])
+        taken = self.counters_taken.setdefault(key, {})
+        for use in uses:
+            counters = taken.setdefault(use.get("counterSet", ""), {})
+            for counter, amount in _amounts(use.get("counters")).items():
+                counters[counter] = counters.get(counter, Fraction(0)) + sign * amount
+        if sign < 0:
+            return True
+        available = self._available(key)
+        if any(taken.get(name, {}).get(counter, 0) > left for name, counters in available.items()
+               for counter, left in counters.items()):
+            self._consume(dev, uses, -1)
+            return False
+        return True
 
     def _result(self, ci: int, claim: Obj) -> Obj:
         """The AllocationResult: devices, configuration (the classes' first, then the claim's)

@@ -166,7 +166,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         super().__init__(handle, args)
         gates = handle.features
         self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
-                                 prioritized_list=gates.enabled("DRAPrioritizedList"))
+                                 prioritized_list=gates.enabled("DRAPrioritizedList"),
+                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"))
         self._outcomes: dict[tuple[Any, ...], list[Obj] | Status] = {}  # Filter's, node by node
         self._tables: dict[str, Outcomes] = {}  # filter_many's, by the requests' fingerprint
 
