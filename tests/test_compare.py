@@ -169,3 +169,56 @@ def test_report_holds_every_run(tmp_path: Path) -> None:
     assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
     assert "most-allocated.yaml" in page and "least-allocated.yaml" in page
     assert "1 pending under some configurations only" in page
+
+
+GPU_CLUSTER = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu, count: 2}}]}}}
+"""
+
+
+def test_device_fragmentation_counts_free_gpus_no_pod_of_the_workload_can_use(tmp_path: Path) -> None:
+    """Two nodes of two GPUs; two one-GPU pods spread (least allocated) leave one GPU free on each,
+    which the two-GPU pod cannot use: all the free GPUs are fragmented. Packed, the two free GPUs
+    are on one node and the big pod runs there."""
+    docs = [GPU_CLUSTER]
+    for n in ("n1", "n2"):
+        docs.append(f"""apiVersion: v1
+kind: Node
+metadata: {{name: {n}}}
+status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: {n}-gpu}}
+spec:
+  driver: gpu.example.com
+  nodeName: {n}
+  pool: {{name: {n}, generation: 1, resourceSliceCount: 1}}
+  devices: [{{name: gpu-0}}, {{name: gpu-1}}]""")
+    for i, (template, cpu) in enumerate((("one", "1"), ("one", "1"), ("two", "100m"))):
+        docs.append(f"""apiVersion: v1
+kind: Pod
+metadata: {{name: p{i}, creationTimestamp: "2025-01-01T00:00:0{i + 1}Z"}}
+spec:
+  containers: [{{name: c, image: app, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
+  resourceClaims: [{{name: gpu, resourceClaimTemplateName: {template}}}]""")
+    (tmp_path / "cluster.yaml").write_text("\n---\n".join(docs))
+    least, most = _json(str(tmp_path / "cluster.yaml"), "--config", LEAST, "--config", MOST)["runs"]
+    assert least["devices"] == {"gpu.example.com": {"published": 4, "allocated": 2, "free": 2, "fragmented": 1.0}}
+    assert least["pending"] == 1
+    assert most["devices"] == {"gpu.example.com": {"published": 4, "allocated": 4, "free": 0, "fragmented": 0.0}}
+    assert most["pending"] == 0

@@ -14,6 +14,10 @@ The measures are taken when each run ends:
   shapes weighted by how many pods have each (the idea of Alibaba's FGD, on requests only; taints
   and affinity are not considered). 0 % means any such pod could use all the free R; 100 % that
   none of it is usable by any of them.
+- devices (Dynamic Resource Allocation), per driver: published and allocated, and of the free
+  devices the share on nodes with fewer free devices of that driver than the largest number a
+  pod of the workload asks for through its claims (each request's `count`; the driver as its
+  class's selector names it).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import statistics
 from collections import Counter
 from dataclasses import dataclass
@@ -248,6 +253,61 @@ def fragmentation(nodes: list[NodeInfo], resources: list[str],
     return out
 
 
+def _class_driver(cls: dict[str, Any]) -> str | None:
+    """The driver a DeviceClass selects, when its selector says `device.driver == '...'`."""
+    for sel in (cls.get("spec") or {}).get("selectors") or ():
+        expression = ((sel or {}).get("cel") or {}).get("expression", "")
+        match = re.search(r"device\.driver\s*==\s*['\"]([^'\"]+)['\"]", expression)
+        if match:
+            return match.group(1)
+    return None
+
+
+def device_asks(runs: list[Run]) -> dict[str, int]:
+    """Per driver, the most devices one pod of the workload asks for through its claims."""
+    largest: dict[str, int] = {}
+    for run in runs:
+        store = run.result.cluster.store
+        drivers = {c["metadata"]["name"]: _class_driver(c) for c in store.list("DeviceClass")}
+        templates = {(t["metadata"].get("namespace", ""), t["metadata"]["name"]): (t.get("spec") or {}).get("spec") or {}
+                     for t in store.list("ResourceClaimTemplate")}
+        for h in _pods(run.result).values():
+            pod = h.obj
+            asked: Counter[str] = Counter()
+            for ref in (pod.get("spec") or {}).get("resourceClaims") or ():
+                spec = templates.get((pod["metadata"].get("namespace", "default"), ref.get("resourceClaimTemplateName")))
+                if spec is None and ref.get("resourceClaimName"):
+                    claim = store.get("ResourceClaim", pod["metadata"].get("namespace", "default"), ref["resourceClaimName"])
+                    spec = (claim or {}).get("spec")
+                for request in ((spec or {}).get("devices") or {}).get("requests") or ():
+                    exact = request.get("exactly") or {}
+                    driver = drivers.get(exact.get("deviceClassName", ""))
+                    if driver and exact.get("allocationMode", "ExactCount") == "ExactCount":
+                        asked[driver] += int(exact.get("count") or 1)
+            for driver, n in asked.items():
+                largest[driver] = max(largest.get(driver, 0), n)
+    return largest
+
+
+def device_fragmentation(result: SimResult, asks: dict[str, int]) -> dict[str, Any]:
+    from kubesched.sim.results import node_devices
+
+    open_nodes = {ni.name for ni in _nodes(result) if not ni.unschedulable}
+    per_driver: dict[str, dict[str, int]] = {}
+    for node, drivers in node_devices(result.cluster).items():
+        for driver, (used, total) in drivers.items():
+            d = per_driver.setdefault(driver, {"published": 0, "allocated": 0, "free": 0, "stranded": 0})
+            d["published"] += total
+            d["allocated"] += used
+            if node in open_nodes:
+                d["free"] += total - used
+                if total - used < asks.get(driver, 1):
+                    d["stranded"] += total - used
+    return {driver: {"published": d["published"], "allocated": d["allocated"], "free": d["free"],
+                     "fragmented": round(d["stranded"] / d["free"], 4) if d["free"] else 0.0}
+            for driver, d in sorted(per_driver.items())}
+
+
 def _preemptions(result: SimResult) -> list[dict[str, Any]]:
     from kubesched.sim.summary import preemptions
 
@@ -259,6 +319,7 @@ def compare(runs: list[Run]) -> dict[str, Any]:
     """The comparison as JSON: each run's summary, then the pods whose outcome differs."""
     resources = measured_resources(runs)
     workload = shapes(runs)
+    asks = device_asks(runs)
     per_run = [_pods(run.result) for run in runs]
     summaries = []
     for run, pods in zip(runs, per_run, strict=True):
@@ -273,6 +334,9 @@ def compare(runs: list[Run]) -> dict[str, Any]:
             "fragmentation": fragmentation(nodes, resources, workload),
             "preemptions": _preemptions(run.result),
         })
+        devices = device_fragmentation(run.result, asks)
+        if devices:
+            summaries[-1]["devices"] = devices
     keys = list(dict.fromkeys(key for pods in per_run for key in pods))
     placed, pending = [], []
     for key in keys:
@@ -327,6 +391,13 @@ def render(data: dict[str, Any], console: Console) -> None:
     for name in data["resources"]:
         summary.add_row(f"{name} fragmentation", *(
             _fragmentation_cell(name, r["fragmentation"][name]) for r in runs))
+    for driver in sorted({d for r in runs for d in r.get("devices") or {}}):
+        summary.add_row(f"{driver} devices (allocated of published)", *(
+            f"{r['devices'][driver]['allocated']} of {r['devices'][driver]['published']}" if driver in r.get("devices", {})
+            else "-" for r in runs))
+        summary.add_row(f"{driver} fragmentation", *(
+            f"{_percent(r['devices'][driver]['fragmented'])} of {r['devices'][driver]['free']} free"
+            if driver in r.get("devices", {}) else "-" for r in runs))
     console.print(summary)
 
     placed = Table(title=f"Placed differently: {len(data['placedDifferently'])} pod(s)", title_justify="left")
