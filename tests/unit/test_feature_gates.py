@@ -75,7 +75,8 @@ def test_all_alpha_and_all_beta_set_the_gates_not_set_by_name(monkeypatch: pytes
     beta_on = [n for n, s in KNOWN.items() if s.stage is Stage.BETA and s.default and n != "AllBeta"]
     e = refused("AllAlpha=true")
     assert e.gate == "AllAlpha" and "DRAConsumableCapacity=true" in str(e) and "MemoryQoS=true" in str(e)
-    assert "DRAPrioritizedList=false" in str(refused("AllBeta=false"))
+    beta_off = str(refused("AllBeta=false"))  # named: the betas kubesched cannot turn off, not those it can
+    assert "DRAResourceClaimDeviceStatus=false" in beta_off and "DRAPrioritizedList=false" not in beta_off
 
     monkeypatch.setattr(features, "IMPLEMENTED", frozenset(alpha + beta_on))
     gates = FeatureGates.parse("AllAlpha=true,MemoryQoS=false,AllBeta=false,DRAAdminAccess=true")
