@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kubesched.api import features
 from kubesched.api.features import FeatureGates
 from kubesched.commands.cli import main
 from kubesched.sim.runner import build_cluster, load
@@ -91,17 +90,16 @@ def test_scenario_feature_gates_are_checked_at_their_field_path(cluster: Path) -
         "scenario.yaml doc 1: spec.featureGates: expected a mapping, got list"]
 
 
-def test_gates_reach_the_scheduler_and_the_command_line_wins(cluster: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # As once kubesched implements DRADeviceTaints=true (and DRAPrioritizedList=false).
-    monkeypatch.setattr(features, "IMPLEMENTED", frozenset({"DRADeviceTaints", "DRAPrioritizedList"}))
-    (cluster / "scenario.yaml").write_text(scenario("{DRADeviceTaints: true, DRAPrioritizedList: false}"))
+def test_gates_reach_the_scheduler_and_the_command_line_wins(cluster: Path) -> None:
+    (cluster / "scenario.yaml").write_text(scenario("{DRAPartitionableDevices: true, DRAPrioritizedList: false}"))
     paths = [str(cluster / "cluster.yaml"), str(cluster / "scenario.yaml")]
 
     handle = build_cluster(load(paths)).scheduler.handle
-    assert handle.features.enabled("DRADeviceTaints") and not handle.features.enabled("DRAPrioritizedList")
+    assert handle.features.enabled("DRAPartitionableDevices") and not handle.features.enabled("DRAPrioritizedList")
 
-    handle = build_cluster(load(paths, feature_gates=FeatureGates.parse("DRADeviceTaints=false"))).scheduler.handle
-    assert not handle.features.enabled("DRADeviceTaints") and not handle.features.enabled("DRAPrioritizedList")
+    gates = FeatureGates.parse("DRAPartitionableDevices=false")
+    handle = build_cluster(load(paths, feature_gates=gates)).scheduler.handle
+    assert not handle.features.enabled("DRAPartitionableDevices") and not handle.features.enabled("DRAPrioritizedList")
 
 
 @pytest.mark.parametrize("command", [
@@ -118,12 +116,11 @@ def test_every_command_with_the_option_refuses_a_bad_value_before_it_starts(clus
     assert "command line: --feature-gates: unrecognized feature gate: Foo" in result.output
 
 
-def test_serve_gives_its_scheduler_the_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_gives_its_scheduler_the_gates() -> None:
     from kubesched.server.engine import Engine, ServeOptions
 
-    monkeypatch.setattr(features, "IMPLEMENTED", frozenset({"DRADeviceTaints"}))
-    engine = Engine(ServeOptions((), ":memory:", 0.0, FeatureGates.parse("DRADeviceTaints=true")))
+    engine = Engine(ServeOptions((), ":memory:", 0.0, FeatureGates.parse("DRAPartitionableDevices=true")))
     try:
-        assert engine.cluster.scheduler.handle.features.enabled("DRADeviceTaints")
+        assert engine.cluster.scheduler.handle.features.enabled("DRAPartitionableDevices")
     finally:
         engine.close()

@@ -73,10 +73,11 @@ def test_a_value_other_than_the_default_is_refused_unless_implemented() -> None:
 def test_all_alpha_and_all_beta_set_the_gates_not_set_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     alpha = [n for n, s in KNOWN.items() if s.stage is Stage.ALPHA and n != "AllAlpha"]
     beta_on = [n for n, s in KNOWN.items() if s.stage is Stage.BETA and s.default and n != "AllBeta"]
+    # Kubelet gates: the scheduler has nothing to implement for them.
     e = refused("AllAlpha=true")
-    assert e.gate == "AllAlpha" and "DRAConsumableCapacity=true" in str(e) and "MemoryQoS=true" in str(e)
-    beta_off = str(refused("AllBeta=false"))  # named: the betas kubesched cannot turn off, not those it can
-    assert "DRAResourceClaimDeviceStatus=false" in beta_off and "DRAPrioritizedList=false" not in beta_off
+    assert e.gate == "AllAlpha" and "MemoryQoS=true" in str(e) and "EventedPLEG=true" in str(e)
+    e = refused("AllBeta=false")
+    assert e.gate == "AllBeta" and "GracefulNodeShutdown=false" in str(e) and "KubeletPSI=false" in str(e)
 
     monkeypatch.setattr(features, "IMPLEMENTED", frozenset(alpha + beta_on))
     gates = FeatureGates.parse("AllAlpha=true,MemoryQoS=false,AllBeta=false,DRAAdminAccess=true")
@@ -87,10 +88,9 @@ def test_all_alpha_and_all_beta_set_the_gates_not_set_by_name(monkeypatch: pytes
     assert FeatureGates.parse("AllAlpha=false") == DEFAULT_FEATURE_GATES
 
 
-def test_later_settings_win(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(features, "IMPLEMENTED", frozenset({"DRADeviceTaints", "DRAPrioritizedList"}))
-    scenario = FeatureGates({"DRADeviceTaints": True, "DRAPrioritizedList": False})
-    merged = scenario.overridden_by(FeatureGates.parse("DRADeviceTaints=false"))
+def test_later_settings_win() -> None:
+    scenario = FeatureGates({"DRAPartitionableDevices": True, "DRAPrioritizedList": False})
+    merged = scenario.overridden_by(FeatureGates.parse("DRAPartitionableDevices=false"))
     assert merged.changed() == {"DRAPrioritizedList": False}
 
 
