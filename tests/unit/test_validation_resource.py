@@ -68,7 +68,7 @@ def test_good_objects_pass(obj: dict[str, Any]) -> None:
     (claim({"name": "gpu"}),
      ["spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` is required"]),
     (claim({**exact(), "firstAvailable": [{"name": "a", "deviceClassName": "x"}]}),
-     ["spec.devices.requests[0]: Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, "
+     ["spec.devices.requests[0]: Invalid value: \"null\": exactly one of `exactly` or `firstAvailable` is required, "
       "but multiple fields are set"]),
     (claim({"name": "gpu", "exactly": {}}), ["spec.devices.requests[0].exactly.deviceClassName: Required value"]),
     (claim(exact("GPU")),
@@ -221,3 +221,34 @@ def test_admin_access_needs_a_namespace_labelled_for_it(api: APIServer) -> None:
     admin = claim(exact(adminAccess=True))
     admin["metadata"]["namespace"] = "monitoring"
     assert api.create(admin)["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] is True
+
+
+def test_device_status_names_allocated_devices_with_well_formed_data(api: APIServer) -> None:
+    api.create(claim(exact()))
+    result = {"request": "gpu", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+    api.update_status("ResourceClaim", "default", "c",
+                      lambda s: s.update(allocation={"devices": {"results": [result]}}))
+    ready = {"type": "Ready", "status": "True", "reason": "Configured", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    good = {"driver": "gpu.example.com", "pool": "n1", "device": "gpu-0", "conditions": [ready],
+            "data": {"vendor": "x"}, "networkData": {"interfaceName": "eth1", "ips": ["10.9.8.7/24", "2001:db8::1/64"]}}
+    stored = api.update_status("ResourceClaim", "default", "c", lambda s: s.update(devices=[good]))
+    assert stored["status"]["devices"] == [good]
+    bad = [{**good, "device": "gpu-1", "conditions": [{**ready, "status": "Maybe", "reason": "not ok"}],
+            "networkData": {"ips": ["10.9.8.7", "2001:0db8::1/64"]}}, good, good]
+    with pytest.raises(Invalid) as refused:
+        api.update_status("ResourceClaim", "default", "c", lambda s: s.update(devices=bad))
+    assert refused.value.fields == [
+        ("status.devices[0]", "Invalid value: gpu.example.com/n1/gpu-1: must be an allocated device in the claim"),
+        ("status.devices[0].conditions[0].status",
+         'Unsupported value: "Maybe": supported values: "False", "True", "Unknown"'),
+        ("status.devices[0].conditions[0].reason",
+         "Invalid value: \"not ok\": a condition reason must start with alphabetic character, optionally followed "
+         "by a string of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' "
+         "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used "
+         "for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"),
+        ("status.devices[0].networkData.ips[0]",
+         'Invalid value: "10.9.8.7": must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)'),
+        ("status.devices[0].networkData.ips[1]",
+         'Invalid value: "2001:0db8::1/64": must be in canonical form ("2001:db8::1/64")'),
+        ("status.devices[2]", "Duplicate value: gpu.example.com/n1/gpu-0"),
+    ]

@@ -8,6 +8,7 @@ make sense. Field paths are upstream's, keys of maps in brackets (`attributes[mo
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Callable, Hashable
@@ -59,6 +60,20 @@ _C_IDENTIFIER_MSG = ("a valid C identifier must start with alphabetic character 
 _SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
                      r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?")
+# How an error shows a nil value: as the string "null", quoted (field.Error's ErrorBody).
+_NULL = "null"
+ALLOCATED_DEVICE_CONDITIONS_MAX = 8
+NETWORK_INTERFACE_NAME_MAX = 256
+NETWORK_HARDWARE_ADDRESS_MAX = 128
+NETWORK_IPS_MAX = 16
+DEVICE_STATUS_DATA_MAX_LENGTH = 10 * 1024
+CONDITION_STATUSES = ("False", "True", "Unknown")
+_CONDITION_REASON = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
+_CONDITION_REASON_MSG = ("a condition reason must start with alphabetic character, optionally followed by a string "
+                         "of alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' "
+                         "(e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "
+                         "'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _REQUEST_REF_MSG = "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
 # request name -> its subrequests' names (None for a request without a prioritized list)
 RequestNames = dict[str, "set[str] | None"]
@@ -300,7 +315,7 @@ def _request(c: Checker, request: dict[str, Any], path: str) -> None:
     first = c.get(request, "firstAvailable", path, list)
     exactly = c.get(request, "exactly", path, dict)
     if first and exactly is not None:
-        c.invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set")
+        c.invalid(path, _NULL, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set")
     elif exactly is not None:
         _device_fields(c, exactly, subpath(path, "exactly"))
         c.get(exactly, "adminAccess", subpath(path, "exactly"), bool)
@@ -372,6 +387,7 @@ def claim_status(c: Checker, status: Any, old_status: Any, deleting: bool, names
         c.get(ref, "apiGroup", ref_path, str)
     _unique(c, [(p, ref.get("uid")) for p, ref in reserved if isinstance(ref.get("uid"), str)])
     allocation = c.get(status, "allocation", path, dict)
+    _device_statuses(c, status, path, allocation)
     old_allocation = old_status.get("allocation")
     if reserved:
         if allocation is None:
@@ -389,6 +405,120 @@ def claim_status(c: Checker, status: Any, old_status: Any, deleting: bool, names
         _allocation(c, allocation, alloc_path, names)
 
 
+def _device_id(holder: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(holder.get(k) for k in ("driver", "pool", "device", "shareID"))
+
+
+def _device_statuses(c: Checker, status: dict[str, Any], path: str, allocation: dict[str, Any] | None) -> None:
+    """What drivers report per allocated device (DRAResourceClaimDeviceStatus, on in v1.35): one
+    entry per device of the allocation, its conditions and network data well formed."""
+    results = ((allocation or {}).get("devices") or {}).get("results") if isinstance(allocation, dict) else None
+    allocated = {_device_id(r) for r in results if isinstance(r, dict)} if isinstance(results, list) else set()
+    devices = _dicts(c, _items(c, status, "devices", path))
+    for device_path, device in devices:
+        _driver(c, device, "driver", device_path)
+        _pool_name(c, c.get(device, "pool", device_path, str) or "", subpath(device_path, "pool"))
+        _required_name(c, device, "device", device_path, dns_label_errors)
+        share = c.get(device, "shareID", device_path, str)
+        if share is not None:
+            _uid(c, share, subpath(device_path, "shareID"))
+        if _device_id(device) not in allocated:
+            shown = "/".join(str(part) for part in _device_id(device) if part is not None)
+            c.err(device_path, f"Invalid value: {shown}: must be an allocated device in the claim")
+        _conditions(c, device, device_path)
+        data = device.get("data")
+        if data is not None:
+            data_path = subpath(device_path, "data")
+            if len(json.dumps(data, separators=(",", ":"))) > DEVICE_STATUS_DATA_MAX_LENGTH:
+                _too_long(c, data_path, DEVICE_STATUS_DATA_MAX_LENGTH)
+            elif not isinstance(data, dict):
+                c.invalid(data_path, "<value omitted>", "must be a valid JSON object")
+        if (network := c.get(device, "networkData", device_path, dict)) is not None:
+            _network_data(c, network, subpath(device_path, "networkData"))
+    seen: set[tuple[Any, ...]] = set()
+    for device_path, device in devices:  # the key prints as upstream's SharedDeviceID, unquoted
+        if _device_id(device) in seen:
+            c.err(device_path, "Duplicate value: " + "/".join(str(x) for x in _device_id(device) if x is not None))
+        seen.add(_device_id(device))
+
+
+def _uid(c: Checker, uid: str, path: str) -> None:
+    if not _UUID.fullmatch(uid.lower()):
+        c.invalid(path, uid, f"error validating uid: invalid UUID length: {len(uid)}" if len(uid) != 36
+                  else "error validating uid: invalid UUID format")
+    elif uid != uid.lower():
+        c.invalid(path, uid, "uid must be in RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with "
+                  "lowercase hexadecimal characters")
+
+
+def _conditions(c: Checker, holder: dict[str, Any], path: str) -> None:
+    """metav1 Conditions (ValidateConditions): a qualified type, unique; True, False or Unknown; a
+    transition time; a CamelCase reason; at most 8 here."""
+    listed = c.get(holder, "conditions", path, list) or []
+    list_path = subpath(path, "conditions")
+    if len(listed) > ALLOCATED_DEVICE_CONDITIONS_MAX:
+        _too_many(c, list_path, len(listed), ALLOCATED_DEVICE_CONDITIONS_MAX)
+    types: set[str] = set()
+    for cond_path, cond in _dicts(c, [(f"{list_path}[{i}]", x) for i, x in enumerate(listed)]):
+        ctype = c.get(cond, "type", cond_path, str) or ""
+        type_path = subpath(cond_path, "type")
+        if not ctype:
+            c.required(type_path)
+        else:
+            _label_name(c, ctype, type_path)
+            if ctype in types:
+                c.err(type_path, f"Duplicate value: {_show(ctype)}")
+            types.add(ctype)
+        cstatus = c.get(cond, "status", cond_path, str) or ""
+        if cstatus not in CONDITION_STATUSES:
+            c.unsupported(subpath(cond_path, "status"), cstatus, CONDITION_STATUSES)
+        generation = c.get(cond, "observedGeneration", cond_path, int)
+        if generation is not None and generation < 0:
+            c.invalid(subpath(cond_path, "observedGeneration"), generation, "must be greater than or equal to zero")
+        if not c.get(cond, "lastTransitionTime", cond_path, str):
+            c.required(subpath(cond_path, "lastTransitionTime"), "must be set")
+        reason = c.get(cond, "reason", cond_path, str) or ""
+        reason_path = subpath(cond_path, "reason")
+        if not reason:
+            c.required(reason_path, "must be set")
+        else:
+            if not _CONDITION_REASON.fullmatch(reason):
+                c.invalid(reason_path, reason, _CONDITION_REASON_MSG)
+            if len(reason) > 1024:
+                _too_long(c, reason_path, 1024)
+        if len(c.get(cond, "message", cond_path, str) or "") > 32768:
+            _too_long(c, subpath(cond_path, "message"), 32768)
+
+
+def _network_data(c: Checker, network: dict[str, Any], path: str) -> None:
+    if len(c.get(network, "interfaceName", path, str) or "") > NETWORK_INTERFACE_NAME_MAX:
+        _too_long(c, subpath(path, "interfaceName"), NETWORK_INTERFACE_NAME_MAX)
+    if len(c.get(network, "hardwareAddress", path, str) or "") > NETWORK_HARDWARE_ADDRESS_MAX:
+        _too_long(c, subpath(path, "hardwareAddress"), NETWORK_HARDWARE_ADDRESS_MAX)
+    keyed = []
+    for ip_path, ip in _items(c, network, "ips", path, NETWORK_IPS_MAX):
+        if c.typed(ip, ip_path, str) is None:
+            continue
+        keyed.append((ip_path, ip))
+        _interface_address(c, ip, ip_path)
+    _unique(c, keyed)
+
+
+def _interface_address(c: Checker, value: str, path: str) -> None:
+    """IsValidInterfaceAddress: an address with its prefix length, in canonical form."""
+    address, _, bits = value.partition("/")
+    if ":" not in address:  # IPv4 as Go's sloppy parser reads it: leading zeros allowed
+        address = ".".join(part.lstrip("0") or "0" if part.isdigit() else part for part in address.split("."))
+    try:
+        interface = ipaddress.ip_interface(f"{address}/{bits}" if bits.isdigit() else "invalid")
+    except ValueError:
+        c.invalid(path, value, "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)")
+        return
+    canonical = f"{interface.ip}/{interface.network.prefixlen}"
+    if value != canonical:
+        c.invalid(path, value, f"must be in canonical form ({_show(canonical)})")
+
+
 def _allocation(c: Checker, allocation: dict[str, Any], path: str, names: RequestNames) -> None:
     devices_path = subpath(path, "devices")
     devices = c.get(allocation, "devices", path, dict) or {}
@@ -398,6 +528,8 @@ def _allocation(c: Checker, allocation: dict[str, Any], path: str, names: Reques
         _pool_name(c, c.get(result, "pool", result_path, str) or "", subpath(result_path, "pool"))
         _required_name(c, result, "device", result_path, dns_label_errors)
         c.get(result, "adminAccess", result_path, bool)
+        if (share := c.get(result, "shareID", result_path, str)) is not None:
+            _uid(c, share, subpath(result_path, "shareID"))
         _tolerations(c, result, result_path)
         _binding_conditions(c, result, result_path)
     for conf_path, config in _dicts(c, _items(c, devices, "config", devices_path, 2 * DEVICE_CONFIG_MAX)):
@@ -565,7 +697,7 @@ def _device(c: Checker, device: dict[str, Any], path: str, per_device: bool) -> 
     if per_device:
         _device_node(c, device, path)
     elif placed:
-        c.invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+        c.invalid(path, _NULL, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
                   "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
     _binding_conditions(c, device, path)
 
