@@ -117,9 +117,15 @@ def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[st
 
 @cache
 def _model_of(api_version: str, kind: str) -> str | None:
-    """The client's model for a kind kubesched only stores (a Service, a Job...), if it has one."""
+    """The client's model for a kind kubesched only stores (a Service, a Job...), if it has one. A
+    kind two groups have (core's and events.k8s.io's Event, a container's and resource.k8s.io's
+    ResourceClaim) is named after its group too: ResourceV1ResourceClaim, CoreV1Event."""
     name = model_name(api_version, kind)
-    return name if name in _table() else None
+    if name in _table():
+        return name
+    group = api_version.rpartition("/")[0].split(".")[0] or "core"
+    qualified = group[:1].upper() + group[1:] + name
+    return qualified if qualified in _table() else None
 
 
 def decode_model(model: str, value: Any, path: str = "", many: bool = False) -> list[tuple[str, str | None]]:

@@ -412,3 +412,23 @@ def test_a_configuration_without_the_default_profile_warns_how_many_pods_wait() 
     assert [(w.doc, w.path, w.message) for w in scenario.warnings] == [
         (1, "profiles", 'no profile has schedulerName "default-scheduler": 1 pod and the pods of 1 workload '
                         "that ask for no scheduler will stay pending")]
+
+
+def test_kinds_two_groups_share_are_checked_against_their_groups_model() -> None:
+    text = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.example.com, cnt: 2}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: e}
+involvedObject: {kind: Pod, name: p}
+reson: Scheduled
+"""
+    assert warnings_of(text) == ['pods.yaml doc 1: unknown field "spec.devices.requests[0].exactly.cnt"',
+                                 'pods.yaml doc 2: unknown field "reson"']
