@@ -183,7 +183,8 @@ def evaluated(names: Iterable[str]) -> list[str]:
     """The resource names some evaluator counts (any `count/` name: upstream registers an object
     count for every resource it serves); the controller reports each, zero when nothing uses it."""
     return [n for n in names if n.startswith(COUNT_PREFIX) or n in LEGACY_COUNTS.values()
-            or n.endswith(DEVICES_PER_CLASS_SUFFIX) or any(matching_resources(kind, "", [n]) for kind in ("Pod", "Service", "PersistentVolumeClaim"))]
+            or n.endswith(DEVICES_PER_CLASS_SUFFIX)
+            or any(matching_resources(kind, "", [n]) for kind in ("Pod", "Service", "PersistentVolumeClaim"))]
 
 
 def scope_selectors(quota: Obj) -> list[Obj]:
