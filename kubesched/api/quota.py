@@ -8,7 +8,8 @@ messages and `status.used` print sums in the format of their first non-zero term
 
 Evaluators, as upstream registers them: pods (compute resources, `pods`, extended resources as
 `requests.<name>`, scopes), services (`services`, `services.loadbalancers`, `services.nodeports`),
-persistent volume claims (`persistentvolumeclaims`, `requests.storage`, per storage class), and an
+persistent volume claims (`persistentvolumeclaims`, `requests.storage`, per storage class),
+resource claims (devices per DeviceClass, `<class>.deviceclass.resource.k8s.io/devices`), and an
 object count `count/<resource>.<group>` for every kind (with the legacy names `configmaps`,
 `secrets`, `replicationcontrollers` and `resourcequotas`).
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from kubesched.api.dra.allocator import MAX_RESULTS
 from kubesched.api.objects import Obj
 from kubesched.api.qos import BEST_EFFORT, qos_class
 from kubesched.api.quantity import canonical, milli_value, parse_quantity, quantity_format
@@ -36,6 +38,7 @@ DECIMAL_SI = "DecimalSI"
 COUNT_PREFIX = "count/"
 REQUESTS_PREFIX = "requests."
 STORAGE_CLASS_SUFFIX = ".storageclass.storage.k8s.io/"
+DEVICES_PER_CLASS_SUFFIX = ".deviceclass.resource.k8s.io/devices"  # corev1.ResourceClaimsPerClass
 
 POD_RESOURCES = frozenset({
     "count/pods", "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
@@ -80,6 +83,7 @@ class Amount:
 
 ResourceList = dict[str, Amount]
 ONE = Amount(Fraction(1))
+ZERO = Amount(Fraction(0))
 
 
 def amount(raw: str | int | float) -> Amount:
@@ -169,6 +173,8 @@ def matching_resources(kind: str, count_name: str, names: Iterable[str]) -> list
     if kind == "PersistentVolumeClaim":
         return [n for n in names if n in PVC_RESOURCES or STORAGE_CLASS_SUFFIX in n
                 and n.endswith(("/persistentvolumeclaims", "/requests.storage"))]
+    if kind == "ResourceClaim":
+        return [n for n in names if n == count_name or n.endswith(DEVICES_PER_CLASS_SUFFIX)]
     legacy = LEGACY_COUNTS.get(kind)
     return [n for n in names if n in (count_name, legacy)]
 
@@ -177,6 +183,7 @@ def evaluated(names: Iterable[str]) -> list[str]:
     """The resource names some evaluator counts (any `count/` name: upstream registers an object
     count for every resource it serves); the controller reports each, zero when nothing uses it."""
     return [n for n in names if n.startswith(COUNT_PREFIX) or n in LEGACY_COUNTS.values()
+            or n.endswith(DEVICES_PER_CLASS_SUFFIX)
             or any(matching_resources(kind, "", [n]) for kind in ("Pod", "Service", "PersistentVolumeClaim"))]
 
 
@@ -249,6 +256,8 @@ def usage(obj: Obj, count_name: str, charged: bool = True) -> ResourceList:
         return _service_usage(obj)
     if kind == "PersistentVolumeClaim":
         return _claim_usage(obj)
+    if kind == "ResourceClaim":
+        return _resource_claim_usage(obj, count_name)
     result = {count_name: ONE}
     if kind in LEGACY_COUNTS:
         result[LEGACY_COUNTS[kind]] = ONE
@@ -332,8 +341,7 @@ def pod_limits(spec: Obj) -> ResourceList:
 def _service_usage(svc: Obj) -> ResourceList:
     spec = svc.get("spec") or {}
     ports = spec.get("ports") or []
-    zero = Amount(Fraction(0))
-    result = {"count/services": ONE, "services": ONE, "services.loadbalancers": zero, "services.nodeports": zero}
+    result = {"count/services": ONE, "services": ONE, "services.loadbalancers": ZERO, "services.nodeports": ZERO}
     if spec.get("type") == "NodePort":
         result["services.nodeports"] = Amount(Fraction(len(ports)))
     elif spec.get("type") == "LoadBalancer":
@@ -367,3 +375,32 @@ def _claim_usage(pvc: Obj) -> ResourceList:
         if class_name:
             result[class_name + STORAGE_CLASS_SUFFIX + "requests.storage"] = storage
     return result
+
+
+def _resource_claim_usage(claim: Obj, count_name: str) -> ResourceList:
+    """claimEvaluator.Usage: the claim itself, and per DeviceClass the most devices its requests
+    can be given. `All` counts as the claim limit (32) because how many devices match is only
+    known at allocation; a prioritized list counts, per class, the largest of its subrequests,
+    since any one of them may be the one allocated. Admin access requests count like any other."""
+    result = {count_name: ONE}
+    for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        charged: dict[str, int] = {}
+        if request.get("firstAvailable"):
+            for sub in request["firstAvailable"]:
+                name, devices = _devices_requested(sub)
+                if devices > charged.get(name, 0):
+                    charged[name] = devices
+        elif request.get("exactly"):
+            name, devices = _devices_requested(request["exactly"])
+            charged[name] = devices
+        for name, devices in charged.items():
+            result[name] = result.get(name, ZERO).plus(Amount(Fraction(devices)))
+    return result
+
+
+def _devices_requested(request: Obj) -> tuple[str, int]:
+    """(`<class>.deviceclass.resource.k8s.io/devices`, how many devices at most) for an exact
+    request or a subrequest; an allocation mode this version does not know counts none."""
+    mode = request.get("allocationMode")
+    devices = int(request.get("count") or 0) if mode == "ExactCount" else MAX_RESULTS if mode == "All" else 0
+    return str(request.get("deviceClassName") or "") + DEVICES_PER_CLASS_SUFFIX, devices

@@ -8,7 +8,9 @@ scheduler go on with the pod. It keeps `status.reservedFor` true: a pod that is 
 done is dropped from it, and a claim nobody uses any more is deallocated (its allocation cleared
 and its delete-protection finalizer removed), so its devices are free again; a claim generated
 for a pod that will not run is deleted. A pod bound to a node without the scheduler gets its
-allocated claims reserved here.
+allocated claims reserved here. A pod whose claim cannot be made (its template is missing, or
+the create is refused, by ResourceQuota for one) gets a `FailedResourceClaimCreation` event and is
+retried with the work queue's backoff.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kubesched.api.dra.claims import (
 from kubesched.api.objects import Obj, deep_copy, is_terminal, is_terminating
 from kubesched.apiserver.errors import APIError, NotFoundError
 from kubesched.apiserver.server import APIServer
+from kubesched.controllers.ratelimit import FailureBackoff
 from kubesched.runtime.clock import Clock
 from kubesched.runtime.workqueue import WorkQueue
 from kubesched.store.base import DELETED, WatchEvent
@@ -49,6 +52,7 @@ class ResourceClaimController:
         self.api = api
         self.store = api.store
         self.queue = WorkQueue(clock, self._sync)
+        self.backoff = FailureBackoff(clock, self.queue)
         self._users: dict[tuple[str, str], set[str]] = {}  # claim (ns, name) -> pods naming it
         self._owned: dict[str, set[tuple[str, str]]] = {}  # pod uid -> the claims it controls
 
@@ -148,11 +152,12 @@ class ResourceClaimController:
         for pod_claim in pod_claims(pod):
             try:
                 self._handle_claim(pod, pod_claim, made)
-            except (APIError, _Failed) as e:
-                message = e.message if isinstance(e, APIError) else str(e)
+            except _Failed as e:
                 self.api.record_event(pod, "Warning", "FailedResourceClaimCreation",
-                                      f"PodResourceClaim {pod_claim.get('name', '')}: {message}", source=SOURCE)
+                                      f"PodResourceClaim {pod_claim.get('name', '')}: {e}", source=SOURCE)
+                self.backoff.retry(("pod", namespace, name))
                 return
+        self.backoff.forget(("pod", namespace, name))
         if made:
             def record(status: Obj) -> None:
                 statuses = [s for s in status.get("resourceClaimStatuses") or () if s.get("name") not in made]
@@ -203,7 +208,11 @@ class ResourceClaimController:
             if template is None:
                 raise _Failed(f'resource claim template "{template_name}": resourceclaimtemplate.resource.k8s.io '
                               f'"{template_name}" not found')
-            claim = self.api.create(self._from_template(pod, pod_claim.get("name", ""), template))
+            try:
+                claim = self.api.create(self._from_template(pod, pod_claim.get("name", ""), template))
+            except APIError as e:
+                # Upstream names the claim it asked for, which has only a generateName: hence the blank.
+                raise _Failed(f"create ResourceClaim : {e.message}") from None
         made[pod_claim.get("name", "")] = claim["metadata"]["name"]
 
     def _orphan(self, pod: Obj, pod_claim: str) -> Obj | None:

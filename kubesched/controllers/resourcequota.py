@@ -14,12 +14,11 @@ controller's watch registered before theirs, the recount comes first at the same
 from __future__ import annotations
 
 from collections import Counter
-from fractions import Fraction
 from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.quota import (
-    Amount,
+    ZERO,
     ResourceList,
     add,
     evaluated,
@@ -41,7 +40,6 @@ from kubesched.store.base import ADDED, DELETED, MODIFIED, WatchEvent
 from kubesched.store.podindex import object_key
 
 RESYNC_PERIOD = 300.0  # --resource-quota-sync-period
-ZERO = Amount(Fraction(0))  # CalculateUsageStats starts each tracked resource at a DecimalSI zero
 IGNORED = frozenset({"Event"})  # never counted (quota admission ignores events too)
 
 
@@ -138,7 +136,7 @@ class ResourceQuotaController:
         namespace = quota["metadata"].get("namespace", "")
         scopes = scope_selectors(quota)
         now, seconds = self.clock.now(), self.api.seconds
-        total: ResourceList = dict.fromkeys(evaluated(hard), ZERO)
+        total: ResourceList = dict.fromkeys(evaluated(hard), ZERO)  # CalculateUsageStats starts each at zero
         for kind in self._kinds:
             for obj in self.api.store.list(kind, namespace):
                 count = count_name(obj, self.api.store)
