@@ -45,9 +45,10 @@ def alibaba_gpu(directory: str, output: str, pods: str, saturated: bool, preempt
         conv = convert(directory, Options(pods=pods, saturated=saturated, preempt=preempt, limit=limit,
                                           interval=interval, gpus=gpus))
     dump(conv, output)
-    kinds = {k: sum(1 for o in conv.objects if o["kind"] == k) for k in ("Node", "Pod", "PriorityClass")}
-    err.print(f"wrote {output}: {kinds['Node']} nodes, {kinds['Pod']} pods, {kinds['PriorityClass']} priority classes",
-              markup=False, highlight=False, soft_wrap=True)
+    kinds = {k: sum(1 for o in conv.objects if o["kind"] == k) for k in ("Node", "Pod", "PriorityClass", "ResourceSlice")}
+    slices = f", {kinds['ResourceSlice']} resource slices" if kinds["ResourceSlice"] else ""
+    err.print(f"wrote {output}: {kinds['Node']} nodes, {kinds['Pod']} pods, {kinds['PriorityClass']} priority classes"
+              f"{slices}", markup=False, highlight=False, soft_wrap=True)
     err.print("not expressed:", markup=False, highlight=False)
     for note in conv.notes:
         err.print(f"- {note}", markup=False, highlight=False, soft_wrap=True)

@@ -6,9 +6,10 @@ The trace is three CSV files: nodes (cpu, memory, GPU count and model) and pods 
 count or GPU share, allowed GPU models, QoS class, phase, and creation, scheduled and deletion
 times in seconds). Kubernetes has no GPU sharing, so the share is modelled as an extended
 resource counting milli-GPUs per node; what that and the rest of the mapping cannot say is kept
-in `Conversion.notes`, which the command prints and writes into the scenario. Whole GPUs are
-either the extended resource `nvidia.com/gpu` or, with `gpus="dra"`, devices published in
-ResourceSlices and claimed through ResourceClaimTemplates.
+in `Conversion.notes`, which the command prints and writes into the scenario. With
+`gpus="dra"` GPUs are devices published in ResourceSlices and claimed through
+ResourceClaimTemplates instead, and a share, which a device cannot be without DRA's alpha
+consumable capacity, takes a whole GPU.
 """
 
 from __future__ import annotations
@@ -79,9 +80,8 @@ class Options:
     preempt lower ones (default: only when saturated; the trace itself records no preemption).
     `limit`: only the first N pods (by creation time). `interval`: with `saturated`, pods arrive
     this many seconds apart in trace order instead of at their trace times (see SATURATED_INTERVAL).
-    `gpus`: whole GPUs as the extended resource nvidia.com/gpu (`extended`) or as DRA devices
-    (`dra`); GPU shares stay milli-GPUs either way, as DRA cannot share a device without the
-    alpha consumable-capacity gate."""
+    `gpus`: GPUs as the extended resources nvidia.com/gpu and milli-GPUs (`extended`), or as DRA
+    devices (`dra`), where a share is rounded up to a whole GPU."""
 
     pods: str = "default"
     saturated: bool = False
@@ -184,7 +184,7 @@ def _node(row: dict[str, str], dra: bool, conv: Conversion) -> list[dict[str, An
             slices.append(_resource_slice(name, gpus, model))
         else:
             amounts[GPU] = str(gpus)
-        amounts[GPU_MILLI] = str(gpus * 1000)
+            amounts[GPU_MILLI] = str(gpus * 1000)
         labels[GPU_COUNT] = str(gpus)
         if model:
             labels[GPU_PRODUCT] = model
@@ -234,17 +234,16 @@ def _pod(row: dict[str, str], arrival: int, saturated: bool, dra: bool, trace_en
     gpus, milli = _int(row, "num_gpu"), _int(row, "gpu_milli")
     requests = {"cpu": f"{_int(row, 'cpu_milli')}m", "memory": f"{_int(row, 'memory_mib')}Mi"}
     limits: dict[str, str] = {}
-    claimed = 0  # whole GPUs asked for through a claim
-    if gpus == 1 and 0 < milli < 1000:
-        limits[GPU_MILLI] = str(milli)
+    sharing = gpus == 1 and 0 < milli < 1000
+    if sharing:
         conv.counts["sharing"] += 1
+    claimed = gpus if dra else 0  # whole GPUs asked for through a claim; a share takes one
+    if claimed:
+        conv.claim_counts.add(claimed)
+    elif sharing:
+        limits[GPU_MILLI] = str(milli)
     elif gpus:
-        if dra:
-            claimed = gpus
-            conv.claim_counts.add(gpus)
-        else:
-            limits[GPU] = str(gpus)
-        # With DRA too: the milli-GPUs keep shares off the GPUs a claim holds.
+        limits[GPU] = str(gpus)
         limits[GPU_MILLI] = str(gpus * 1000)
     requests.update(limits)  # extended resources cannot be overcommitted: requests equal limits
     container: dict[str, Any] = {"name": "main", "image": "trace", "resources": {"requests": requests}}
@@ -328,24 +327,26 @@ def _scenario(options: Options, events: list[dict[str, Any]], notes: list[str]) 
 def _notes(conv: Conversion, saturated: bool, preempt: bool, interval: int, dra: bool) -> list[str]:
     """What the scenario cannot say about the trace, with how many pods it touches."""
     counts = conv.counts
-    notes = [
+    sharing = (
+        f"GPU sharing: {counts['sharing']} pods ask for part of one GPU; GPUs are DRA devices of driver "
+        f"{DRA_DRIVER} (a ResourceSlice per GPU node, ResourceClaimTemplates gpus-N), which cannot be shared "
+        "without DRA's alpha consumable capacity, so a share takes a whole GPU: placements are pessimistic."
+    ) if dra else (
         f"GPU sharing: {counts['sharing']} pods ask for part of one GPU; every GPU pod requests {GPU_MILLI} "
         f"(1000 per GPU on a node), so shares are summed per node. Which GPU a share sits on is lost: "
         "a node fits a share or a whole GPU whenever its total is free, as if shares could always be "
         "packed onto as few GPUs as possible, so per-GPU fragmentation (the trace paper's subject) "
-        "never shows and placements are optimistic.",
+        "never shows and placements are optimistic.")
+    notes = [
+        sharing,
         "QoS classes are PriorityClasses (LS and Guaranteed 9000, Burstable 7000, BE 5000, preemptionPolicy "
         f"{'PreemptLowerPriority' if preempt else 'Never'}); what they mean at run time (CPU "
         "overcommit of best-effort pods, isolation) is not modelled.",
         "GPU models are the trace's own (anonymised) names in the node label "
         f"{GPU_PRODUCT}; a pod's gpu_spec is required node affinity on it.",
     ]
-    if dra:
-        notes.append(f"Whole GPUs are DRA devices of driver {DRA_DRIVER} (one ResourceSlice per GPU node) that "
-                     f"pods claim through ResourceClaimTemplates gpus-N; GPU shares cannot be devices without the "
-                     f"alpha consumable-capacity gate and stay {GPU_MILLI}, which claiming pods request too"
-                     + (". The scheduler's DRA rejections are unresolvable: preemption never frees a device."
-                        if preempt else "."))
+    if dra and preempt:
+        notes.append("Preemption never frees a GPU: the scheduler's DRA rejections are unresolvable, as upstream's.")
     if saturated:
         notes.append(f"Saturated: pods never end and none is deleted; they arrive {interval}s apart in the trace's "
                      "order, and its times and phases are not used.")
