@@ -160,6 +160,9 @@ def test_bad_input_is_reported_not_a_traceback(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["trace", "alibaba-gpu", str(tmp_path), "--interval", "1", "-o",
                                        str(tmp_path / "s.yaml")])
     assert result.exit_code == 2 and "--interval: only with --saturated" in result.output
+    result = CliRunner().invoke(main, ["trace", "alibaba-gpu", str(tmp_path), "--gpus", "mig", "-o",
+                                       str(tmp_path / "s.yaml")])
+    assert result.exit_code == 2 and "'mig' is not one of 'extended', 'dra'" in result.output
 
 
 @pytest.mark.skipif(not TRACE.is_dir(), reason="the trace is not on this machine")
