@@ -65,10 +65,10 @@ def main() -> None:
         replays = Table(title="Trace replay: Alibaba GPU trace 2023 (Weng et al., ATC'23), 1523 nodes, 8152 pods")
         for col in ("variant", "convert s", "replay s (wall)", "replay s (CPU)", "target s", "completed"):
             replays.add_column(col, justify="right")
-        targets = {"plain": 5, "gpuspec33": 10, "saturated": 60}
+        targets = {"plain": 5, "gpuspec33": 10, "saturated": 60}  # none yet for dra
         for r in replay_times():
             replays.add_row(r.variant, f"{r.convert_seconds:.1f}", f"{r.replay_seconds:.1f}", f"{r.cpu_seconds:.1f}",
-                            str(targets[r.variant]), "yes" if r.ok else "no")
+                            str(targets.get(r.variant, "-")), "yes" if r.ok else "no")
         console.print(replays)
     table = Table(title="scheduler_perf workloads")
     table.add_column("workload", no_wrap=True)

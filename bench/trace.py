@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 TRACE_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "alibaba-gpu-v2023")
 # name, the converter's options
-VARIANTS = (("plain", ()), ("gpuspec33", ("--pods", "gpuspec33")), ("saturated", ("--saturated",)))
+VARIANTS = (("plain", ()), ("gpuspec33", ("--pods", "gpuspec33")), ("saturated", ("--saturated",)),
+            ("dra", ("--gpus", "dra")))
 
 
 @dataclass

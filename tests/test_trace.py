@@ -4,6 +4,7 @@ what its replay does with GPU shares, GPU models, lifetimes and QoS classes."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +160,9 @@ def test_bad_input_is_reported_not_a_traceback(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["trace", "alibaba-gpu", str(tmp_path), "--interval", "1", "-o",
                                        str(tmp_path / "s.yaml")])
     assert result.exit_code == 2 and "--interval: only with --saturated" in result.output
+    result = CliRunner().invoke(main, ["trace", "alibaba-gpu", str(tmp_path), "--gpus", "mig", "-o",
+                                       str(tmp_path / "s.yaml")])
+    assert result.exit_code == 2 and "'mig' is not one of 'extended', 'dra'" in result.output
 
 
 @pytest.mark.skipif(not TRACE.is_dir(), reason="the trace is not on this machine")
@@ -169,3 +173,133 @@ def test_the_real_trace_converts_and_its_first_pods_replay(tmp_path: Path) -> No
     data = replay(tmp_path / "s.json")
     assert not data["rejected"]
     assert all(p["nodeName"] or p["deleted"] for p in data["pods"])
+
+
+def test_dra_publishes_gpus_as_devices_and_pods_claim_them(tmp_path: Path) -> None:
+    objs, out = convert(write_trace(tmp_path), tmp_path / "s.yaml", "--gpus", "dra")
+    nodes, pods = by_kind(objs, "Node"), by_kind(objs, "Pod")
+    # No extended resource: the GPUs are devices in a slice of the node's own pool.
+    assert nodes["t4-0"]["status"]["allocatable"] == {"cpu": "64000m", "memory": "262144Mi", "pods": "110"}
+    assert nodes["t4-0"]["metadata"]["labels"]["nvidia.com/gpu.product"] == "T4"
+    [cls] = by_kind(objs, "DeviceClass").values()
+    assert cls["spec"] == {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}
+    slices = {s["spec"]["nodeName"]: s["spec"] for s in by_kind(objs, "ResourceSlice").values()}
+    assert sorted(slices) == ["t4-0", "v100-0"]  # the CPU node publishes nothing
+    assert slices["t4-0"] == {"driver": "gpu.nvidia.com", "nodeName": "t4-0",
+                              "pool": {"name": "t4-0", "generation": 1, "resourceSliceCount": 1},
+                              "devices": [{"name": "gpu-0", "attributes": {"index": {"int": 0},
+                                                                            "model": {"string": "T4"}}}]}
+    # A whole GPU and a share alike claim one device through the one template for one GPU.
+    [template] = by_kind(objs, "ResourceClaimTemplate").values()
+    assert template["metadata"]["name"] == "gpus-1" and template["spec"]["spec"]["devices"]["requests"] == [
+        {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}]
+    for name in ("whole", "share-a"):
+        spec = pods[name]["spec"]
+        assert spec["containers"][0]["resources"] == {
+            "requests": {"cpu": "4000m", "memory": "8192Mi"}, "claims": [{"name": "gpus"}]}
+        assert spec["resourceClaims"] == [{"name": "gpus", "resourceClaimTemplateName": "gpus-1"}]
+    assert "resourceClaims" not in pods["cpu"]["spec"]
+    assert "a share takes a whole GPU" in out and "2 resource slices" in out
+
+
+def test_dra_replay_gives_a_share_a_whole_gpu(tmp_path: Path) -> None:
+    _, _ = convert(write_trace(tmp_path), tmp_path / "s.json", "--gpus", "dra")
+    data = replay(tmp_path / "s.json")
+    pods = {p["name"]: p for p in data["pods"]}
+    assert pods["share-a"]["nodeName"] == pods["share-b"]["nodeName"] == pods["whole"]["nodeName"] == "t4-0"
+    scheduled = {e["object"].rsplit("/", 1)[1]: e["time"] for e in data["events"] if e["reason"] == "Scheduled"}
+    # Each half takes the T4 node's one device in turn: share-b waits for share-a (0 + 300 s),
+    # the whole GPU for share-b (300 + 390 s).
+    assert (scheduled["share-a"], scheduled["share-b"], scheduled["whole"]) == (0.0, 300.0, 690.0)
+    waits = [e for e in data["events"] if e["object"] == "Pod/default/share-b" and e["reason"] == "FailedScheduling"]
+    assert waits and "cannot allocate all claims" in waits[0]["message"]
+    [claim] = [c for c in data["resourceClaims"] if c["pod"] == "default/whole"]
+    assert [(d["pool"], d["device"]) for d in claim["allocated"]] == [("t4-0", "gpu-0")]
+
+
+def whole_gpu_trace(tmp_path: Path, spacing: int) -> Path:
+    """A seeded trace of whole GPUs: 14 nodes of 0 to 8 GPUs and four models, 240 pods of 0, 1, 2, 4
+    or 8 GPUs, some limited to models, arriving `spacing` seconds apart and living 1 to 50 minutes."""
+    rng = random.Random(7)
+    models = ("T4", "V100M16", "P100", "G2")
+    nodes = NODE_HEADER + "".join(
+        f"n{i},{rng.choice((32000, 64000, 96000))},{rng.choice((131072, 262144))},{gpus},{models[i % 4] if gpus else ''}\n"
+        for i, gpus in enumerate((0, 0, 1, 1, 2, 2, 2, 4, 4, 4, 8, 8, 8, 8)))
+    pods = POD_HEADER
+    for i in range(240):
+        gpus = rng.choice((0, 1, 1, 1, 2, 2, 4, 8))
+        spec = "|".join(rng.sample(models, rng.randint(1, 3))) if gpus and rng.random() < 0.3 else ""
+        created = i * spacing
+        phase = rng.choice(("Running", "Succeeded", "Failed"))
+        pods += (f"p{i:03},{rng.randint(1, 16) * 1000},{rng.randint(1, 32) * 1024},{gpus},{gpus * 1000},{spec},"
+                 f"{rng.choice(('LS', 'BE', 'Burstable'))},{phase},{created},{created + rng.randint(60, 3000)},"
+                 f"{created}\n")
+    tmp_path.mkdir()
+    (tmp_path / "openb_node_list_all_node.csv").write_text(nodes)
+    (tmp_path / "openb_pod_list_default.csv").write_text(pods)
+    return tmp_path
+
+
+def replay_both(tmp_path: Path, spacing: int) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """The whole-GPU trace converted with `--gpus extended` and `--gpus dra`, and both replays."""
+    trace = whole_gpu_trace(tmp_path / "trace", spacing)
+    convert(trace, tmp_path / "extended.json")
+    objs, _ = convert(trace, tmp_path / "dra.json", "--gpus", "dra")
+    extended, dra = replay(tmp_path / "extended.json"), replay(tmp_path / "dra.json")
+    # Every node publishes as many devices as it had nvidia.com/gpu, and every claim holds as
+    # many devices as its pod asked for, on the pod's node.
+    published = {n["name"]: int(n["allocatable"].get("nvidia.com/gpu", 0)) for n in extended["nodes"]}
+    assert {n["name"]: n.get("devices", {}).get("gpu.nvidia.com", {}).get("published", 0) for n in dra["nodes"]
+            } == published
+    asked = {line.split(",")[0]: int(line.split(",")[3])
+             for line in (trace / "openb_pod_list_default.csv").read_text().splitlines()[1:]}
+    node_of = {p["name"]: p["nodeName"] for p in dra["pods"]}
+    for claim in dra["resourceClaims"]:
+        pod = claim["pod"].split("/")[1]
+        assert len(claim["allocated"]) == asked[pod] and {d["pool"] for d in claim["allocated"]} == {node_of[pod]}
+    assert {t["metadata"]["name"] for t in objs if t["kind"] == "ResourceClaimTemplate"} == {
+        f"gpus-{n}" for n in (1, 2, 4, 8)}
+    return trace, extended, dra
+
+
+def placements(data: dict[str, Any]) -> dict[str, tuple[str | None, float | None]]:
+    """Each pod's node and when it was bound there."""
+    scheduled = {e["object"]: e["time"] for e in data["events"] if e["reason"] == "Scheduled"}
+    return {p["name"]: (p["nodeName"], scheduled.get(f"Pod/default/{p['name']}")) for p in data["pods"]}
+
+
+def gpu_waits(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in data["events"] if e["reason"] == "FailedScheduling"
+            and ("nvidia.com/gpu" in e["message"] or "cannot allocate all claims" in e["message"])]
+
+
+def test_dra_replay_places_whole_gpus_as_the_extended_resource_does(tmp_path: Path) -> None:
+    """A claim's device count and the nvidia.com/gpu count let the same nodes through Filter, and
+    neither enters a score (NodeResourcesFit scores cpu and memory by default, DynamicResources
+    only ranks prioritized-list choices), so with whole GPUs every pod lands on the same node at
+    the same time either way: here the GPUs fill up to 87 % and pods wait for them in both."""
+    _, extended, dra = replay_both(tmp_path, spacing=120)
+    assert placements(dra) == placements(extended)
+    assert all(node for node, _ in placements(dra).values())
+    assert gpu_waits(extended) and gpu_waits(dra)
+
+
+def test_dra_replay_may_hand_freed_gpus_to_another_waiting_pod(tmp_path: Path) -> None:
+    """Where the two replays may part. Pods of one priority wait in the scheduling queue in the
+    order they last entered it, and what brings a rejected pod back differs: one NodeResourcesFit
+    rejected (Insufficient nvidia.com/gpu) returns when any assigned pod is deleted or ends, one
+    DynamicResources rejected (cannot allocate all claims) when a claim is deallocated, which the
+    resource-claim controller does after the pod ends, or when slices, classes or nodes change.
+    So pods waiting for GPUs are retried at other moments and in another order, and when more of
+    them wait than the GPUs freed can hold, another pod may take them; from then on the clusters
+    differ. So the replays agree until pods that waited for GPUs are placed differently, and in
+    both every pod, all fitting some node, ends up placed."""
+    _, extended, dra = replay_both(tmp_path, spacing=60)
+    ours, theirs = placements(dra), placements(extended)
+    parted = [n for n in ours if ours[n] != theirs[n]]
+    start = min(t for n in parted for _, t in (ours[n], theirs[n]) if t is not None)
+    first = {n for n in parted if start in (ours[n][1], theirs[n][1])}
+    waited = [{e["object"].rsplit("/", 1)[1] for e in gpu_waits(data) if e["time"] < start} for data in (extended, dra)]
+    assert first and first <= waited[0] & waited[1]
+    assert sum(1 for _, t in theirs.values() if t is not None and t < start) >= 100
+    assert all(node for node, _ in ours.values()) and all(node for node, _ in theirs.values())

@@ -26,8 +26,11 @@ def trace() -> None:
 @click.option("--interval", type=click.IntRange(min=0), metavar="SECONDS",
               help="With --saturated: seconds between arrivals, in trace order (default 1).")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Only the first N pods (by creation time).")
+@click.option("--gpus", type=click.Choice(["extended", "dra"]), default="extended", show_default=True,
+              help="Whole GPUs as the extended resource nvidia.com/gpu, or as DRA devices in ResourceSlices "
+                   "that pods claim through ResourceClaimTemplates.")
 def alibaba_gpu(directory: str, output: str, pods: str, saturated: bool, preempt: bool | None,
-                interval: int | None, limit: int | None) -> None:
+                interval: int | None, limit: int | None, gpus: str) -> None:
     """Convert the Alibaba GPU trace of 2023 in DIRECTORY (Weng et al., USENIX ATC 2023) into a
     scenario: nodes with their GPUs and models, pods with their requests, creation times and
     durations, QoS classes as PriorityClasses, GPU shares as milli-GPUs. What the scenario cannot
@@ -40,11 +43,12 @@ def alibaba_gpu(directory: str, output: str, pods: str, saturated: bool, preempt
     err = Console(stderr=True)
     with bad_input_exits():
         conv = convert(directory, Options(pods=pods, saturated=saturated, preempt=preempt, limit=limit,
-                                          interval=interval))
+                                          interval=interval, gpus=gpus))
     dump(conv, output)
-    kinds = {k: sum(1 for o in conv.objects if o["kind"] == k) for k in ("Node", "Pod", "PriorityClass")}
-    err.print(f"wrote {output}: {kinds['Node']} nodes, {kinds['Pod']} pods, {kinds['PriorityClass']} priority classes",
-              markup=False, highlight=False, soft_wrap=True)
+    kinds = {k: sum(1 for o in conv.objects if o["kind"] == k) for k in ("Node", "Pod", "PriorityClass", "ResourceSlice")}
+    slices = f", {kinds['ResourceSlice']} resource slices" if kinds["ResourceSlice"] else ""
+    err.print(f"wrote {output}: {kinds['Node']} nodes, {kinds['Pod']} pods, {kinds['PriorityClass']} priority classes"
+              f"{slices}", markup=False, highlight=False, soft_wrap=True)
     err.print("not expressed:", markup=False, highlight=False)
     for note in conv.notes:
         err.print(f"- {note}", markup=False, highlight=False, soft_wrap=True)

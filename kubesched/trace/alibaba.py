@@ -6,7 +6,10 @@ The trace is three CSV files: nodes (cpu, memory, GPU count and model) and pods 
 count or GPU share, allowed GPU models, QoS class, phase, and creation, scheduled and deletion
 times in seconds). Kubernetes has no GPU sharing, so the share is modelled as an extended
 resource counting milli-GPUs per node; what that and the rest of the mapping cannot say is kept
-in `Conversion.notes`, which the command prints and writes into the scenario.
+in `Conversion.notes`, which the command prints and writes into the scenario. With
+`gpus="dra"` GPUs are devices published in ResourceSlices and claimed through
+ResourceClaimTemplates instead, and a share, which a device cannot be without DRA's alpha
+consumable capacity, takes a whole GPU.
 """
 
 from __future__ import annotations
@@ -40,6 +43,12 @@ GPU_MILLI = "kubesched.io/gpu-milli"
 QOS_LABEL = "alibaba.com/qos"
 NOTES_ANNOTATION = "kubesched.io/trace-notes"
 NAMESPACE = "default"
+# Whole GPUs as DRA devices: the driver name NVIDIA's DRA driver publishes them under.
+DRA_DRIVER = "gpu.nvidia.com"
+DEVICE_CLASS = DRA_DRIVER
+GPU_MODELS = ("extended", "dra")
+# The pod claim, and the request in its template, that asks for a pod's GPUs.
+GPU_CLAIM = "gpus"
 
 
 @dataclass(frozen=True)
@@ -70,13 +79,16 @@ class Options:
     `saturated`: pods never end, as in the paper's experiments. `preempt`: whether higher classes
     preempt lower ones (default: only when saturated; the trace itself records no preemption).
     `limit`: only the first N pods (by creation time). `interval`: with `saturated`, pods arrive
-    this many seconds apart in trace order instead of at their trace times (see SATURATED_INTERVAL)."""
+    this many seconds apart in trace order instead of at their trace times (see SATURATED_INTERVAL).
+    `gpus`: GPUs as the extended resources nvidia.com/gpu and milli-GPUs (`extended`), or as DRA
+    devices (`dra`), where a share is rounded up to a whole GPU."""
 
     pods: str = "default"
     saturated: bool = False
     preempt: bool | None = None
     limit: int | None = None
     interval: int | None = None
+    gpus: str = "extended"
 
 
 # When pods never end, their arrival times only order them; spread over the trace's 149 days,
@@ -92,6 +104,7 @@ class Conversion:
     notes: list[str] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
     unplaceable: list[str] = field(default_factory=list)  # pods no node can hold, even an empty one
+    claim_counts: set[int] = field(default_factory=set)  # with DRA, the GPU counts pods claim
 
 
 def pod_file(directory: str, pods: str) -> str:
@@ -103,6 +116,10 @@ def convert(directory: str, options: Options = Options()) -> Conversion:
     if options.interval is not None and not options.saturated:
         raise InputError([Problem("command line", None, "--interval", "only with --saturated: pods that end "
                                   "keep their trace times")])
+    if options.gpus not in GPU_MODELS:
+        raise InputError([Problem("command line", None, "--gpus", f"{options.gpus!r}: expected one of "
+                                  f"{', '.join(GPU_MODELS)}")])
+    dra = options.gpus == "dra"
     nodes = _rows(os.path.join(directory, NODE_FILE), NODE_COLUMNS)
     pods = _rows(pod_file(directory, options.pods), POD_COLUMNS)
     pods.sort(key=lambda row: _int(row, "creation_time"))  # the trace's are sorted already; keep ties in file order
@@ -112,22 +129,23 @@ def convert(directory: str, options: Options = Options()) -> Conversion:
         pods = pods[: options.limit]
     preempt = options.saturated if options.preempt is None else options.preempt
     conv = Conversion([])
-    node_objs = [_node(row, conv) for row in nodes]
+    node_objs = [o for row in nodes for o in _node(row, dra, conv)]
     shapes = {(_int(r, "cpu_milli"), _int(r, "memory_mib"), _int(r, "gpu"), r["model"]) for r in nodes}
     events: list[dict[str, Any]] = []
     interval = options.interval if options.interval is not None else SATURATED_INTERVAL
     pod_objs = []
     for i, row in enumerate(pods):
         arrival = i * interval if options.saturated else _int(row, "creation_time")
-        pod_objs.append(_pod(row, arrival, options.saturated, trace_end, events, conv))
+        pod_objs.append(_pod(row, arrival, options.saturated, dra, trace_end, events, conv))
         if not _fits_somewhere(row, shapes):
             conv.unplaceable.append(row["name"])
             if not options.saturated and row["scheduled_time"] != "":
                 _delete_at(row, _int(row, "deletion_time"), events)
-    conv.notes = _notes(conv, options.saturated, preempt, interval)
+    conv.notes = _notes(conv, options.saturated, preempt, interval, dra)
     used = [q for key, q in QOS_CLASSES.items() if conv.counts[f"qos {key}"]]
+    devices = [_device_class(), *(_claim_template(n) for n in sorted(conv.claim_counts))] if dra else []
     conv.objects = [_scenario(options, events, conv.notes), *(_priority_class(q, preempt) for q in used),
-                    *node_objs, *pod_objs]
+                    *devices, *node_objs, *pod_objs]
     return conv
 
 
@@ -155,23 +173,60 @@ def _seconds(row: dict[str, str], key: str) -> int | None:
     return _int(row, key) if row[key] != "" else None
 
 
-def _node(row: dict[str, str], conv: Conversion) -> dict[str, Any]:
+def _node(row: dict[str, str], dra: bool, conv: Conversion) -> list[dict[str, Any]]:
+    """The node and, with DRA, the ResourceSlice its GPUs are published in."""
     name, gpus, model = row["sn"], _int(row, "gpu"), row["model"]
     amounts = {"cpu": f"{_int(row, 'cpu_milli')}m", "memory": f"{_int(row, 'memory_mib')}Mi", "pods": str(MAX_PODS)}
     labels = {"kubernetes.io/hostname": name}
+    slices = []
     if gpus:
-        amounts[GPU] = str(gpus)
-        amounts[GPU_MILLI] = str(gpus * 1000)
+        if dra:
+            slices.append(_resource_slice(name, gpus, model))
+        else:
+            amounts[GPU] = str(gpus)
+            amounts[GPU_MILLI] = str(gpus * 1000)
         labels[GPU_COUNT] = str(gpus)
         if model:
             labels[GPU_PRODUCT] = model
         conv.counts["gpu nodes"] += 1
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
             "status": {"capacity": amounts, "allocatable": dict(amounts)}}
+    return [node, *slices]
 
 
-def _pod(row: dict[str, str], arrival: int, saturated: bool, trace_end: int, events: list[dict[str, Any]],
-         conv: Conversion) -> dict[str, Any]:
+def _resource_slice(node: str, gpus: int, model: str) -> dict[str, Any]:
+    """The node's whole GPUs as a DRA driver publishes them: one pool named after the node, in
+    one slice."""
+    devices = []
+    for i in range(gpus):
+        attributes: dict[str, Any] = {"index": {"int": i}}
+        if model:
+            attributes["model"] = {"string": model}
+        devices.append({"name": f"gpu-{i}", "attributes": attributes})
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
+            "spec": {"driver": DRA_DRIVER, "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
+
+
+def _device_class() -> dict[str, Any]:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DEVICE_CLASS},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRA_DRIVER}'"}}]}}
+
+
+def _claim_template_name(gpus: int) -> str:
+    return f"gpus-{gpus}"
+
+
+def _claim_template(gpus: int) -> dict[str, Any]:
+    """What every pod asking for `gpus` whole GPUs claims: that many devices of the class."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": _claim_template_name(gpus), "namespace": NAMESPACE},
+            "spec": {"spec": {"devices": {"requests": [
+                {"name": GPU_CLAIM, "exactly": {"deviceClassName": DEVICE_CLASS, "count": gpus}}]}}}}
+
+
+def _pod(row: dict[str, str], arrival: int, saturated: bool, dra: bool, trace_end: int,
+         events: list[dict[str, Any]], conv: Conversion) -> dict[str, Any]:
     name, qos, phase = row["name"], row["qos"], row["pod_phase"]
     if qos not in QOS_CLASSES:
         raise InputError([Problem(name, None, "qos", f"{qos!r}: expected one of {', '.join(QOS_CLASSES)}")])
@@ -179,9 +234,14 @@ def _pod(row: dict[str, str], arrival: int, saturated: bool, trace_end: int, eve
     gpus, milli = _int(row, "num_gpu"), _int(row, "gpu_milli")
     requests = {"cpu": f"{_int(row, 'cpu_milli')}m", "memory": f"{_int(row, 'memory_mib')}Mi"}
     limits: dict[str, str] = {}
-    if gpus == 1 and 0 < milli < 1000:
-        limits[GPU_MILLI] = str(milli)
+    sharing = gpus == 1 and 0 < milli < 1000
+    if sharing:
         conv.counts["sharing"] += 1
+    claimed = gpus if dra else 0  # whole GPUs asked for through a claim; a share takes one
+    if claimed:
+        conv.claim_counts.add(claimed)
+    elif sharing:
+        limits[GPU_MILLI] = str(milli)
     elif gpus:
         limits[GPU] = str(gpus)
         limits[GPU_MILLI] = str(gpus * 1000)
@@ -189,10 +249,14 @@ def _pod(row: dict[str, str], arrival: int, saturated: bool, trace_end: int, eve
     container: dict[str, Any] = {"name": "main", "image": "trace", "resources": {"requests": requests}}
     if limits:
         container["resources"]["limits"] = limits
+    if claimed:
+        container["resources"]["claims"] = [{"name": GPU_CLAIM}]
     meta: dict[str, Any] = {"name": name, "namespace": NAMESPACE, "labels": {QOS_LABEL: qos},
                             "creationTimestamp": _stamp(arrival)}
     spec: dict[str, Any] = {"priorityClassName": QOS_CLASSES[qos].name, "restartPolicy": "Never",
                             "containers": [container]}
+    if claimed:
+        spec["resourceClaims"] = [{"name": GPU_CLAIM, "resourceClaimTemplateName": _claim_template_name(claimed)}]
     models = sorted(set(filter(None, row["gpu_spec"].split("|"))))
     if models:
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -260,21 +324,29 @@ def _scenario(options: Options, events: list[dict[str, Any]], notes: list[str]) 
             "spec": spec}
 
 
-def _notes(conv: Conversion, saturated: bool, preempt: bool, interval: int) -> list[str]:
+def _notes(conv: Conversion, saturated: bool, preempt: bool, interval: int, dra: bool) -> list[str]:
     """What the scenario cannot say about the trace, with how many pods it touches."""
     counts = conv.counts
-    notes = [
+    sharing = (
+        f"GPU sharing: {counts['sharing']} pods ask for part of one GPU; GPUs are DRA devices of driver "
+        f"{DRA_DRIVER} (a ResourceSlice per GPU node, ResourceClaimTemplates gpus-N), which cannot be shared "
+        "without DRA's alpha consumable capacity, so a share takes a whole GPU: placements are pessimistic."
+    ) if dra else (
         f"GPU sharing: {counts['sharing']} pods ask for part of one GPU; every GPU pod requests {GPU_MILLI} "
         f"(1000 per GPU on a node), so shares are summed per node. Which GPU a share sits on is lost: "
         "a node fits a share or a whole GPU whenever its total is free, as if shares could always be "
         "packed onto as few GPUs as possible, so per-GPU fragmentation (the trace paper's subject) "
-        "never shows and placements are optimistic.",
+        "never shows and placements are optimistic.")
+    notes = [
+        sharing,
         "QoS classes are PriorityClasses (LS and Guaranteed 9000, Burstable 7000, BE 5000, preemptionPolicy "
         f"{'PreemptLowerPriority' if preempt else 'Never'}); what they mean at run time (CPU "
         "overcommit of best-effort pods, isolation) is not modelled.",
         "GPU models are the trace's own (anonymised) names in the node label "
         f"{GPU_PRODUCT}; a pod's gpu_spec is required node affinity on it.",
     ]
+    if dra and preempt:
+        notes.append("Preemption never frees a GPU: the scheduler's DRA rejections are unresolvable, as upstream's.")
     if saturated:
         notes.append(f"Saturated: pods never end and none is deleted; they arrive {interval}s apart in the trace's "
                      "order, and its times and phases are not used.")
