@@ -29,6 +29,7 @@ from kubesched.api.dra.claims import (
     owning_pod,
     pod_claims,
     reserved_for,
+    resolved_names,
 )
 from kubesched.api.objects import Obj, deep_copy, is_terminal, is_terminating
 from kubesched.apiserver.errors import APIError, NotFoundError
@@ -66,31 +67,20 @@ class ResourceClaimController:
 
     # ---- events --------------------------------------------------------------------------------
 
-    def _claim_names(self, pod: Obj) -> list[str]:
-        names = []
-        for pod_claim in pod_claims(pod):
-            try:
-                name, _ = claim_name(pod, pod_claim)
-            except ClaimNameError:
-                continue
-            if name is not None:
-                names.append(name)
-        return names
-
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
         if not pod_claims(pod) and not (ev.old is not None and pod_claims(ev.old)):
             return
         namespace, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
         deleted = ev.type == DELETED
-        for claim in self._claim_names(pod):
+        for claim in resolved_names(pod):
             users = self._users.setdefault((namespace, claim), set())
             if deleted:
                 users.discard(name)
             else:
                 users.add(name)
         if deleted or _is_done(pod):
-            for claim in self._claim_names(pod):
+            for claim in resolved_names(pod):
                 self.queue.add(("claim", namespace, claim))
         if not deleted and self._needs_work(pod):
             self.queue.add(("pod", namespace, name))

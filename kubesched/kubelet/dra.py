@@ -13,6 +13,7 @@ from kubesched.api.dra.claims import (
     is_for_pod,
     is_reserved_for,
     pod_claims,
+    resolved_names,
 )
 from kubesched.api.objects import Obj
 from kubesched.store.base import Store
@@ -23,15 +24,7 @@ FAILED_PREPARE = "FailedPrepareDynamicResources"
 def claim_keys(pod: Obj) -> set[tuple[str, str]]:
     """The (namespace, name) of each claim the pod's claims resolve to so far."""
     namespace = pod["metadata"].get("namespace", "default")
-    keys = set()
-    for pod_claim in pod_claims(pod):
-        try:
-            name, _ = claim_name(pod, pod_claim)
-        except ClaimNameError:
-            continue
-        if name is not None:
-            keys.add((namespace, name))
-    return keys
+    return {(namespace, name) for name in resolved_names(pod)}
 
 
 def prepare_problem(store: Store, pod: Obj) -> str | None:

@@ -39,6 +39,19 @@ def claim_name(pod: Obj, pod_claim: Obj) -> tuple[str | None, bool]:
                          f'"{pod_claim.get("name", "")}": none of the supported fields are set')
 
 
+def resolved_names(pod: Obj) -> list[str]:
+    """The names of the claims the pod's claims resolve to so far (templates' once made)."""
+    names = []
+    for pod_claim in pod_claims(pod):
+        try:
+            name, _ = claim_name(pod, pod_claim)
+        except ClaimNameError:
+            continue
+        if name is not None:
+            names.append(name)
+    return names
+
+
 def is_for_pod(pod: Obj, claim: Obj) -> str | None:
     """IsForPod: why the claim is not the one made for this pod, or None if it is."""
     pm, cm = pod["metadata"], claim["metadata"]
