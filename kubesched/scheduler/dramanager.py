@@ -139,13 +139,6 @@ class DRAManager:
     def devices_in_use(self) -> int:
         return len(self._held) + len(self._in_flight_devices)
 
-    def node_version(self, node: Obj) -> tuple[int, int, str]:
-        """What the devices `node` can use look like now: equal versions, equal allocations (the
-        slices and classes, the node, and the devices in use in the pools it reaches)."""
-        slot = self.slot_of(node["metadata"]["name"])
-        stamp = int(self.slot_stamp[slot]) if slot is not None and slot < len(self.slot_stamp) else -1
-        return self.epoch, stamp, str(node["metadata"].get("resourceVersion"))
-
     def stamps(self, slots: np.ndarray) -> np.ndarray:
         """The current stamps of `slots` (0 for a slot never stamped)."""
         if len(slots) and int(slots.max()) >= len(self.slot_stamp):

@@ -171,8 +171,6 @@ class Selector:
             result = self.program.evaluate({"device": device})
         except celpy.CELEvalError as e:
             raise CELError(str(e.args[0]) if e.args else str(e)) from None
-        except CELError:
-            raise
         if isinstance(result, celpy.CELEvalError):
             raise CELError(str(result.args[0]) if result.args else str(result))
         if not isinstance(result, celtypes.BoolType):

@@ -72,7 +72,6 @@ NOT_FOUND = "not found"  # framework.ErrNotFound, reading a key PreFilter never 
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 FIRST_AVAILABLE_MAX = 8  # FirstAvailableDeviceRequestMaxSize
-OUTCOMES_KEPT = 200_000  # remembered allocation outcomes, forgotten all at once beyond
 TABLES_KEPT = 1_000  # kinds of request whose outcomes are kept per node
 
 
@@ -109,6 +108,12 @@ class Outcomes:
             self.stamp = np.concatenate([self.stamp, np.full(size - len(self.stamp), -1, dtype=np.int64)])
             self.code = np.concatenate([self.code, np.zeros(size - len(self.code), dtype=np.int64)])
 
+    def get(self, slot: int) -> list[Obj] | Status:
+        code = int(self.code[slot])
+        if code == 0:
+            return self.results[slot]
+        return _CANNOT if code == 1 else self.statuses[code - 2]
+
     def store(self, slot: int, stamp: int, outcome: list[Obj] | Status) -> None:
         self.stamp[slot] = stamp
         if isinstance(outcome, list):
@@ -126,28 +131,23 @@ class DRAState:
     """What PreFilter found for the pod's claims, shared by the attempt's clones as upstream's is."""
 
     claims: list[Obj] = field(default_factory=list)  # one per pod claim that has a claim
-    available_on: list[NodeSelector | None] = field(default_factory=list)  # allocated claims only
+    # The allocated claims whose allocation admits only some nodes: (index, its node selector).
+    restricted: list[tuple[int, NodeSelector]] = field(default_factory=list)
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
-    node_allocations: dict[str, list[Obj]] = field(default_factory=dict)
     allocations: dict[int, Obj] = field(default_factory=dict)  # set by Reserve, written by PreBind
     fingerprint: str = ""  # of the claims to allocate: pods asking alike share allocation outcomes
     pending: list[int] = field(default_factory=list)  # the claims to allocate, as PreFilter found them
-    outcomes: Outcomes | None = None  # filter_many's table for this pod's kind of request
+    outcomes: Outcomes | None = None  # the allocation outcomes of this pod's kind of request
 
     def allocations_for(self, node: NodeInfo) -> list[Obj] | None:
         """The allocation Filter found for `node` (None: it found none)."""
-        found = self.node_allocations.get(node.name)
-        if found is None and self.outcomes is not None and node.slot < len(self.outcomes.code) \
-                and self.outcomes.code[node.slot] == 0:
-            found = self.outcomes.results.get(node.slot)
-        return found
+        if self.outcomes is None or node.slot >= len(self.outcomes.code) or self.outcomes.code[node.slot]:
+            return None
+        return self.outcomes.results.get(node.slot)
 
     def clone(self) -> DRAState:
         return self
-
-    def to_allocate(self) -> list[int]:
-        return [i for i, c in enumerate(self.claims) if allocation(c) is None]
 
     def first_available(self) -> bool:
         """Whether a claim to allocate has a prioritized list, the only thing Score tells apart."""
@@ -168,8 +168,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
                                  prioritized_list=gates.enabled("DRAPrioritizedList"),
                                  partitionable_devices=gates.enabled("DRAPartitionableDevices"))
-        self._outcomes: dict[tuple[Any, ...], list[Obj] | Status] = {}  # Filter's, node by node
-        self._tables: dict[str, Outcomes] = {}  # filter_many's, by the requests' fingerprint
+        self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
 
     # ---- the pod's claims ----------------------------------------------------------------------
 
@@ -222,16 +221,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             return None, SKIP
         dra = self.handle.dra
         claims: list[Obj] = []
-        available_on: list[NodeSelector | None] = []
+        restricted: list[tuple[int, NodeSelector]] = []
         for _, claim in found:
-            selector = None
             if allocation(claim) is not None:
                 if not can_be_reserved(claim) and not is_reserved_for(pod.uid, claim):
                     return None, _unresolvable("resourceclaim in use")
                 node_selector = allocation(claim).get("nodeSelector")  # type: ignore[union-attr]
                 if node_selector is not None:
                     try:
-                        selector = NodeSelector.compile(node_selector)
+                        restricted.append((len(claims), NodeSelector.compile(node_selector)))
                     except SelectorError as e:
                         return None, _error(str(e))
             else:
@@ -241,13 +239,13 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if problem is not None:
                     return None, problem
             claims.append(claim)
-            available_on.append(selector)
-        s.claims, s.available_on = claims, available_on  # only now: PostFilter reads a failed PreFilter as no claims
-        pending = s.pending = s.to_allocate()
-        if pending:
+        s.claims, s.restricted = claims, restricted  # only now: PostFilter reads a failed PreFilter as no claims
+        s.pending = [i for i, c in enumerate(claims) if allocation(c) is None]
+        if s.pending:
             s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
                                     dra.pool_slices)
-            s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in pending], sort_keys=True)
+            s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in s.pending], sort_keys=True)
+            s.outcomes = self._table(s.fingerprint)
         return None, SUCCESS
 
     def _get_class(self, name: str) -> Obj | None:
@@ -274,17 +272,17 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                     return _unresolvable(f"request {request_name}: device class {class_name} does not exist")
         return None
 
-    def _allocate(self, s: DRAState, node: NodeInfo) -> list[Obj] | Status:
-        """The allocator's answer for `node`, remembered while the node's devices, the slices and
-        the classes stay as they are: the next pod asking the same finds it without a search."""
-        key = (s.fingerprint, node.name, self.handle.dra.node_version(node.obj))
-        found = self._outcomes.get(key)
-        if found is None:
-            found = self._search(s, node)
-            if len(self._outcomes) >= OUTCOMES_KEPT:
-                self._outcomes.clear()
-            self._outcomes[key] = found
-        return found
+    def _table(self, fingerprint: str) -> Outcomes:
+        """The outcomes of one kind of request: each node's allocation is remembered while its
+        devices, the slices and the classes stay as they are (a node's stamp and the DRA
+        manager's epoch), so the next pod asking the same searches only the nodes that changed."""
+        epoch = self.handle.dra.epoch
+        outcomes = self._tables.get(fingerprint)
+        if outcomes is None or outcomes.epoch != epoch:
+            if len(self._tables) >= TABLES_KEPT:
+                self._tables.clear()
+            outcomes = self._tables[fingerprint] = Outcomes(epoch)
+        return outcomes
 
     @staticmethod
     def _search(s: DRAState, node: NodeInfo) -> list[Obj] | Status:
@@ -299,43 +297,34 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         s: DRAState = state[STATE_KEY]
-        allocations = None
-        if s.allocator is not None:
-            outcome = self._allocate(s, node)
+        if s.outcomes is not None:
+            stamp = int(self.handle.dra.stamps(np.array([node.slot]))[0])
+            s.outcomes.ensure(node.slot)
+            if s.outcomes.stamp[node.slot] != stamp:
+                s.outcomes.store(node.slot, stamp, self._search(s, node))
+            outcome = s.outcomes.get(node.slot)
             if isinstance(outcome, Status):
                 return outcome
-            allocations = outcome
-        if s.pending != list(range(len(s.claims))):  # some claim is allocated: where it may be used
-            unavailable = [i for i, sel in enumerate(s.available_on)
-                           if sel is not None and not sel.matches(node.labels, node.name)]
-            if unavailable:
-                s.unavailable.update(unavailable)
-                return _unresolvable(NOT_AVAILABLE)
-        if allocations is not None:
-            s.node_allocations[node.name] = allocations
+        unavailable = [i for i, selector in s.restricted if not selector.matches(node.labels, node.name)]
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return _unresolvable(NOT_AVAILABLE)
         return SUCCESS
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray | None:
-        """Filter for many nodes at once when every claim is still to allocate: the outcome of
-        each node whose devices did not change since a pod asking the same was filtered is
-        taken as it was; only the others are searched."""
+        """Filter for many nodes at once when no allocated claim restricts the nodes: each node's
+        remembered outcome, the stale ones searched again."""
         s: DRAState = state[STATE_KEY]
-        if s.allocator is None or len(s.pending) != len(s.claims):
+        outcomes = s.outcomes
+        if outcomes is None or s.restricted:
             return None
-        dra = self.handle.dra
-        outcomes = self._tables.get(s.fingerprint)
-        if outcomes is None or outcomes.epoch != dra.epoch:
-            if len(self._tables) >= TABLES_KEPT:
-                self._tables.clear()
-            outcomes = self._tables[s.fingerprint] = Outcomes(dra.epoch)
         if len(slots):
             outcomes.ensure(int(slots.max()))
-        current = dra.stamps(slots)
+        current = self.handle.dra.stamps(slots)
         for k in np.flatnonzero(outcomes.stamp[slots] != current).tolist():
             node = nodes[int(positions[k])]
             outcomes.store(node.slot, int(current[k]), self._search(s, node))
-        s.outcomes = outcomes
         return outcomes.code[slots]
 
     def decode(self, state: CycleState, code: int) -> Status:
@@ -400,8 +389,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s: DRAState | None = state.get(STATE_KEY)
         if s is None:
             return _error(NOT_FOUND)
-        pending = s.to_allocate()
-        if not s.claims or not pending or s.allocator is None:
+        pending = s.pending
+        if not pending or s.allocator is None:
             return SUCCESS
         node = self.handle.cache.nodes.get(node_name)
         allocations = s.allocations_for(node) if node is not None else None
