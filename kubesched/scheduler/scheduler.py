@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,6 +288,19 @@ class Scheduler:
             return
         self._assume_and_bind(q, profile, state, result, rec)
 
+    def _details(self, profile: Profile, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]
+                 ) -> dict[str, str]:
+        """What the rejecting plugins can say of each node beyond their message (`--explain`)."""
+        plugins = {pl.name: pl for pl in profile.at("filter")}
+        out = {}
+        for name, status in statuses.items():
+            plugin, node = plugins.get(status.plugin), self.cache.nodes.get(name)
+            if plugin is not None and node is not None:
+                detail = plugin.explain(state, pod, node, status)
+                if detail:
+                    out[name] = detail
+        return out
+
     def _schedule_pod(self, profile: Profile, state: CycleState, pod: PodInfo,
                       rec: DecisionRecord | None) -> str | Failure:
         all_nodes, all_slots = self.cache.ordered()
@@ -330,6 +343,7 @@ class Scheduler:
         self.next_start = (self.next_start + len(outcome.feasible) + len(outcome.statuses)) % num_all
         if rec is not None:
             rec.verdicts = {name: (st.plugin, st.code.name, list(st.reasons)) for name, st in outcome.statuses.items()}
+            rec.details = self._details(profile, state, pod, outcome.statuses)
             rec.feasible = [n.name for n in outcome.feasible]
             rec.not_checked = len(nodes) - outcome.processed
             rec.skipped = sorted(state.skip_filter)

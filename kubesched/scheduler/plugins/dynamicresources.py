@@ -41,6 +41,7 @@ from kubesched.api.dra.claims import (
     pod_claims,
     reserved_for,
 )
+from kubesched.api.dra.diagnosis import diagnose
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import NodeSelector, SelectorError
 from kubesched.apiserver.errors import APIError
@@ -326,6 +327,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             node = nodes[int(positions[k])]
             outcomes.store(node.slot, int(current[k]), self._search(s, node))
         return outcomes.code[slots]
+
+    def explain(self, state: CycleState, pod: PodInfo, node: NodeInfo, status: Status) -> str | None:
+        s: DRAState | None = state.get(STATE_KEY)
+        if s is None or s.allocator is None or status.reasons != (CANNOT_ALLOCATE,):
+            return None
+        return diagnose(s.allocator, node.obj, [s.claims[i] for i in s.pending])
 
     def decode(self, state: CycleState, code: int) -> Status:
         if code == 1:
