@@ -10,6 +10,7 @@ objects are watched for the cluster events the volume plugins' pods wait on.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -228,7 +229,7 @@ class Scheduler:
         elif self.cache.node_of(uid) is not None:
             pass  # assumed, not bound yet: the queue ignores its updates (the nomination binding writes)
         elif pod.get("spec", {}).get("schedulerName", "default-scheduler") in self.profiles:
-            info = PodInfo.of(pod)
+            info = self._pending_info(pod, old)
             node = (pod.get("status") or {}).get("nominatedNodeName") or ""
             was = ((old or {}).get("status") or {}).get("nominatedNodeName") or ""
             if not node and not was and self.nominator.node_of(uid):
@@ -241,6 +242,18 @@ class Scheduler:
             if was != ((pod.get("status") or {}).get("nominatedNodeName") or ""):
                 self._nomination_given_up(old or pod, was)
         self._kick()
+
+    def _pending_info(self, pod: Obj, old: Obj | None) -> PodInfo:
+        """The PodInfo of a pending pod's new version. A status write (the claim controller's
+        resourceClaimStatuses, a condition) keeps the spec and metadata maps it had, and with them
+        everything PodInfo derives: the queued one is reused with the new object."""
+        queued = self.queue.pods.get(pod["metadata"].get("uid", ""))
+        if queued is not None and old is not None and queued.pod.obj is old and pod.get("spec") is old.get("spec"):
+            meta, old_meta = pod["metadata"], old["metadata"]
+            if meta.get("labels") is old_meta.get("labels") \
+                    and meta.get("deletionTimestamp") == old_meta.get("deletionTimestamp"):
+                return dataclasses.replace(queued.pod, obj=pod)
+        return PodInfo.of(pod)
 
     def _nomination_given_up(self, pod: Obj, node: str | None) -> None:
         """A pending pod whose nominatedNodeName went away (changed, cleared, or the pod deleted)
