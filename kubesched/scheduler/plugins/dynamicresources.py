@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api.dra.allocator import AllocationError, Allocator, Features, NodeAllocationError
+from kubesched.api.dra.capacity import stamp_share_ids
 from kubesched.api.dra.claims import (
     FINALIZER,
     ClaimNameError,
@@ -167,7 +168,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         gates = handle.features
         self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
                                  prioritized_list=gates.enabled("DRAPrioritizedList"),
-                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"))
+                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"),
+                                 consumable_capacity=gates.enabled("DRAConsumableCapacity"))
         self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
 
     # ---- the pod's claims ----------------------------------------------------------------------
@@ -242,8 +244,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s.claims, s.restricted = claims, restricted  # only now: PostFilter reads a failed PreFilter as no claims
         s.pending = [i for i, c in enumerate(claims) if allocation(c) is None]
         if s.pending:
-            s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
-                                    dra.pool_slices)
+            if self.features.consumable_capacity:  # GatherAllocatedState: shares apart from whole devices
+                s.allocator = Allocator(self.features, dra.whole, self._get_class, dra.slices_for_node,
+                                        dra.pool_slices, dra.consumed, dra.shares)
+            else:
+                s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
+                                        dra.pool_slices)
             s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in s.pending], sort_keys=True)
             s.outcomes = self._table(s.fingerprint)
         return None, SUCCESS
@@ -404,6 +410,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             if FINALIZER not in finalizers:
                 finalizers.append(FINALIZER)
             result = deep_copy(result)  # the remembered outcome stays as the allocator left it
+            if self.features.consumable_capacity:
+                stamp_share_ids(claim, result)
             claim.setdefault("status", {})["allocation"] = result
             s.allocations[index] = result
             self.handle.dra.signal_pending_allocation(claim["metadata"].get("uid", ""), claim)
