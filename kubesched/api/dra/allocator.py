@@ -59,14 +59,15 @@ class Device:
 
     name: str
     obj: Obj
-    signature: str  # what selectors can see: driver, attributes, capacity
+    signature: str  # what selectors can see: driver, attributes, capacity, whether it is shared
     driver: str
     _view: Any = None
 
     def view(self) -> Any:
         if self._view is None:
             basic = self.obj
-            self._view = device_view(self.driver, basic.get("attributes"), basic.get("capacity"))
+            self._view = device_view(self.driver, basic.get("attributes"), basic.get("capacity"),
+                                     basic.get("allowMultipleAllocations") is True)
         return self._view
 
 
@@ -96,6 +97,8 @@ def parse_slice(obj: Obj) -> Slice:
     devices = []
     for d in spec.get("devices") or ():
         sig = json.dumps([driver, d.get("attributes"), d.get("capacity")], sort_keys=True, separators=(",", ":"))
+        if d.get("allowMultipleAllocations") is True:
+            sig += "+shared"
         devices.append(Device(d.get("name", ""), d, sig, driver))
     found = Slice(obj, driver, pool.get("name", ""), int(pool.get("generation") or 0),
                   int(pool.get("resourceSliceCount") or 0), devices)
