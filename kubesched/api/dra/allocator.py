@@ -390,6 +390,7 @@ class _Run:
         self.allocating_capacity: dict[DeviceID, cc.Amounts] = {}
         self.allocating_shares: dict[DeviceID, int] = {}
         self.shares: dict[tuple[int, int], cc.Consumption] = {}  # (claim, result index) -> consumption
+        self.consumptions: dict[tuple[int, str], cc.Consumption | None] = {}  # by request and device signature
 
     def run(self) -> list[Obj] | None:
         self.pools = gather_pools(self.a.slices_for_node(self.node), self.node, self.a.features, self.a.pool_slices)
@@ -662,8 +663,13 @@ class _Run:
         capacities = cc.device_capacity(d.signature, d.obj.get("capacity"))
         if capacities is None:
             return None
-        spec = rd.request.spec
-        consumed = cc.consumption(capacities, cc.requested(spec), cc.requested_text(spec))
+        key = (id(rd), d.signature)
+        if key in self.consumptions:
+            consumed = self.consumptions[key]
+        else:
+            spec = rd.request.spec
+            consumed = self.consumptions[key] = cc.consumption(capacities, cc.requested(spec),
+                                                               cc.requested_text(spec))
         if consumed is None or not cc.fits(capacities, consumed, self.a.consumed.get(dev),
                                            self.allocating_capacity.get(dev)):
             return None

@@ -28,36 +28,43 @@ from typing import Any
 from kubesched.api.quantity import QuantityError, canonical, parse_quantity, quantity_format, quantity_string
 
 Obj = dict[str, Any]
-Amounts = dict[str, Fraction]  # capacity name -> amount
+Amount = int | Fraction  # whole amounts as ints: the search adds and compares them a great deal
+Amounts = dict[str, Amount]  # capacity name -> amount
 # What a request consumes of each capacity: the amount and how the result prints it.
-Consumption = dict[str, tuple[Fraction, str]]
+Consumption = dict[str, tuple[Amount, str]]
+
+
+def amount(raw: Any) -> Amount:
+    """A quantity's exact value, an int when it is whole."""
+    q = parse_quantity(raw)
+    return q.numerator if q.denominator == 1 else q
 
 
 @dataclass(frozen=True)
 class Policy:
     """A capacity's requestPolicy, parsed."""
 
-    default: Fraction | None
+    default: Amount | None
     default_text: str
-    minimum: Fraction | None
+    minimum: Amount | None
     minimum_text: str
-    maximum: Fraction | None
-    step: Fraction | None
+    maximum: Amount | None
+    step: Amount | None
     step_format: str
-    valid_values: tuple[tuple[Fraction, str], ...] | None
+    valid_values: tuple[tuple[Amount, str], ...] | None
 
 
 @dataclass(frozen=True)
 class Capacity:
     """One capacity of a device: its value and how requests consume it."""
 
-    value: Fraction
+    value: Amount
     value_text: str
     policy: Policy | None
 
 
-def _quantity(raw: Any) -> tuple[Fraction, str]:
-    return parse_quantity(raw), quantity_string(raw)
+def _quantity(raw: Any) -> tuple[Amount, str]:
+    return amount(raw), quantity_string(raw)
 
 
 def _policy(raw: Obj) -> Policy:
@@ -70,11 +77,11 @@ def _policy(raw: Obj) -> Policy:
         if valid_range.get("min") is not None:
             minimum, minimum_text = _quantity(valid_range["min"])
         if valid_range.get("max") is not None:
-            maximum = parse_quantity(valid_range["max"])
+            maximum = amount(valid_range["max"])
         if valid_range.get("step") is not None:
-            step, step_format = parse_quantity(valid_range["step"]), quantity_format(valid_range["step"])
+            step, step_format = amount(valid_range["step"]), quantity_format(valid_range["step"])
     return Policy(
-        default=parse_quantity(default) if default is not None else None,
+        default=amount(default) if default is not None else None,
         default_text=quantity_string(default) if default is not None else "",
         minimum=minimum, minimum_text=minimum_text, maximum=maximum, step=step, step_format=step_format,
         valid_values=tuple(_quantity(v) for v in values) if values is not None else None)
@@ -104,19 +111,19 @@ def requested(spec: Obj) -> Amounts | None:
     asked = (spec.get("capacity") or {}).get("requests")
     if asked is None:
         return None
-    return {name: parse_quantity(amount) for name, amount in asked.items()}
+    return {name: amount(value) for name, value in asked.items()}
 
 
 def requested_text(spec: Obj) -> dict[str, str]:
     return {name: quantity_string(amount) for name, amount in ((spec.get("capacity") or {}).get("requests") or {}).items()}
 
 
-def _whole(q: Fraction) -> int:
+def _whole(q: Amount) -> int:
     """Quantity.Value: the amount in whole units, rounded up."""
     return math.ceil(q)
 
 
-def _consumed(asked: Fraction | None, asked_text: str, cap: Capacity) -> tuple[Fraction, str]:
+def _consumed(asked: Amount | None, asked_text: str, cap: Capacity) -> tuple[Amount, str]:
     """calculateConsumedCapacity: what one request consumes of one capacity."""
     policy = cap.policy
     if asked is None:
@@ -133,7 +140,7 @@ def _consumed(asked: Fraction | None, asked_text: str, cap: Capacity) -> tuple[F
         lowest, step = _whole(policy.minimum), _whole(policy.step)
         steps = -(-(_whole(asked) - lowest) // step)
         rounded = lowest + step * steps
-        return Fraction(rounded), canonical(rounded, policy.step_format)
+        return rounded, canonical(rounded, policy.step_format)
     if policy.valid_values is not None:
         for value, text in policy.valid_values:
             if asked <= value:
@@ -141,18 +148,18 @@ def _consumed(asked: Fraction | None, asked_text: str, cap: Capacity) -> tuple[F
     return asked, asked_text
 
 
-def _violates(amount: Fraction, policy: Policy | None) -> bool:
+def _violates(consumed: Amount, policy: Policy | None) -> bool:
     """violatesPolicy: a consumption the capacity's policy does not admit."""
-    if policy is None or (policy.default is not None and amount == policy.default):
+    if policy is None or (policy.default is not None and consumed == policy.default):
         return False
     if policy.minimum is not None:
-        if policy.maximum is not None and amount > policy.maximum:
+        if policy.maximum is not None and consumed > policy.maximum:
             return True
         if policy.step is not None:
-            return (_whole(amount) - _whole(policy.minimum)) % _whole(policy.step) != 0
+            return (_whole(consumed) - _whole(policy.minimum)) % _whole(policy.step) != 0
         return False
     if policy.valid_values:
-        return all(amount != value for value, _ in policy.valid_values)
+        return all(consumed != value for value, _ in policy.valid_values)
     return False
 
 
@@ -165,8 +172,7 @@ def consumption(capacities: Mapping[str, Capacity], asked: Amounts | None, asked
         return None
     out: Consumption = {}
     for name, cap in capacities.items():
-        amount = asked.get(name) if asked else None
-        consumed = _consumed(amount, asked_text.get(name, ""), cap)
+        consumed = _consumed(asked.get(name) if asked else None, asked_text.get(name, ""), cap)
         if _violates(consumed[0], cap.policy):
             return None
         out[name] = consumed
@@ -177,21 +183,24 @@ def fits(capacities: Mapping[str, Capacity], consumed: Consumption, held: Amount
          allocating: Amounts | None) -> bool:
     """CmpRequestOverCapacity's last step: this consumption on top of what allocated shares hold
     and what this allocation attempt already gives out stays within every capacity."""
-    for name, (amount, _) in consumed.items():
-        total = amount + (held or {}).get(name, 0) + (allocating or {}).get(name, 0)
+    for name, (total, _) in consumed.items():
+        if held is not None:
+            total += held.get(name, 0)
+        if allocating is not None:
+            total += allocating.get(name, 0)
         if total > capacities[name].value:
             return False
     return True
 
 
-def add(into: Amounts, amounts: Mapping[str, Fraction], sign: int = 1) -> None:
-    for name, amount in amounts.items():
-        into[name] = into.get(name, Fraction(0)) + sign * amount
+def add(into: Amounts, amounts: Mapping[str, Amount], sign: int = 1) -> None:
+    for name, value in amounts.items():
+        into[name] = into.get(name, 0) + sign * value
 
 
 def result_consumption(result: Obj) -> Amounts:
     """An allocation result's `consumedCapacity`, parsed."""
-    return {name: parse_quantity(amount) for name, amount in (result.get("consumedCapacity") or {}).items()}
+    return {name: amount(value) for name, value in (result.get("consumedCapacity") or {}).items()}
 
 
 def share_id(claim: Obj, index: int) -> str:
