@@ -190,7 +190,11 @@ def find_matching_volume(pvc: Obj, volumes: Iterable[Obj], node_labels: Mapping[
     Available volume of the claim's class, at least as large as requested, of the same volume
     mode, matching the claim's selector. `node_labels` is the scheduler's node (the volume's node
     affinity and the access modes must fit too); without it, the PV controller's path, which binds
-    no unbound volume to a claim that waits for its first consumer (`delay_binding`)."""
+    no unbound volume to a claim that waits for its first consumer (`delay_binding`).
+
+    Of volumes equally small the first in `volumes` wins. Upstream's lists come from an informer
+    index, in a Go map's order that changes from run to run; ours are in creation order, so a run
+    is reproducible."""
     requested = storage_request(pvc)
     wanted_class = claim_class(pvc)
     wanted_mode = volume_mode(pvc)

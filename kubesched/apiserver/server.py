@@ -32,6 +32,7 @@ from kubesched.api.validation.objects import claim_status_problems, object_probl
 from kubesched.apiserver import admission, dra, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
+from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
@@ -111,6 +112,8 @@ class APIServer(StoreReads):
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(kind, meta.get("namespace", ""), meta["generateName"])
+        if not meta.get("name"):  # ValidateObjectMeta's first rule, whatever the kind
+            raise Invalid.of(kind, _group(obj), "", ["metadata.name: Required value: name or generateName is required"])
         if kind == "Job":  # its generated selector names the uid, so the uid comes first
             meta["uid"] = meta.get("uid") or self._new_uid()
             admission.default_job(obj)
@@ -258,11 +261,9 @@ class APIServer(StoreReads):
 
     @staticmethod
     def _check_pod_update(current: Obj, new: Obj) -> None:
-        """Pod spec fields the scheduling system relies on are immutable, as in Kubernetes."""
-        old_spec, new_spec = current.get("spec", {}), new.get("spec", {})
-        for field in ("nodeName", "priority", "priorityClassName", "containers", "schedulerName", "overhead"):
-            if field in old_spec and new_spec.get(field) != old_spec.get(field):
-                raise Invalid(f"spec.{field}: Forbidden: pod updates may not change this field")
+        """A pod's spec is fixed but for what ValidatePodUpdate lets an update change."""
+        if problems := pod_update_problems(current, new):
+            raise Invalid.of("Pod", "", current["metadata"]["name"], problems)
 
     def bind(self, namespace: str, name: str, node_name: str) -> Obj:
         """POST pods/binding: set spec.nodeName once; PodScheduled=True; clears the nomination."""

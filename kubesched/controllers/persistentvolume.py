@@ -172,7 +172,9 @@ class PersistentVolumeController:
 
     def _best_match(self, pvc: Obj, delay: bool) -> Obj | None:
         """findBestMatchForClaim: the volumes indexed by their access modes, searching the sets
-        that cover the claim's modes, fewest modes first."""
+        that cover the claim's modes, fewest modes first. Upstream orders sets of as many modes,
+        and the volumes within a set, as a Go map iterates (differently each run); here sets of as
+        many modes go by name and volumes by creation."""
         wanted = set(access_modes(pvc))
         groups: dict[tuple[str, ...], list[Obj]] = {}
         for pv in self.api.store.list("PersistentVolume"):

@@ -224,6 +224,7 @@ class Server:
         if verb == "watch":
             return await self._watch(request, req)
         try:
+            req.check_options()
             code, answer = getattr(rest, verb)(req)
         except APIError as e:
             e.resource = getattr(e, "resource", resource)  # type: ignore[attr-defined]

@@ -53,6 +53,16 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
+# The options kind each write verb decodes its query into.
+_WRITE_OPTIONS = {"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
+                  "delete": "DeleteOptions", "deletecollection": "DeleteOptions"}
+
+
+def _go_quote(text: str) -> str:
+    """The inside of Go's %q of `text` (JSON's escapes are the same for what a query carries)."""
+    return json.dumps(text)[1:-1]
+
+
 @dataclass
 class Request:
     """One REST request, parsed from its URL, query and headers."""
@@ -72,6 +82,15 @@ class Request:
     @property
     def dry_run(self) -> bool:
         return self.query.get("dryRun") == "All"
+
+    def check_options(self) -> None:
+        """A write's options as kube-apiserver validates them (ValidateCreateOptions and its kin)
+        before anything is read or written: `dryRun` takes "All" alone."""
+        kind = _WRITE_OPTIONS.get(self.verb)
+        dry_run = self.query.get("dryRun")
+        if kind is not None and dry_run is not None and dry_run != "All":
+            raise Invalid.of(kind, "meta.k8s.io", "", [
+                f'dryRun: Unsupported value: []string{{"{_go_quote(dry_run)}"}}: supported values: "All"'])
 
     @property
     def manager(self) -> str:

@@ -57,8 +57,9 @@ def from_error(e: APIError, resource: Resource | None = None, name: str | None =
     if isinstance(e, Invalid) and e.fields:
         details: dict[str, Any] = {"name": e.name, "group": e.group, "kind": e.kind,
                                    "causes": [_cause(f, m) for f, m in e.fields]}
-        if not e.group:
-            del details["group"]
+        for key in ("name", "group"):  # omitempty
+            if not details[key]:
+                del details[key]
         return status(e.code, e.reason, e.message, details=details)
     details = details_of(resource, name)
     if e.causes:
