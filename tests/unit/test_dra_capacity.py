@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from kubesched.api.dra.allocator import AllocationError, Allocator, Features
+from kubesched.api.dra.diagnosis import diagnose
 from kubesched.api.features import FeatureGates
 from kubesched.apiserver.dra import drop_disabled_fields
 
@@ -140,3 +141,12 @@ def test_the_api_server_drops_the_fields_while_the_gate_is_off() -> None:
     assert kept["spec"]["devices"]["requests"][0]["exactly"]["capacity"] == {"requests": {"memory": "1Gi"}}
     drop_disabled_fields(asked, None, off)
     assert asked["spec"]["devices"] == {"requests": [gpu()], "constraints": [{}]}
+
+
+def test_explain_counts_a_device_whose_capacity_shares_hold_as_held() -> None:
+    held = {("gpu.x", "n1", "gpu-0"): {"memory": 35 * 2**30}}
+    slice_ = shared_gpus(1)
+    a = Allocator(ON, set(), CLASSES.get, lambda node: [slice_], lambda driver, pool: [slice_], held, set(held))
+    assert diagnose(a, NODE, [claim(gpu(memory="10Gi"))]) == (
+        "claim default/c, request g: wants 1 device(s) of class gpu; 1 on this node match, 1 of them held by "
+        "other claims")
