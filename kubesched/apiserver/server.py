@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kubesched.api.dra.claims import FINALIZER as DRA_FINALIZER
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
@@ -52,9 +53,10 @@ WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER)
 class APIServer(StoreReads):
     def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
                  epoch: datetime = DEFAULT_EPOCH, observer: Observer = NULL_OBSERVER,
-                 checker: type[Checker] = Checker) -> None:
+                 checker: type[Checker] = Checker, features: FeatureGates = DEFAULT_FEATURE_GATES) -> None:
         """`observer` is told of every Eviction request and its answer; `checker` validates what is
-        written (with the rules of the simulation's annotations, when the cluster gives them).
+        written (with the rules of the simulation's annotations, when the cluster gives them);
+        `features` decide which gated fields a write keeps.
         `seed` None (a server whose store outlives it) draws UIDs and generated names from the
         system's randomness and numbers Events from the wall clock, as kube-apiserver does, so a
         restarted server never repeats a name it gave before."""
@@ -67,6 +69,7 @@ class APIServer(StoreReads):
         self._event_seq = 0 if seed is not None else time.time_ns()
         self.observer = observer
         self.checker = checker
+        self.features = features
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -123,6 +126,7 @@ class APIServer(StoreReads):
             validated = False
         elif kind in dra.KINDS:
             dra.default(obj)
+            dra.drop_disabled_fields(obj, obj if existing else None, self.features)  # what a snapshot holds is stored
         if not validated:
             self._validate(obj)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
@@ -173,7 +177,7 @@ class APIServer(StoreReads):
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
-            self._validate_status(current, new)
+            self._prepare_status(current, new)
         else:
             self._validate_update(current, new)
         if not status_only:
@@ -188,7 +192,7 @@ class APIServer(StoreReads):
         new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
-            self._validate_status(current, new)
+            self._prepare_status(current, new)
         else:
             self._validate_update(current, new)
             if kind == "Pod":
@@ -200,9 +204,16 @@ class APIServer(StoreReads):
         """An update's validation: the object's own, and what its kind lets an update change."""
         if new.get("kind") in dra.KINDS:
             dra.default(new)
+            dra.drop_disabled_fields(new, current, self.features)
             self._validate(new, dra.update_problems(current, new))
         else:
             self._validate(new)
+
+    def _prepare_status(self, current: Obj, new: Obj) -> None:
+        """A status write as the status strategy takes it: gated fields dropped, then validated."""
+        if new.get("kind") in dra.KINDS:
+            dra.drop_disabled_fields(new, current, self.features)
+        self._validate_status(current, new)
 
     @staticmethod
     def _validate_status(current: Obj, new: Obj) -> None:
@@ -237,7 +248,7 @@ class APIServer(StoreReads):
         new = {**current, "metadata": dict(current["metadata"]), "status": deep_copy(current.get("status", {}))}
         if mutate(new["status"]) is False:
             return current
-        self._validate_status(current, new)
+        self._prepare_status(current, new)
         return self._write(new, None)
 
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:

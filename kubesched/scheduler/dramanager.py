@@ -5,6 +5,11 @@ per device as claims come and go, so a scheduling attempt never scans every clai
 whose allocation the scheduler has decided in Reserve but not yet written in PreBind (in-flight:
 their devices are taken, and a pod sharing such a claim waits), and the slices indexed by the node
 they name, so a node's pools are found without walking every slice in the cluster.
+
+With consumable capacity a device may be shared: each allocation result with a `shareID` holds a
+share of it, and what the shares consume is summed per device as claims come and go (in-flight
+ones included), so the allocator sees a shared device as taken only as far as its capacity is
+(upstream's AllocatedState with its AggregatedCapacity).
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.dra.allocator import DeviceID, allocated_devices
+from kubesched.api.dra import capacity as cc
+from kubesched.api.dra.allocator import DeviceID, allocated_devices, allocated_shares
 from kubesched.store.base import DELETED, WatchEvent
 
 if TYPE_CHECKING:
@@ -36,6 +42,19 @@ class AllocatedDevices:
         return device in self._m._held or device in self._m._in_flight_devices
 
 
+class WholeDevices:
+    """With consumable capacity: the devices held whole (not as a share), by an allocated claim
+    or an in-flight allocation."""
+
+    def __init__(self, manager: DRAManager) -> None:
+        self._m = manager
+
+    def __contains__(self, device: object) -> bool:
+        m = self._m
+        held = m._held.get(device, 0) + m._in_flight_devices.get(device, 0)  # type: ignore[call-overload]
+        return held > m.shares.get(device, 0)  # type: ignore[call-overload]
+
+
 class DRAManager:
     def __init__(self, cache: Cache | None = None) -> None:
         self._claim_devices: dict[str, list[DeviceID]] = {}  # by claim uid
@@ -46,6 +65,11 @@ class DRAManager:
         self._other_slices: dict[str, Obj] = {}  # selectors, allNodes, per-device selection
         self._pool_slices: dict[tuple[str, str], dict[str, Obj]] = {}
         self.allocated = AllocatedDevices(self)
+        # Consumable capacity: shares held per device, and what they consume together.
+        self._claim_shares: dict[str, list[tuple[DeviceID, cc.Amounts]]] = {}  # by claim uid
+        self.shares: Counter[DeviceID] = Counter()
+        self.consumed: dict[DeviceID, cc.Amounts] = {}
+        self.whole = WholeDevices(self)
         # What an allocation on a node depends on besides the claims, for caching its outcome:
         # `epoch` moves with any slice or class, a pool's version with its devices in use.
         self.epoch = 0
@@ -73,6 +97,12 @@ class DRAManager:
         uid = claim["metadata"].get("uid") or claim["metadata"]["name"]
         devices = [] if deleted else allocated_devices(claim)
         before = self._claim_devices.get(uid, [])
+        shares = [] if deleted else allocated_shares(claim)
+        if shares or uid in self._claim_shares:
+            self._share(self._claim_shares.pop(uid, []), -1)
+            if shares:
+                self._claim_shares[uid] = shares
+                self._share(shares, 1)
         if devices == before:
             return
         for dev in before:
@@ -84,6 +114,18 @@ class DRAManager:
             self._claim_devices[uid] = devices
             self._held.update(devices)
         self._touch(before + devices)
+
+    def _share(self, shares: list[tuple[DeviceID, cc.Amounts]], sign: int) -> None:
+        """Count shares in (1) or out (-1) of the devices' totals."""
+        for dev, amounts in shares:
+            self.shares[dev] += sign
+            if not self.shares[dev]:
+                del self.shares[dev]
+            if amounts:
+                total = self.consumed.setdefault(dev, {})
+                cc.add(total, amounts, sign)
+                if not any(total.values()):
+                    del self.consumed[dev]
 
     def _touch(self, devices: list[DeviceID]) -> None:
         for driver, pool, _ in devices:
@@ -159,6 +201,7 @@ class DRAManager:
         self.remove_pending_allocation(uid)
         self._in_flight[uid] = claim
         self._in_flight_devices.update(allocated_devices(claim))
+        self._share(allocated_shares(claim), 1)
         self._touch(allocated_devices(claim))
 
     def remove_pending_allocation(self, uid: str) -> bool:
@@ -169,6 +212,7 @@ class DRAManager:
             self._in_flight_devices[dev] -= 1
             if not self._in_flight_devices[dev]:
                 del self._in_flight_devices[dev]
+        self._share(allocated_shares(claim), -1)
         self._touch(allocated_devices(claim))
         return True
 

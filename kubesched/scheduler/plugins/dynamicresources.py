@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api.dra.allocator import AllocationError, Allocator, Features, NodeAllocationError
+from kubesched.api.dra.capacity import stamp_share_ids
 from kubesched.api.dra.claims import (
     FINALIZER,
     ClaimNameError,
@@ -168,7 +169,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         gates = handle.features
         self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
                                  prioritized_list=gates.enabled("DRAPrioritizedList"),
-                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"))
+                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"),
+                                 consumable_capacity=gates.enabled("DRAConsumableCapacity"))
         self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
 
     # ---- the pod's claims ----------------------------------------------------------------------
@@ -243,8 +245,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s.claims, s.restricted = claims, restricted  # only now: PostFilter reads a failed PreFilter as no claims
         s.pending = [i for i, c in enumerate(claims) if allocation(c) is None]
         if s.pending:
-            s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
-                                    dra.pool_slices)
+            if self.features.consumable_capacity:  # GatherAllocatedState: shares apart from whole devices
+                s.allocator = Allocator(self.features, dra.whole, self._get_class, dra.slices_for_node,
+                                        dra.pool_slices, dra.consumed, dra.shares)
+            else:
+                s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
+                                        dra.pool_slices)
             s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in s.pending], sort_keys=True)
             s.outcomes = self._table(s.fingerprint)
         return None, SUCCESS
@@ -409,6 +415,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             stored = s.claims[index]
             finalizers = stored["metadata"].get("finalizers") or []
             result = deep_copy(result)  # the remembered outcome stays as the allocator left it
+            if self.features.consumable_capacity:
+                stamp_share_ids(stored, result)
             # The claim as it will be once bound; only the parts that change are copied.
             claim = {**stored, "metadata": {**stored["metadata"], "finalizers": (
                 finalizers if FINALIZER in finalizers else [*finalizers, FINALIZER])},
