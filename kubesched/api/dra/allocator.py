@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.api.dra.cel import CELError, compile_selector, device_view
+from kubesched.api.dra.taints import prevents_allocation
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import NodeSelector, SelectorError
 
@@ -49,6 +50,10 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = False
     device_taints: bool = False
+    # DRADeviceBindingConditions with DRAResourceClaimDeviceStatus (DeviceBindingAndStatus): only
+    # then may a device with binding conditions be allocated; upstream then runs its
+    # "incubating" allocator, whose decisions match the stable one's here.
+    device_binding: bool = False
 
 
 @dataclass
@@ -429,6 +434,8 @@ class _Run:
         return rd
 
     def _selectable(self, key: tuple[int, int, int], rd: RequestData, s: Slice, d: Device) -> bool:
+        if not self.a.features.device_binding and d.obj.get("bindingConditions"):
+            return False  # binding conditions need their feature
         cache_key = ((s.driver, s.pool, d.name), key)
         found = self.selectable.get(cache_key)
         if found is not None:
@@ -547,6 +554,9 @@ class _Run:
         uses = d.obj.get("consumesCounters") or []
         if uses and (not self.a.features.partitionable_devices or not self._consume(dev, uses, 1)):
             return None
+        if self.a.features.device_taints and d.obj.get("taints") and \
+                prevents_allocation(d.obj["taints"], request.spec.get("tolerations") or []):
+            return None  # upstream keeps the counters just taken until this node's search ends
         base, sub = (request.parent, request.name) if request.parent else (request.name, "")
         constraints = self.constraints[ci]
         for i, c in enumerate(constraints):
@@ -611,13 +621,17 @@ class _Run:
         """The AllocationResult: devices, configuration (the classes' first, then the claim's)
         and the node selector."""
         devices = []
-        for request, (driver, pool, name), _s, _d in self.results[ci]:
+        for request, (driver, pool, name), _s, d in self.results[ci]:
             entry: Obj = {"request": request.full_name, "driver": driver, "pool": pool, "device": name}
             if request.admin:
                 entry["adminAccess"] = True
             tolerations = request.spec.get("tolerations")
             if tolerations:
                 entry["tolerations"] = tolerations
+            if self.a.features.device_binding:
+                for key in ("bindingConditions", "bindingFailureConditions"):
+                    if d.obj.get(key):
+                        entry[key] = list(d.obj[key])
             devices.append(entry)
         spec_devices = (claim.get("spec") or {}).get("devices") or {}
         requests = spec_devices.get("requests") or []
@@ -673,9 +687,10 @@ class _Run:
                 node_name, selector = d.obj.get("nodeName"), d.obj.get("nodeSelector")
             else:
                 node_name, selector = spec.get("nodeName"), spec.get("nodeSelector")
-            if node_name:
+            if node_name or (self.a.features.device_binding and d.obj.get("bindsToNode")):
+                # A node-local device, or one that binds to the node it is allocated for.
                 return {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": MATCH_FIELDS_NAME, "operator": "In", "values": [node_name]}]}]}
+                    {"key": MATCH_FIELDS_NAME, "operator": "In", "values": [self.node["metadata"]["name"]]}]}]}
             terms = (selector or {}).get("nodeSelectorTerms") or []
             if len(terms) == 1:
                 for src, dst in ((terms[0].get("matchFields") or [], fields),

@@ -167,7 +167,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         gates = handle.features
         self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
                                  prioritized_list=gates.enabled("DRAPrioritizedList"),
-                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"))
+                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"),
+                                 device_taints=gates.enabled("DRADeviceTaints"),
+                                 device_binding=gates.enabled("DRADeviceBindingConditions")
+                                 and gates.enabled("DRAResourceClaimDeviceStatus"))
         self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
 
     # ---- the pod's claims ----------------------------------------------------------------------
