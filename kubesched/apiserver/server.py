@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from kubesched.api.dra.claims import FINALIZER as DRA_FINALIZER
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
@@ -28,7 +29,7 @@ from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
-from kubesched.apiserver import admission, dra, limitranger
+from kubesched.apiserver import admission, dra, dragates, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.reads import StoreReads
@@ -51,7 +52,7 @@ WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER)
 class APIServer(StoreReads):
     def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
                  epoch: datetime = DEFAULT_EPOCH, observer: Observer = NULL_OBSERVER,
-                 checker: type[Checker] = Checker) -> None:
+                 checker: type[Checker] = Checker, features: FeatureGates = DEFAULT_FEATURE_GATES) -> None:
         """`observer` is told of every Eviction request and its answer; `checker` validates what is
         written (with the rules of the simulation's annotations, when the cluster gives them).
         `seed` None (a server whose store outlives it) draws UIDs and generated names from the
@@ -66,6 +67,7 @@ class APIServer(StoreReads):
         self._event_seq = 0 if seed is not None else time.time_ns()
         self.observer = observer
         self.checker = checker
+        self.features = features  # the gates the resource.k8s.io strategies drop fields by
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -120,6 +122,7 @@ class APIServer(StoreReads):
             validated = False
         elif kind in dra.KINDS:
             dra.default(obj)
+            dragates.prepare(obj, None, self.features, self.timestamp())
         if not validated:
             self._validate(obj)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
@@ -197,13 +200,15 @@ class APIServer(StoreReads):
         """An update's validation: the object's own, and what its kind lets an update change."""
         if new.get("kind") in dra.KINDS:
             dra.default(new)
+            dragates.prepare(new, current, self.features, self.timestamp())
             self._validate(new, dra.update_problems(current, new))
         else:
             self._validate(new)
 
-    @staticmethod
-    def _validate_status(current: Obj, new: Obj) -> None:
+    def _validate_status(self, current: Obj, new: Obj) -> None:
         """A status write's validation, for the kinds whose status the API server checks."""
+        if new.get("kind") == "ResourceClaim":
+            dragates.prepare_claim_status(new.get("status") or {}, current.get("status") or {}, self.features)
         if new.get("kind") == "ResourceClaim" and (problems := claim_status_problems(current, new)):
             raise Invalid.of("ResourceClaim", _group(new), new["metadata"].get("name", ""), problems)
 
