@@ -137,6 +137,7 @@ IMPLEMENTED: frozenset[str] = frozenset({
     "DRAPrioritizedList",  # off: a claim with firstAvailable keeps its pod unschedulable
     "DRAPartitionableDevices",  # on: devices that share a pool's counters (MIG-style partitions)
     "DRADeviceTaints",  # on: device taints and request tolerations, NoExecute evicting
+    "DRADeviceBindingConditions",  # on: PreBind waits for devices' binding conditions
 })
 
 

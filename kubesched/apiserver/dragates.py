@@ -65,10 +65,10 @@ def prepare(obj: Obj, old: Obj | None, gates: FeatureGates, now: str) -> None:
                     device.pop(key, None)
         if taints:
             _stamp_taints(obj, old, now)
-    elif kind in ("ResourceClaim", "ResourceClaimTemplate"):
-        if not taints and not any(r.get("tolerations") for r in _requests(_claim_spec(old))):
-            for request in _requests(_claim_spec(obj)):
-                request.pop("tolerations", None)
+    elif kind in ("ResourceClaim", "ResourceClaimTemplate") and not taints \
+            and not any(r.get("tolerations") for r in _requests(_claim_spec(old))):
+        for request in _requests(_claim_spec(obj)):
+            request.pop("tolerations", None)
 
 
 def _stamp_taints(obj: Obj, old: Obj | None, now: str) -> None:
@@ -89,7 +89,7 @@ def prepare_claim_status(status: Obj, old_status: Obj, gates: FeatureGates) -> N
     allocation = status.get("allocation")
     if not isinstance(allocation, dict):
         return
-    old_allocation = old_status.get("allocation") if isinstance(old_status.get("allocation"), dict) else {}
+    old_allocation: Obj = old_status["allocation"] if isinstance(old_status.get("allocation"), dict) else {}
     results = list(_dicts((allocation.get("devices") or {}).get("results")))
     old_results = list(_dicts((old_allocation.get("devices") or {}).get("results")))
     if not gates.enabled("DRADeviceTaints") and not any(r.get("tolerations") for r in old_results):
