@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.api.dra import binding
 from kubesched.api.dra.allocator import Features
 from kubesched.api.dra.taints import prevents_allocation, tolerates
 from tests.unit.test_dra_allocator import allocate, claim, devices, exactly, gpus, slice_
@@ -98,3 +99,32 @@ def test_with_the_feature_the_result_has_the_conditions_and_binds_to_the_node() 
         "gpu-0", ["example.com/attached"], ["example.com/failed"])
     assert result[0]["nodeSelector"] == {
         "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
+
+
+def allocated_claim(conditions: list[Obj], stamp: str = "2025-01-01T00:00:00Z") -> Obj:
+    result = {"request": "g", "driver": "gpu.x", "pool": "n1", "device": "gpu-0",
+              "bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}
+    return {"metadata": {"name": "c"}, "status": {
+        "allocation": {"devices": {"results": [result]}, "allocationTimestamp": stamp},
+        "devices": [{"driver": "gpu.x", "pool": "n1", "device": "gpu-0", "conditions": conditions}]}}
+
+
+def test_a_claim_is_ready_once_every_binding_condition_is_true() -> None:
+    assert not binding.ready_for_binding(allocated_claim([]))
+    assert not binding.ready_for_binding(allocated_claim([{"type": "attached", "status": "False"}]))
+    assert binding.ready_for_binding(allocated_claim([{"type": "attached", "status": "True"}]))
+
+
+def test_a_true_failure_condition_fails_binding_with_its_reason() -> None:
+    failed = {"type": "failed", "status": "True", "reason": "FabricError", "message": "port down"}
+    with pytest.raises(binding.BindingFailed, match='^claim c binding failed: reason=FabricError, message="port down"$'):
+        binding.ready_for_binding(allocated_claim([failed]))
+
+
+def test_binding_times_out_after_the_timeout_from_the_allocation() -> None:
+    def seconds(stamp: str) -> float:
+        return 100.0
+
+    claim_ = allocated_claim([])
+    assert not binding.timed_out(claim_, 700.0, binding.BINDING_TIMEOUT, seconds)
+    assert binding.timed_out(claim_, 700.5, binding.BINDING_TIMEOUT, seconds)
