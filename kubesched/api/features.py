@@ -138,6 +138,7 @@ IMPLEMENTED: frozenset[str] = frozenset({
     "DRAPartitionableDevices",  # on: devices that share a pool's counters (MIG-style partitions)
     "DRADeviceTaints",  # on: device taints and request tolerations, NoExecute evicting
     "DRADeviceBindingConditions",  # on: PreBind waits for devices' binding conditions
+    "DRADeviceTaintRules",  # on: DeviceTaintRules taint the devices they select
 })
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubesched.api.features import FeatureGates
+from kubesched.api.objects import deep_copy
 
 Obj = dict[str, Any]
 BINDING_FIELDS = ("bindingConditions", "bindingFailureConditions", "bindsToNode")
@@ -65,10 +66,28 @@ def prepare(obj: Obj, old: Obj | None, gates: FeatureGates, now: str) -> None:
                     device.pop(key, None)
         if taints:
             _stamp_taints(obj, old, now)
+    elif kind == "DeviceTaintRule":
+        _prepare_rule(obj, old, now)
     elif kind in ("ResourceClaim", "ResourceClaimTemplate") and not taints \
             and not any(r.get("tolerations") for r in _requests(_claim_spec(old))):
         for request in _requests(_claim_spec(obj)):
             request.pop("tolerations", None)
+
+
+def _prepare_rule(rule: Obj, old: Obj | None, now: str) -> None:
+    """The DeviceTaintRule strategy: status is the controller's (reset on create, kept on a spec
+    update); the taint's `timeAdded` is set when missing, and moves to now when an update changes
+    the effect but not the time, so it tells when the current effect began."""
+    rule["status"] = deep_copy((old or {}).get("status") or {})
+    spec = rule.get("spec")
+    taint = spec.get("taint") if isinstance(spec, dict) else None
+    if not isinstance(taint, dict):
+        return
+    old_spec = (old or {}).get("spec")
+    old_taint = old_spec.get("taint") if isinstance(old_spec, dict) else None
+    if isinstance(old_taint, dict) and taint.get("effect") != old_taint.get("effect") \
+            and taint.get("timeAdded") == old_taint.get("timeAdded") or not taint.get("timeAdded"):
+        taint["timeAdded"] = now
 
 
 def _stamp_taints(obj: Obj, old: Obj | None, now: str) -> None:

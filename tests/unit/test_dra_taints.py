@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.api.dra import binding
+from kubesched.api.dra import binding, taintrules
 from kubesched.api.dra.allocator import Features
 from kubesched.api.dra.taints import prevents_allocation, tolerates
 from tests.unit.test_dra_allocator import allocate, claim, devices, exactly, gpus, slice_
@@ -128,3 +128,24 @@ def test_binding_times_out_after_the_timeout_from_the_allocation() -> None:
     claim_ = allocated_claim([])
     assert not binding.timed_out(claim_, 700.0, binding.BINDING_TIMEOUT, seconds)
     assert binding.timed_out(claim_, 700.5, binding.BINDING_TIMEOUT, seconds)
+
+
+def rule(**selector: str) -> Obj:
+    return {"metadata": {"name": "r"}, "spec": {"deviceSelector": selector,
+                                                 "taint": {"key": "maintenance", "effect": "NoSchedule"}}}
+
+
+def test_a_rule_selects_by_driver_pool_and_device_and_nothing_without_a_selector() -> None:
+    assert taintrules.matches(rule(driver="gpu.x"), "gpu.x", "n1", "gpu-0")
+    assert taintrules.matches(rule(), "gpu.x", "n1", "gpu-0")  # the empty selector: every device
+    assert not taintrules.matches(rule(driver="gpu.x", device="gpu-1"), "gpu.x", "n1", "gpu-0")
+    assert not taintrules.matches({"spec": {"taint": {"key": "k", "effect": "NoSchedule"}}}, "gpu.x", "n1", "gpu-0")
+
+
+def test_rule_taints_reach_the_allocator_after_the_devices_own() -> None:
+    slice_obj = slice_("gpu.x", gpus(2))
+    ruled = taintrules.with_rules(slice_obj, [rule(device="gpu-0")])
+    assert ruled["spec"]["devices"][0]["taints"] == [{"key": "maintenance", "effect": "NoSchedule"}]
+    assert "taints" not in slice_obj["spec"]["devices"][0]  # the stored slice is left as it is
+    assert taintrules.with_rules(slice_obj, [rule(pool="other")]) is slice_obj
+    assert devices(allocate([ruled], claim(exactly("g")), features=TAINTS)) == [["g:gpu-1"]]
