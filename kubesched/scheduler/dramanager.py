@@ -143,14 +143,15 @@ class DRAManager:
     def slices_for_node(self, node: Obj) -> Iterator[Obj]:
         """The slices that may have devices for `node` (by name, or by a selector to evaluate)."""
         for found in (self._node_slices.get(node["metadata"]["name"], {}), self._other_slices):
-            yield from map(self._with_rules, found.values())
+            yield from map(self._with_rules, found.values()) if self.taint_rules else found.values()
 
     def pool_slices(self, driver: str, pool: str) -> Iterator[Obj]:
-        yield from map(self._with_rules, self._pool_slices.get((driver, pool), {}).values())
+        found = self._pool_slices.get((driver, pool), {}).values()
+        yield from map(self._with_rules, found) if self.taint_rules else found
 
     def _with_rules(self, slice_: Obj) -> Obj:
         """ListWithDeviceTaintRules: the slice with the taints of the rules that select its devices."""
-        if not self.taint_rules or not self._rules:
+        if not self._rules:
             return slice_
         name = slice_["metadata"]["name"]
         kept = self._ruled.get(name)

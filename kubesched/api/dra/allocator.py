@@ -434,12 +434,13 @@ class _Run:
         return rd
 
     def _selectable(self, key: tuple[int, int, int], rd: RequestData, s: Slice, d: Device) -> bool:
-        if not self.a.features.device_binding and d.obj.get("bindingConditions"):
-            return False  # binding conditions need their feature
         cache_key = ((s.driver, s.pool, d.name), key)
         found = self.selectable.get(cache_key)
         if found is not None:
             return found
+        if not self.a.features.device_binding and d.obj.get("bindingConditions"):
+            self.selectable[cache_key] = False  # binding conditions need their feature
+            return False
         class_selectors = (rd.device_class or {}).get("spec", {}).get("selectors") or ()
         where_class = f"class {(rd.device_class or {}).get('metadata', {}).get('name', '')}"
         where_claim = f"claim {_claim_key(self.claims[key[0]])}"
