@@ -14,8 +14,10 @@ Each DeviceTaintRule gets an EvictionInProgress condition in its status: at once
 its spec changes, then ten seconds after its evictions, as upstream paces it. With effect None the
 condition tells what NoExecute would do.
 
-The controller works out every eviction again after a change to claims, slices, rules or the pods'
-claims or nodes (a burst of changes costs one pass); it runs only with DRADeviceTaints on.
+Where upstream keeps indexes up to date event by event, this controller works every eviction out
+again after a change to claims, slices, rules or the pods' claims or nodes: the same answers, and a
+burst of changes costs one pass. It runs only with DRADeviceTaints on, as kube-controller-manager
+starts it.
 """
 
 from __future__ import annotations
@@ -122,8 +124,9 @@ class DeviceTaintEvictionController:
                         or due[k][1].when != self._due[k][1].when]:
             uid, _, stale = self._due.pop(pod_key)
             stale.cancel()
-            if pod_key not in due:
-                self._event(pod_key, uid, "Cancelling deletion")
+            pod = self.api.store.get("Pod", *pod_key)
+            if pod_key not in due and pod is not None and pod["metadata"].get("uid") == uid:
+                self._event(pod_key, uid, "Cancelling deletion")  # none for a pod that is gone
         now = self.clock.now()
         for pod_key, (uid, eviction) in due.items():
             if pod_key in self._due:
