@@ -104,7 +104,8 @@ class DeviceTaintEvictionController:
                 reserved_for(before) != reserved_for(new)
         if ev.kind == "ResourceSlice":
             return _has_no_execute(old) or _has_no_execute(new)
-        return True  # a DeviceTaintRule
+        # A DeviceTaintRule: made, deleted or its spec changed (not the status this controller writes).
+        return ev.type != MODIFIED or old is None or old.get("spec") != new.get("spec")
 
     # ---- the pass ---------------------------------------------------------------------------
 
