@@ -65,9 +65,9 @@ def claim_differences(want: dict, result: dict) -> list[str]:
 
 
 def test_the_corpus_is_all_there() -> None:
-    assert len(SCENARIOS) == 159
+    assert len(SCENARIOS) == 179
     assert {s.stem.rsplit("-", 1)[0] for s in SCENARIOS} == {"basic", "full", "preempt", "pressure", "config", "large",
-                                                            "dra"}
+                                                            "dra", "mixed"}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)

@@ -386,3 +386,16 @@ def test_simulate_without_report_does_not_load_matplotlib(scenario: Path) -> Non
             "assert r.exit_code == 0, r.output; print('matplotlib' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_dra_devices_follow_the_run(tmp_path: Path) -> None:
+    """Devices allocated to claims and devices published, per driver: two GPUs taken at once, one
+    freed with train-a's claim at 1m and taken again by train-c; the plot names the driver."""
+    result = simulate(load([str(Path(__file__).parent / "scenarios" / "dra-gpu-template.yaml")]))
+    allocated, published = tl.devices_over_time(result.recorder)
+    name = "gpu.example.com devices"
+    assert published[name].at(0) == published[name].at(120) == 2
+    assert allocated[name].at(0) == 2 and allocated[name].at(120) == 2
+    svg = tmp_path / "u.svg"
+    save_utilisation_plot(result, str(svg))
+    assert "gpu.example.com devices: peak 100%, mean 100% of 2 devices" in svg.read_text()

@@ -12,6 +12,8 @@ Why these formulas (component-helpers/resource.PodRequests and scheduler NodeInf
   added on top.
 * Scoring must not let pods that request nothing pile onto one node, so the non-zero variant
   counts a container with no cpu / memory request as 100m / 200Mi (an explicit 0 stays 0).
+  NodeResourcesFit's scorer sees the pod being placed without its pod-level requests (an
+  upstream quirk kept for fidelity); its filter, BalancedAllocation and node totals see them.
 
 Specs are read as the API server would have stored them: a container limit without a request
 counts as the request, pod-level requests are defaulted from pod-level limits, and every quantity
@@ -181,10 +183,15 @@ def _level_requests_if_set(spec: Mapping[str, Any]) -> _Millis | None:
     return None
 
 
-def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
-    """The pod's effective requests: cpu in millicores, others per ``resource_amount``; zeros omitted."""
+def pod_requests(spec: Mapping[str, Any], *, pod_level: bool = True) -> dict[str, int]:
+    """The pod's effective requests: cpu in millicores, others per ``resource_amount``; zeros omitted.
+
+    ``pod_level=False`` is PodRequests' SkipPodLevelResources: the containers' aggregate and the
+    overhead only, as NodeResourcesFit's scorer sees a pod (see :func:`incoming_pod_non_zero_requests`).
+    """
     result: dict[str, int] = {}
-    for name, millis in _pod_requests_millis(spec, _level_requests_if_set(spec), None).items():
+    level = _level_requests_if_set(spec) if pod_level else None
+    for name, millis in _pod_requests_millis(spec, level, None).items():
         amount = millis if name == "cpu" else _millis_to_units(millis)
         if amount:
             result[name] = amount
@@ -213,9 +220,13 @@ def pod_non_zero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def incoming_pod_non_zero_requests(spec: Mapping[str, Any]) -> tuple[int, int]:
-    """(millicores, bytes) the resource scorers use for the pod being scheduled.
+    """(millicores, bytes) NodeResourcesFit's scorer uses for the pod being scheduled.
 
-    resourceAllocationScorer applies the 100m/200Mi defaults to every container unconditionally;
-    this differs from :func:`pod_non_zero_requests` only for pods with pod-level requests.
+    resourceAllocationScorer applies the 100m/200Mi defaults to every container unconditionally,
+    and Fit's scorer ignores pod-level requests: v1.35's NewFit builds it from the scoring
+    strategy alone and sets only its DRA fields, so its PodLevelResources flag stays false and
+    PodRequests skips ``spec.resources``. BalancedAllocation's scorer has the flag, and NodeInfo
+    counts placed pods with it. This differs from :func:`pod_non_zero_requests` only for pods
+    with pod-level requests.
     """
-    return _cpu_memory(_pod_requests_millis(spec, _level_requests_if_set(spec), _NON_ZERO_DEFAULTS))
+    return _cpu_memory(_pod_requests_millis(spec, None, _NON_ZERO_DEFAULTS))

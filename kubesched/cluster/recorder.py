@@ -16,10 +16,12 @@ starved resource, not the signal, nor whether the threshold was hard or soft).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kubesched.api.dra.allocator import DeviceID, allocated_devices
 from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED
 from kubesched.api.objects import Obj, controller_of, get_condition, is_terminating, namespaced
@@ -143,6 +145,10 @@ class Recorder:
         # The nodes' allocatable over the run, as changes: resource -> [(virtual time, +/- amount)]
         # (a node adds its allocatable when it joins, takes it away when it is deleted).
         self.allocatable_changes: dict[str, list[tuple[float, int]]] = {}
+        # DRA devices per driver over the run, as changes: driver -> [(virtual time, +/- published,
+        # +/- allocated)]. A device shared by several claims counts once, while any holds it.
+        self.device_changes: dict[str, list[tuple[float, int, int]]] = {}
+        self._holders: Counter[DeviceID] = Counter()
 
     def start(self, api: APIServer, clock: VirtualClock) -> None:
         """Watch `api`."""
@@ -151,6 +157,8 @@ class Recorder:
         api.store.watch(self._track_pod, {"Pod"})
         api.store.watch(self._track_event, {"Event"})
         api.store.watch(self._track_node, {"Node"})
+        api.store.watch(self._track_slice, {"ResourceSlice"})
+        api.store.watch(self._track_claim, {"ResourceClaim"})
 
     # ---- what the components report (Observer) ----------------------------------------------------
 
@@ -366,6 +374,37 @@ class Recorder:
             delta = new.get(name, 0) - old.get(name, 0)
             if delta:
                 self.allocatable_changes.setdefault(name, []).append((now, delta))
+
+    def _track_slice(self, ev: WatchEvent) -> None:
+        def published(obj: Obj | None) -> Counter[str]:
+            spec = (obj or {}).get("spec") or {}
+            return Counter({spec.get("driver", ""): len(spec.get("devices") or ())})
+        delta = published(None if ev.type == DELETED else ev.obj)
+        delta.subtract(published(ev.old))
+        now = self.clock.now()
+        for driver, n in delta.items():
+            if n:
+                self.device_changes.setdefault(driver, []).append((now, n, 0))
+
+    def _track_claim(self, ev: WatchEvent) -> None:
+        old = allocated_devices(ev.old) if ev.old is not None else []
+        new = allocated_devices(ev.obj) if ev.type != DELETED else []
+        if old == new:
+            return
+        delta: Counter[str] = Counter()
+        for dev in old:
+            self._holders[dev] -= 1
+            if not self._holders[dev]:
+                del self._holders[dev]
+                delta[dev[0]] -= 1
+        for dev in new:
+            self._holders[dev] += 1
+            if self._holders[dev] == 1:
+                delta[dev[0]] += 1
+        now = self.clock.now()
+        for driver, n in delta.items():
+            if n:
+                self.device_changes.setdefault(driver, []).append((now, 0, n))
 
     def _track_event(self, ev: WatchEvent) -> None:
         """Keep every Event; the scheduler's `Preempted` one names the preemptor of a victim whose

@@ -280,6 +280,11 @@ class FilterPlugin(Plugin):
     def decode(self, state: CycleState, code: int) -> Status:
         raise NotImplementedError
 
+    def explain(self, state: CycleState, pod: PodInfo, node: NodeInfo, status: Status) -> str | None:
+        """For `--explain` only: why this plugin rejected `node` with `status`, in more detail than
+        upstream's message gives (None: the message says it all). May cost a search."""
+        return None
+
     def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
         """Whether every node of `table` passes, as it stands, which lets an attempt skip the
         plugin outright; only ever True when that is certain."""

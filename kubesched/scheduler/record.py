@@ -34,6 +34,7 @@ class DecisionRecord:
     profile: str
     num_nodes: int
     verdicts: dict[str, tuple[str, str, list[str]]] = field(default_factory=dict)  # node -> (plugin, code, reasons)
+    details: dict[str, str] = field(default_factory=dict)  # node -> what its rejecting plugin adds (explain)
     feasible: list[str] = field(default_factory=list)
     not_checked: int = 0  # nodes never filtered: enough feasible nodes were found first
     nominated_first: bool = False  # the pod's nominated node passed on its own, nothing else was tried
@@ -51,7 +52,9 @@ class DecisionRecord:
             "pod": self.pod, "time": self.time, "attempt": self.attempt, "profile": self.profile,
             "result": self.result, "message": self.message, "nodeName": self.chosen,
             "numNodes": self.num_nodes, "notChecked": self.not_checked, "nominatedFirst": self.nominated_first,
-            "filter": [{"node": n, "plugin": p, "code": c, "reasons": r} for n, (p, c, r) in self.verdicts.items()]
+            "filter": [{"node": n, "plugin": p, "code": c, "reasons": r}
+                       | ({"detail": self.details[n]} if n in self.details else {})
+                       for n, (p, c, r) in self.verdicts.items()]
             + [{"node": n, "plugin": None, "code": "Success", "reasons": []} for n in self.feasible],
         }
         if self.prefilter:

@@ -10,9 +10,10 @@ objects are watched for the cluster events the volume plugins' pods wait on.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,7 +237,7 @@ class Scheduler:
         elif self.cache.node_of(uid) is not None:
             pass  # assumed, not bound yet: the queue ignores its updates (the nomination binding writes)
         elif pod.get("spec", {}).get("schedulerName", "default-scheduler") in self.profiles:
-            info = PodInfo.of(pod)
+            info = self._pending_info(pod, old)
             node = (pod.get("status") or {}).get("nominatedNodeName") or ""
             was = ((old or {}).get("status") or {}).get("nominatedNodeName") or ""
             if not node and not was and self.nominator.node_of(uid):
@@ -249,6 +250,18 @@ class Scheduler:
             if was != ((pod.get("status") or {}).get("nominatedNodeName") or ""):
                 self._nomination_given_up(old or pod, was)
         self._kick()
+
+    def _pending_info(self, pod: Obj, old: Obj | None) -> PodInfo:
+        """The PodInfo of a pending pod's new version. A status write (the claim controller's
+        resourceClaimStatuses, a condition) keeps the spec and metadata maps it had, and with them
+        everything PodInfo derives: the queued one is reused with the new object."""
+        queued = self.queue.pods.get(pod["metadata"].get("uid", ""))
+        if queued is not None and old is not None and queued.pod.obj is old and pod.get("spec") is old.get("spec"):
+            meta, old_meta = pod["metadata"], old["metadata"]
+            if meta.get("labels") is old_meta.get("labels") \
+                    and meta.get("deletionTimestamp") == old_meta.get("deletionTimestamp"):
+                return dataclasses.replace(queued.pod, obj=pod)
+        return PodInfo.of(pod)
 
     def _nomination_given_up(self, pod: Obj, node: str | None) -> None:
         """A pending pod whose nominatedNodeName went away (changed, cleared, or the pod deleted)
@@ -296,6 +309,19 @@ class Scheduler:
             return
         self._assume_and_bind(q, profile, state, result, rec)
 
+    def _details(self, profile: Profile, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status]
+                 ) -> dict[str, str]:
+        """What the rejecting plugins can say of each node beyond their message (`--explain`)."""
+        plugins = {pl.name: pl for pl in profile.at("filter")}
+        out = {}
+        for name, status in statuses.items():
+            plugin, node = plugins.get(status.plugin), self.cache.nodes.get(name)
+            if plugin is not None and node is not None:
+                detail = plugin.explain(state, pod, node, status)
+                if detail:
+                    out[name] = detail
+        return out
+
     def _schedule_pod(self, profile: Profile, state: CycleState, pod: PodInfo,
                       rec: DecisionRecord | None) -> str | Failure:
         all_nodes, all_slots = self.cache.ordered()
@@ -338,6 +364,7 @@ class Scheduler:
         self.next_start = (self.next_start + len(outcome.feasible) + len(outcome.statuses)) % num_all
         if rec is not None:
             rec.verdicts = {name: (st.plugin, st.code.name, list(st.reasons)) for name, st in outcome.statuses.items()}
+            rec.details = self._details(profile, state, pod, outcome.statuses)
             rec.feasible = [n.name for n in outcome.feasible]
             rec.not_checked = len(nodes) - outcome.processed
             rec.skipped = sorted(state.skip_filter)

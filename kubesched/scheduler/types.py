@@ -79,8 +79,11 @@ class PodInfo:
     requests: dict[str, int]
     nonzero_cpu: int  # what the pod adds to its node's non-zero totals
     nonzero_memory: int
-    score_cpu: int  # the pod's own cpu/memory as the Fit scorers see it when it is being placed
+    # The pod's own requests as NodeResourcesFit's scorer sees them while it is being placed:
+    # cpu/memory with the non-zero defaults, and never pod-level requests (resources.py says why).
+    score_cpu: int
     score_memory: int
+    score_requests: dict[str, int]  # every resource; `requests` itself unless pod-level ones are set
     tolerations: list[Obj]
     host_ports: list[HostPort]
     required_affinity: RequiredNodeAffinity | None
@@ -124,9 +127,12 @@ class PodInfo:
         pod_affinity = spec.get("affinity") or {}
         anti = pod_affinity.get("podAntiAffinity")
         nz_cpu, nz_mem = pod_non_zero_requests(spec)
-        # The two differ only through pod-level requests.
-        score_cpu, score_mem = incoming_pod_non_zero_requests(spec) if spec.get("resources") is not None \
-            else (nz_cpu, nz_mem)
+        requests = pod_requests(spec)
+        # The scorer's view and the node totals' differ only through pod-level requests.
+        score_cpu, score_mem, score_requests = nz_cpu, nz_mem, requests
+        if spec.get("resources") is not None:
+            score_cpu, score_mem = incoming_pod_non_zero_requests(spec)
+            score_requests = pod_requests(spec, pod_level=False)
         return cls(
             obj=pod,
             namespace=meta.get("namespace", "default"),
@@ -137,11 +143,12 @@ class PodInfo:
             scheduler_name=spec.get("schedulerName") or "default-scheduler",
             node_name=spec.get("nodeName") or "",
             labels=meta.get("labels") or {},
-            requests=pod_requests(spec),
+            requests=requests,
             nonzero_cpu=nz_cpu,
             nonzero_memory=nz_mem,
             score_cpu=score_cpu,
             score_memory=score_mem,
+            score_requests=score_requests,
             tolerations=spec.get("tolerations") or [],
             host_ports=ports,
             required_affinity=required,

@@ -69,7 +69,8 @@ def render(key: str, records: list[DecisionRecord], console: Console) -> None:
         for name in rec.feasible:
             filt.add_row(name, "[green]feasible[/green]", "", "")
         for name, (plugin, code, reasons) in rec.verdicts.items():
-            filt.add_row(name, f"[red]{code}[/red]", plugin, ", ".join(reasons))
+            why = ", ".join(reasons) + (f" ({rec.details[name]})" if name in rec.details else "")
+            filt.add_row(name, f"[red]{code}[/red]", plugin, why)
         if rec.not_checked:
             why = ("the pod's nominated node, tried first, fits" if rec.nominated_first
                    else "enough feasible nodes were found first (percentageOfNodesToScore)")

@@ -66,6 +66,10 @@ class RunView:
         resources = tl.utilisation_resources(spans, allocatable)
         windows = tl.pending_windows(recorder, end) if pending else []
         requested = tl.requested_over_time(spans, resources)
+        devices_allocated, devices_published = tl.devices_over_time(recorder)
+        requested.update(devices_allocated)  # devices are plotted as a share of those published
+        allocatable = {**allocatable, **devices_published}
+        resources += sorted(devices_published)
         view = cls(label, result, end, end if end > 0 else 1.0, nodes, spans, requested, allocatable, resources,
                    windows, tl.pending_over_time(windows), preemptions(recorder))
         for h in recorder.pods.values():
@@ -172,7 +176,8 @@ def _side_by_side(views: list[RunView]) -> str:
 def _utilisation_caption(v: RunView) -> str:
     if v.spans:
         return ("Requests of the pods bound to nodes, as a share of the nodes' allocatable, over virtual time "
-                "(a pod counts from its binding until it ended or was deleted).")
+                "(a pod counts from its binding until it ended or was deleted); DRA devices allocated to "
+                "claims, as a share of those ResourceSlices publish, per driver.")
     return "No pod was bound to a node during the run."
 
 

@@ -83,6 +83,8 @@ def human_amount(name: str, amount: float) -> str:
             if amount >= size:
                 return f"{_number(amount / size)}{unit}"
         return _number(amount)
+    if name.endswith(" devices"):
+        return f"{_number(amount)} devices"
     return f"{_number(amount)} GPUs" if name.endswith("gpu") else _number(amount)
 
 

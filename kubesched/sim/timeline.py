@@ -196,6 +196,16 @@ def allocatable_over_time(recorder: Recorder) -> dict[str, Step]:
             for name, c in recorder.allocatable_changes.items()}
 
 
+def devices_over_time(recorder: Recorder) -> tuple[dict[str, Step], dict[str, Step]]:
+    """Per driver ("DRIVER devices"), the DRA devices allocated and the devices published over time."""
+    allocated, published = {}, {}
+    for driver, changes in recorder.device_changes.items():
+        name = f"{driver} devices"
+        published[name] = Step.from_changes((t for t, _, _ in changes), (p for _, p, _ in changes))
+        allocated[name] = Step.from_changes((t for t, _, _ in changes), (a for _, _, a in changes))
+    return allocated, published
+
+
 def utilisation_resources(spans: list[PodSpan], allocatable: dict[str, Step]) -> list[str]:
     """cpu, memory, then every other resource the nodes offer or the pods ask for (extended ones such
     as nvidia.com/gpu, ephemeral storage, hugepages), except the pod count."""

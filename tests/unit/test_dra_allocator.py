@@ -175,6 +175,31 @@ def test_cel_compile_errors_and_views() -> None:
     assert not compile_selector("device.capacity['gpu.x'].memory.isLessThan(quantity('1Gi'))").matches(view)
 
 
+def test_cel_bind_names_a_value_once() -> None:
+    """cel.bind, which upstream's DRA environment loads, so a domain is written once."""
+    view = device_view("gpu.x", {"model": {"string": "a100"}, "cores": {"int": 108}}, {})
+    expression = "cel.bind(gpu, device.attributes['gpu.x'], gpu.model == 'a100' && gpu.cores > 100)"
+    assert compile_selector(expression).matches(view)
+    assert compile_selector("cel.bind(a, 1, cel.bind(b, a + 1, b == 2))").matches(view)
+    with pytest.raises(CELError, match="undeclared reference to 'gpu'"):
+        compile_selector("cel.bind(g, device.attributes['gpu.x'], gpu.cores > 1)")
+
+
+@pytest.mark.parametrize(("expression", "found"), [
+    ("device.driver", "string"), ("'gpu.x'", "string"), ("true ? 1 : 2", "int"),
+    ("device.capacity['gpu.x'].memory.compareTo(quantity('1Gi'))", "int")])
+def test_a_selector_that_is_plainly_not_boolean_is_refused_when_stored(expression: str, found: str) -> None:
+    with pytest.raises(CELError, match=f"^must evaluate to bool or the unknown type, not {found}$"):
+        compile_selector(expression)
+
+
+def test_a_selector_of_unknown_type_fails_when_it_runs_not_boolean() -> None:
+    view = device_view("gpu.x", {"model": {"string": "a100"}}, {})
+    selector = compile_selector("device.attributes['gpu.x'].model")  # dyn to the checker: stored
+    with pytest.raises(CELError, match="CEL result of type string could not be converted to bool"):
+        selector.matches(view)
+
+
 def test_partitionable_devices_share_their_pools_counters() -> None:
     counters = slice_("gpu.x", [], name="counters")
     counters["spec"]["sharedCounters"] = [{"name": "gpu-0", "counters": {"memory": {"value": "40Gi"}}}]

@@ -135,6 +135,19 @@ def test_non_zero_with_pod_level_requests():
     # Some container mentions cpu, so NodeInfo applies no cpu default to the others...
     s = spec(c({"cpu": "200m"}), c(), resources={"requests": {"memory": "1Gi"}})
     assert pod_non_zero_requests(s) == (200, GI)
-    # ...while the scorers' view of the incoming pod always defaults missing requests.
-    assert incoming_pod_non_zero_requests(s) == (300, GI)
+    # ...while NodeResourcesFit's scorer defaults every container's missing requests and, as in
+    # v1.35, never applies the pod-level ones to the pod being placed.
+    assert incoming_pod_non_zero_requests(s) == (300, 2 * DEFAULT_MEMORY_REQUEST)
     assert incoming_pod_non_zero_requests(spec(c(), c({"cpu": "0"}))) == (100, 2 * DEFAULT_MEMORY_REQUEST)
+    s = spec(c({"cpu": "2", "memory": "512Mi"}), resources={"requests": {"cpu": "1", "memory": "1Gi"}},
+             overhead={"cpu": "250m", "memory": "64Mi"})
+    assert incoming_pod_non_zero_requests(s) == (2250, 576 * MI)
+    assert pod_non_zero_requests(s) == (1250, GI + 64 * MI)
+
+
+def test_pod_requests_without_pod_level():
+    # SkipPodLevelResources: the containers' aggregate plus overhead, what Fit's scorer reads.
+    s = spec(c({"cpu": "500m", "hugepages-2Mi": "4Mi"}), resources={"requests": {"cpu": "2", "hugepages-2Mi": "8Mi"}},
+             overhead={"cpu": "100m"})
+    assert pod_requests(s) == {"cpu": 2100, "hugepages-2Mi": 8 * MI}
+    assert pod_requests(s, pod_level=False) == {"cpu": 600, "hugepages-2Mi": 4 * MI}

@@ -254,3 +254,16 @@ def test_device_status_names_allocated_devices_with_well_formed_data(api: APISer
          'Invalid value: "2001:0db8::1/64": must be in canonical form ("2001:db8::1/64")'),
         ("status.devices[2]", "Duplicate value: gpu.example.com/n1/gpu-0"),
     ]
+
+
+def test_a_spec_is_judged_the_same_however_often_it_is_checked() -> None:
+    """Specs found valid are remembered (claims from one template share theirs); an invalid one is
+    reported every time, and a valid one stays valid under another claim's name."""
+    bad = claim(exact(count=0))
+    good = claim(exact(count=2))
+    for _ in range(3):
+        assert object_problems(copy.deepcopy(good)) == []
+        assert object_problems(copy.deepcopy(bad)) == object_problems(copy.deepcopy(bad)) != []
+    renamed = copy.deepcopy(good)
+    renamed["metadata"]["name"] = "Not_A_Name"
+    assert [p for p in object_problems(renamed) if p.startswith("metadata.name")]

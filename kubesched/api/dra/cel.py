@@ -7,9 +7,12 @@ name in a known one is a runtime error, as upstream's map proxy makes it. Capaci
 quantities (`quantity('40Gi')`, `compareTo`, `isGreaterThan`, ...) and version attributes semantic
 versions (`semver('1.2.3')`), the Kubernetes CEL libraries DRA's environment loads.
 
-The expressions are Google's CEL, evaluated by cel-python. Two things upstream's Go environment
-has and this one does not: the static type checker (a selector that is not boolean is caught when
-it runs, not when it is stored) and the cost estimator; the 10 KiB length limit holds.
+The expressions are Google's CEL, evaluated by cel-python; `cel.bind` (cel-go's Bindings
+extension) is run as the equivalent one-element `map`. cel-python has no static type checker:
+an expression whose result is plainly not boolean (a literal, `device.driver`, a comparison's
+`compareTo`) is refused when stored as upstream's checker refuses it, while one whose type only
+a full checker would find fails when it runs. cel-go's cost estimator is not reproduced; the
+10 KiB length limit holds.
 """
 
 from __future__ import annotations
@@ -159,6 +162,75 @@ def _undeclared(tree: lark.Tree) -> lark.Token | None:
     return None
 
 
+def _rewrite_binds(tree: lark.Tree) -> None:
+    """cel.bind(v, init, body) (cel-go's ext.Bindings, which DRA's environment loads) as the
+    equivalent `[init].map(v, body)[0]`, which cel-python runs: the body sees `v` bound to `init`."""
+    for node in tree.iter_subtrees():  # bottom-up: an inner bind is rewritten first
+        if node.data != "member" or len(node.children) != 1:
+            continue
+        call = node.children[0]
+        if not (isinstance(call, lark.Tree) and call.data == "member_dot_arg" and str(call.children[1]) == "bind"):
+            continue
+        target, method, args = call.children
+        if not (isinstance(target, lark.Tree) and [str(t) for t in target.scan_values(lambda v: True)] == ["cel"]):
+            continue
+        exprs = args.children if isinstance(args, lark.Tree) else []
+        if len(exprs) != 3:
+            continue
+        var, init, body = exprs
+        listed: lark.Tree[Any] = lark.Tree("member", [lark.Tree("primary", [lark.Tree("list_lit", [
+            lark.Tree("exprlist", [init])])])])
+        mapped: lark.Tree[Any] = lark.Tree("member", [lark.Tree("member_dot_arg", [
+            listed, lark.Token(str(getattr(method, "type", "IDENT")), "map"), lark.Tree("exprlist", [var, body])])])
+        node.children = [lark.Tree("member_index", [mapped, _ENV.compile("0")])]
+
+
+_LITERAL_TYPES = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRING_LIT": "string",
+                  "BYTES_LIT": "bytes", "BOOL_LIT": "bool", "NULL_LIT": "null_type"}
+# What calls return, where that is one type whatever the arguments (others are dyn here).
+_RETURNS = {"all": "bool", "exists": "bool", "exists_one": "bool", "startsWith": "bool", "endsWith": "bool",
+            "contains": "bool", "matches": "bool", "isGreaterThan": "bool", "isLessThan": "bool",
+            "isInteger": "bool", "isQuantity": "bool", "isSemver": "bool", "compareTo": "int", "sign": "int",
+            "asInteger": "int", "asApproximateFloat": "double", "major": "int", "minor": "int", "patch": "int",
+            "size": "int", "int": "int", "uint": "uint", "double": "double", "string": "string", "bool": "bool",
+            "bytes": "bytes"}
+
+
+def _output_type(node: Any) -> str | None:
+    """The static type of a (sub)expression where the grammar alone tells it: a literal, a
+    comparison, a logical operator, a macro or a library call with one result type, `device.driver`.
+    None is "not known here" (cel-go's dyn for what the checker cannot narrow)."""
+    if not isinstance(node, lark.Tree):
+        return None
+    kids = node.children
+    if node.data == "expr":
+        if len(kids) == 3:  # a ? b : c
+            then, other = _output_type(kids[1]), _output_type(kids[2])
+            return then if then == other else None
+        return _output_type(kids[0])
+    if node.data in ("conditionalor", "conditionaland", "relation"):
+        return "bool" if len(kids) > 1 else _output_type(kids[0])
+    if node.data in ("addition", "multiplication"):
+        return _output_type(kids[0]) if len(kids) == 1 else None
+    if node.data == "unary":
+        if len(kids) == 2:
+            op = kids[0]
+            return "bool" if isinstance(op, lark.Tree) and op.data == "unary_not" else _output_type(kids[1])
+        return _output_type(kids[0])
+    if node.data in ("member", "primary", "paren_expr") and len(kids) == 1:
+        return _output_type(kids[0])
+    if node.data == "literal":
+        return _LITERAL_TYPES.get(getattr(kids[0], "type", ""))
+    if node.data in ("member_dot_arg", "ident_arg", "dot_ident_arg"):
+        name = next((str(k) for k in kids if isinstance(k, lark.Token)), "")
+        return _RETURNS.get(name)
+    if node.data == "member_dot" and str(kids[1]) == "driver":
+        target = kids[0]
+        if isinstance(target, lark.Tree) and [str(t) for t in target.scan_values(lambda v: True)] == ["device"]:
+            return "string"
+    return None
+
+
 @dataclass(frozen=True)
 class Selector:
     """A compiled selector; `matches` runs it on one device's CEL view."""
@@ -174,7 +246,8 @@ class Selector:
         if isinstance(result, celpy.CELEvalError):
             raise CELError(str(result.args[0]) if result.args else str(result))
         if not isinstance(result, celtypes.BoolType):
-            raise CELError(f"CEL result of type {type(result).__name__} could not be converted to bool")
+            name = "null_type" if result is None else type(result).__name__.removesuffix("Type").lower()
+            raise CELError(f"CEL result of type {name} could not be converted to bool")
         return bool(result)
 
 
@@ -194,10 +267,14 @@ def compile_selector(expression: str) -> Selector:
     except celpy.CELParseError as e:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
         raise CELError(f"compilation failed: ERROR: <input>: Syntax error: {detail}") from None
+    _rewrite_binds(tree)
     token = _undeclared(tree)
     if token is not None:
         raise CELError(f"compilation failed: ERROR: <input>:{token.line}:{token.column}: "
                        f"undeclared reference to '{token}' (in container '')")
+    output = _output_type(tree)
+    if output not in (None, "bool"):
+        raise CELError(f"must evaluate to bool or the unknown type, not {output}")
     selector = Selector(expression, _ENV.program(tree, functions=_FUNCTIONS))
     _compiled[expression] = selector
     return selector

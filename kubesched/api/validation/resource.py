@@ -330,8 +330,30 @@ def _request(c: Checker, request: dict[str, Any], path: str) -> None:
         c.required(path, "exactly one of `exactly` or `firstAvailable` is required")
 
 
+# Claim specs found valid, as canonical JSON: the claims the controller makes from one template
+# all carry its spec, and every update of a claim repeats its immutable spec. Bounded.
+_VALID_SPECS: dict[str, None] = {}
+_VALID_SPECS_KEPT = 1024
+
+
 def claim_spec(c: Checker, spec: Any, path: str) -> None:
-    """A ResourceClaimSpec: its requests, constraints and configuration."""
+    """A ResourceClaimSpec: its requests, constraints and configuration. The rules see nothing
+    but the spec, so a spec once found valid (with no warning) is not checked again."""
+    try:
+        key = json.dumps(spec, sort_keys=True) if isinstance(spec, dict) else None
+    except (TypeError, ValueError):
+        key = None  # not JSON (a reader's odd value): checked, never remembered
+    if key is not None and key in _VALID_SPECS:
+        return
+    before = len(c.problems), len(c.warnings or ())
+    _claim_spec(c, spec, path)
+    if key is not None and (len(c.problems), len(c.warnings or ())) == before:
+        if len(_VALID_SPECS) >= _VALID_SPECS_KEPT:
+            _VALID_SPECS.clear()
+        _VALID_SPECS[key] = None
+
+
+def _claim_spec(c: Checker, spec: Any, path: str) -> None:
     spec = c.typed(spec, path, dict) or {}
     devices_path = subpath(path, "devices")
     devices = c.get(spec, "devices", path, dict) or {}

@@ -42,6 +42,7 @@ from kubesched.api.dra.claims import (
     pod_claims,
     reserved_for,
 )
+from kubesched.api.dra.diagnosis import diagnose
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import NodeSelector, SelectorError
 from kubesched.apiserver.errors import APIError
@@ -348,6 +349,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             outcomes.store(node.slot, int(current[k]), self._search(s, node))
         return outcomes.code[slots]
 
+    def explain(self, state: CycleState, pod: PodInfo, node: NodeInfo, status: Status) -> str | None:
+        s: DRAState | None = state.get(STATE_KEY)
+        if s is None or s.allocator is None or status.reasons != (CANNOT_ALLOCATE,):
+            return None
+        return diagnose(s.allocator, node.obj, [s.claims[i] for i in s.pending])
+
     def decode(self, state: CycleState, code: int) -> Status:
         if code == 1:
             return _CANNOT
@@ -420,12 +427,13 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if len(allocations) != len(pending):
             return _error(f"internal error, have {len(allocations)} allocations, {len(pending)} claims to allocate")
         for index, result in zip(pending, allocations, strict=True):
-            claim = deep_copy(s.claims[index])
-            finalizers = claim["metadata"].setdefault("finalizers", [])
-            if FINALIZER not in finalizers:
-                finalizers.append(FINALIZER)
+            stored = s.claims[index]
+            finalizers = stored["metadata"].get("finalizers") or []
             result = deep_copy(result)  # the remembered outcome stays as the allocator left it
-            claim.setdefault("status", {})["allocation"] = result
+            # The claim as it will be once bound; only the parts that change are copied.
+            claim = {**stored, "metadata": {**stored["metadata"], "finalizers": (
+                finalizers if FINALIZER in finalizers else [*finalizers, FINALIZER])},
+                "status": {**(stored.get("status") or {}), "allocation": result}}
             s.allocations[index] = result
             self.handle.dra.signal_pending_allocation(claim["metadata"].get("uid", ""), claim)
         return SUCCESS
@@ -522,9 +530,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if allocation(latest) is not None:
                     raise _BindError(f"claim {claim_key(claim)} got allocated elsewhere in the meantime")
                 if FINALIZER not in (latest["metadata"].get("finalizers") or ()):
-                    latest = deep_copy(latest)
-                    latest["metadata"].setdefault("finalizers", []).append(FINALIZER)
-                    latest = api.update(latest)
+                    stored = latest["metadata"]
+                    latest = api.update({**latest, "metadata": {
+                        **stored, "finalizers": [*(stored.get("finalizers") or ()), FINALIZER]}})
             reference = {"resource": "pods", "name": pod.name, "uid": pod.uid}
 
             def write(status: Obj) -> None:

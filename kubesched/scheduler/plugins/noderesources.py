@@ -3,7 +3,9 @@
 Fit filters on requests against allocatable minus what is already requested, reporting every
 insufficient resource; both score with resourceAllocationScorer's integer arithmetic. Scoring
 counts a container without a cpu/memory request as 100m / 200Mi (the non-zero defaults) for
-the Fit strategies, while BalancedAllocation uses the real requests — as upstream does.
+the Fit strategies, while BalancedAllocation uses the real requests — as upstream does. Fit's
+scorer also sees the pod being placed without its pod-level requests, as v1.35's does (its
+scorer is built without the PodLevelResources flag); Fit's filter and BalancedAllocation use them.
 """
 
 from __future__ import annotations
@@ -286,7 +288,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return pod.score_cpu
         if name == MEMORY:
             return pod.score_memory
-        return pod.requests.get(name, 0)
+        return pod.score_requests.get(name, 0)
 
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                    table: NodeTable) -> np.ndarray | None:
