@@ -118,6 +118,8 @@ RESOURCES: tuple[Resource, ...] = (
     _r("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", subresources=("status",)),
     _r("ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates"),
     _r("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", namespaced=False),
+    _r("DeviceTaintRule", "resource.k8s.io", "v1alpha3", "devicetaintrules", namespaced=False,
+       subresources=("status",)),
     # rbac.authorization.k8s.io/v1: stored for the manifests operators and schedulers ship with
     _r("ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", "clusterrolebindings", namespaced=False),
     _r("ClusterRole", "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False),

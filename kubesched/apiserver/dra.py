@@ -17,7 +17,7 @@ from kubesched.store.base import Store
 
 EXACT_COUNT = "ExactCount"
 ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
-KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"})
+KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule"})
 _IMMUTABLE_SLICE_FIELDS = (("pool", "name"), ("driver",), ("nodeName",))
 
 

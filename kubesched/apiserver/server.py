@@ -29,7 +29,7 @@ from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
-from kubesched.apiserver import admission, dra, limitranger
+from kubesched.apiserver import admission, dra, dragates, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.podupdate import pod_update_problems
@@ -69,7 +69,7 @@ class APIServer(StoreReads):
         self._event_seq = 0 if seed is not None else time.time_ns()
         self.observer = observer
         self.checker = checker
-        self.features = features
+        self.features = features  # the gates the resource.k8s.io strategies drop fields by
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -126,7 +126,9 @@ class APIServer(StoreReads):
             validated = False
         elif kind in dra.KINDS:
             dra.default(obj)
-            dra.drop_disabled_fields(obj, obj if existing else None, self.features)  # what a snapshot holds is stored
+            stored = obj if existing else None  # what a snapshot holds is stored as it is
+            dra.drop_disabled_fields(obj, stored, self.features)
+            dragates.prepare(obj, stored, self.features, self.timestamp())
         if not validated:
             self._validate(obj)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
@@ -205,6 +207,7 @@ class APIServer(StoreReads):
         if new.get("kind") in dra.KINDS:
             dra.default(new)
             dra.drop_disabled_fields(new, current, self.features)
+            dragates.prepare(new, current, self.features, self.timestamp())
             self._validate(new, dra.update_problems(current, new))
         else:
             self._validate(new)
@@ -213,6 +216,8 @@ class APIServer(StoreReads):
         """A status write as the status strategy takes it: gated fields dropped, then validated."""
         if new.get("kind") in dra.KINDS:
             dra.drop_disabled_fields(new, current, self.features)
+        if new.get("kind") == "ResourceClaim":
+            dragates.prepare_claim_status(new.get("status") or {}, current.get("status") or {}, self.features)
         self._validate_status(current, new)
 
     @staticmethod

@@ -22,6 +22,7 @@ from kubesched.cluster.recorder import Recorder
 from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
+from kubesched.controllers.devicetainteviction import DeviceTaintEvictionController
 from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.ephemeral import EphemeralVolumeController
 from kubesched.controllers.garbagecollector import GarbageCollector
@@ -118,7 +119,8 @@ class Cluster:
             TTLAfterFinishedController(api, clock), GarbageCollector(api, clock),
             NodeLifecycleController(api, clock, indexes), TaintEvictionController(api, clock, indexes),
             PodGCController(api, clock, indexes), PersistentVolumeController(api, clock),
-            EphemeralVolumeController(api, clock), ResourceClaimController(api, clock)]
+            EphemeralVolumeController(api, clock), ResourceClaimController(api, clock),
+            DeviceTaintEvictionController(api, clock, self.feature_gates)]
         for controller in self.controllers:
             controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain, observer, self.feature_gates)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kubesched.api.dra import capacity as cc
+from kubesched.api.dra import taintrules
 from kubesched.api.dra.allocator import DeviceID, allocated_devices, allocated_shares
 from kubesched.store.base import DELETED, WatchEvent
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache
 
 Obj = dict[str, Any]
-DRA_KINDS = {"ResourceClaim", "ResourceSlice", "DeviceClass"}
+DRA_KINDS = {"ResourceClaim", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
 
 
 class AllocatedDevices:
@@ -80,6 +81,11 @@ class DRAManager:
         self._cache = cache
         self._pool_nodes: dict[tuple[str, str], set[str]] = {}  # pool -> the nodes its slices name
         self._other_pools: set[tuple[str, str]] = set()
+        # DeviceTaintRules, applied to the slices the allocator reads when DRADeviceTaintRules is on
+        # (the scheduler says so); each slice's ruled copy is kept while it and the rules stay.
+        self.taint_rules = False
+        self._rules: dict[str, Obj] = {}
+        self._ruled: dict[str, tuple[Obj, int, Obj]] = {}  # slice name -> (slice, epoch, with rules)
         if cache is not None:
             cache.listeners.append(self._bump)
 
@@ -89,8 +95,14 @@ class DRAManager:
         if ev.kind == "ResourceClaim":
             self._on_claim(ev.obj, ev.type == DELETED)
             return
-        self.epoch += 1  # a slice or a class
-        if ev.kind == "ResourceSlice":
+        self.epoch += 1  # a slice, a class or a taint rule
+        if ev.kind == "DeviceTaintRule":
+            name = ev.obj["metadata"]["name"]
+            if ev.type == DELETED:
+                self._rules.pop(name, None)
+            else:
+                self._rules[name] = ev.obj
+        elif ev.kind == "ResourceSlice":
             self._on_slice(ev.old if ev.type != DELETED else None, ev.obj, ev.type == DELETED)
 
     def _on_claim(self, claim: Obj, deleted: bool) -> None:
@@ -172,11 +184,24 @@ class DRAManager:
 
     def slices_for_node(self, node: Obj) -> Iterator[Obj]:
         """The slices that may have devices for `node` (by name, or by a selector to evaluate)."""
-        yield from self._node_slices.get(node["metadata"]["name"], {}).values()
-        yield from self._other_slices.values()
+        for found in (self._node_slices.get(node["metadata"]["name"], {}), self._other_slices):
+            yield from map(self._with_rules, found.values()) if self.taint_rules else found.values()
 
     def pool_slices(self, driver: str, pool: str) -> Iterator[Obj]:
-        yield from self._pool_slices.get((driver, pool), {}).values()
+        found = self._pool_slices.get((driver, pool), {}).values()
+        yield from map(self._with_rules, found) if self.taint_rules else found
+
+    def _with_rules(self, slice_: Obj) -> Obj:
+        """ListWithDeviceTaintRules: the slice with the taints of the rules that select its devices."""
+        if not self._rules:
+            return slice_
+        name = slice_["metadata"]["name"]
+        kept = self._ruled.get(name)
+        if kept is not None and kept[0] is slice_ and kept[1] == self.epoch:
+            return kept[2]
+        ruled = taintrules.with_rules(slice_, self._rules.values())
+        self._ruled[name] = (slice_, self.epoch, ruled)
+        return ruled
 
     def devices_in_use(self) -> int:
         return len(self._held) + len(self._in_flight_devices)

@@ -1059,6 +1059,7 @@ _PRINTERS: dict[str, _Printer] = {
         _col("Capacity", ("storage.v1.CSIStorageCapacity", "capacity")),
     ), _csi_storage_capacity_cells),
     "DeviceClass": _Printer((_NAME, _AGE), _named()),
+    "DeviceTaintRule": _Printer((_NAME, _AGE), _named()),
     "ResourceClaim": _Printer((
         _NAME,
         _col("State", "A summary of the current state (allocated, pending, reserved, etc.)."),

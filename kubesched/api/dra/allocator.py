@@ -25,6 +25,7 @@ from typing import Any
 
 from kubesched.api.dra import capacity as cc
 from kubesched.api.dra.cel import CELError, compile_selector, device_view
+from kubesched.api.dra.taints import prevents_allocation
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import NodeSelector, SelectorError
 
@@ -51,6 +52,10 @@ class Features:
     partitionable_devices: bool = False
     device_taints: bool = False
     consumable_capacity: bool = False
+    # DRADeviceBindingConditions with DRAResourceClaimDeviceStatus (DeviceBindingAndStatus): only
+    # then may a device with binding conditions be allocated; upstream then runs its
+    # "incubating" allocator, whose decisions match the stable one's here.
+    device_binding: bool = False
 
 
 @dataclass
@@ -489,6 +494,9 @@ class _Run:
         found = self.selectable.get(cache_key)
         if found is not None:
             return found
+        if not self.a.features.device_binding and d.obj.get("bindingConditions"):
+            self.selectable[cache_key] = False  # binding conditions need their feature
+            return False
         class_selectors = (rd.device_class or {}).get("spec", {}).get("selectors") or ()
         where_class = f"class {(rd.device_class or {}).get('metadata', {}).get('name', '')}"
         where_claim = f"claim {_claim_key(self.claims[key[0]])}"
@@ -611,6 +619,9 @@ class _Run:
         counted = bool(uses) and not (shared and self._capacity_in_use(dev))
         if counted and not self._consume(dev, uses, 1):
             return None
+        if self.a.features.device_taints and d.obj.get("taints") and \
+                prevents_allocation(d.obj["taints"], request.spec.get("tolerations") or []):
+            return None  # upstream keeps the counters just taken until this node's search ends
         base, sub = (request.parent, request.name) if request.parent else (request.name, "")
         constraints = self.constraints[ci]
         for i, c in enumerate(constraints):
@@ -719,7 +730,7 @@ class _Run:
         """The AllocationResult: devices, configuration (the classes' first, then the claim's)
         and the node selector."""
         devices = []
-        for i, (request, (driver, pool, name), _s, _d) in enumerate(self.results[ci]):
+        for i, (request, (driver, pool, name), _s, d) in enumerate(self.results[ci]):
             entry: Obj = {"request": request.full_name, "driver": driver, "pool": pool, "device": name}
             if request.admin:
                 entry["adminAccess"] = True
@@ -731,6 +742,10 @@ class _Run:
                 entry["shareID"] = cc.share_id(claim, i)
                 if share:
                     entry["consumedCapacity"] = {n: text for n, (_, text) in share.items()}
+            if self.a.features.device_binding:
+                for key in ("bindingConditions", "bindingFailureConditions"):
+                    if d.obj.get(key):
+                        entry[key] = list(d.obj[key])
             devices.append(entry)
         spec_devices = (claim.get("spec") or {}).get("devices") or {}
         requests = spec_devices.get("requests") or []
@@ -786,9 +801,10 @@ class _Run:
                 node_name, selector = d.obj.get("nodeName"), d.obj.get("nodeSelector")
             else:
                 node_name, selector = spec.get("nodeName"), spec.get("nodeSelector")
-            if node_name:
+            if node_name or (self.a.features.device_binding and d.obj.get("bindsToNode")):
+                # A node-local device, or one that binds to the node it is allocated for.
                 return {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": MATCH_FIELDS_NAME, "operator": "In", "values": [node_name]}]}]}
+                    {"key": MATCH_FIELDS_NAME, "operator": "In", "values": [self.node["metadata"]["name"]]}]}]}
             terms = (selector or {}).get("nodeSelectorTerms") or []
             if len(terms) == 1:
                 for src, dst in ((terms[0].get("matchFields") or [], fields),

@@ -1,4 +1,5 @@
-"""resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims and their templates, as
+"""resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims and their templates (and the
+v1alpha3 DeviceTaintRule), as
 kube-apiserver v1.35 checks them (pkg/apis/resource/validation).
 
 The allocator trusts what these rules let through: a request names a class and has one form, a
@@ -715,16 +716,7 @@ def _device(c: Checker, device: dict[str, Any], path: str, per_device: bool) -> 
         elif policy is not None and amount is not None:
             _request_policy(c, amount, policy, subpath(item_path, "requestPolicy"))
     for taint_path, taint in _dicts(c, _items(c, device, "taints", path, DEVICE_TAINTS_MAX)):
-        key = c.get(taint, "key", taint_path, str) or ""
-        _label_name(c, key, subpath(taint_path, "key"))
-        value = c.get(taint, "value", taint_path, str) or ""
-        if value:
-            c.names(value, subpath(taint_path, "value"), label_value_errors)
-        effect = c.get(taint, "effect", taint_path, str)
-        if not effect:
-            c.required(subpath(taint_path, "effect"))
-        elif effect not in TAINT_EFFECTS:
-            c.unsupported(subpath(taint_path, "effect"), effect, TAINT_EFFECTS)
+        _taint(c, taint, taint_path)
     placed = [k for k in ("nodeName", "nodeSelector", "allNodes") if device.get(k) is not None]
     if per_device:
         _device_node(c, device, path)
@@ -841,6 +833,42 @@ def _device_node(c: Checker, device: dict[str, Any], path: str) -> None:
         c.required(path, message)
     elif len(chosen) > 1:
         c.invalid(path, "{" + ", ".join(chosen) + "}", message)
+
+
+def _taint(c: Checker, taint: dict[str, Any], path: str) -> None:
+    """A device taint: a label-name key, a label value, one of the known effects."""
+    _label_name(c, c.get(taint, "key", path, str) or "", subpath(path, "key"))
+    value = c.get(taint, "value", path, str) or ""
+    if value:
+        c.names(value, subpath(path, "value"), label_value_errors)
+    effect = c.get(taint, "effect", path, str)
+    if not effect:
+        c.required(subpath(path, "effect"))
+    elif effect not in TAINT_EFFECTS:
+        c.unsupported(subpath(path, "effect"), effect, TAINT_EFFECTS)
+    c.get(taint, "timeAdded", path, str)
+
+
+# ---- device taint rules ------------------------------------------------------------------------
+
+def _device_taint_rule(c: Checker, obj: dict[str, Any], path: str) -> None:
+    """resource.k8s.io/v1alpha3 DeviceTaintRule: a selector of driver, pool and device names
+    (v1.35 no longer has its class and CEL selectors) and one taint."""
+    spec_path = subpath(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    selector_path = subpath(spec_path, "deviceSelector")
+    selector = c.get(spec, "deviceSelector", spec_path, dict)
+    if selector is not None:
+        if (driver := c.get(selector, "driver", selector_path, str)) is not None:
+            _csi_driver_name(c, driver, subpath(selector_path, "driver"))
+        if (pool := c.get(selector, "pool", selector_path, str)) is not None:
+            _pool_name(c, pool, subpath(selector_path, "pool"))
+        if (device := c.get(selector, "device", selector_path, str)) is not None:
+            if not device:
+                c.required(subpath(selector_path, "device"))
+            else:
+                _dns_label(c, device, subpath(selector_path, "device"))
+    _taint(c, c.get(spec, "taint", spec_path, dict) or {}, subpath(spec_path, "taint"))
 
 
 def _attribute(c: Checker, attribute: dict[str, Any], path: str) -> None:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.dra import binding
 from kubesched.api.dra.allocator import AllocationError, Allocator, Features, NodeAllocationError
 from kubesched.api.dra.capacity import stamp_share_ids
 from kubesched.api.dra.claims import (
@@ -135,6 +136,8 @@ class DRAState:
     claims: list[Obj] = field(default_factory=list)  # one per pod claim that has a claim
     # The allocated claims whose allocation admits only some nodes: (index, its node selector).
     restricted: list[tuple[int, NodeSelector]] = field(default_factory=list)
+    # Allocated claims whose binding failed or timed out (binding conditions): no node will do.
+    given_up: list[int] = field(default_factory=list)
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
     allocations: dict[int, Obj] = field(default_factory=dict)  # set by Reserve, written by PreBind
@@ -170,8 +173,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
                                  prioritized_list=gates.enabled("DRAPrioritizedList"),
                                  partitionable_devices=gates.enabled("DRAPartitionableDevices"),
-                                 consumable_capacity=gates.enabled("DRAConsumableCapacity"))
+                                 consumable_capacity=gates.enabled("DRAConsumableCapacity"),
+                                 device_taints=gates.enabled("DRADeviceTaints"),
+                                 device_binding=gates.enabled("DRADeviceBindingConditions")
+                                 and gates.enabled("DRAResourceClaimDeviceStatus"))
         self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
+        self.binding_timeout = binding.BINDING_TIMEOUT
 
     # ---- the pod's claims ----------------------------------------------------------------------
 
@@ -235,6 +242,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                         restricted.append((len(claims), NodeSelector.compile(node_selector)))
                     except SelectorError as e:
                         return None, _error(str(e))
+                if self.features.device_binding and self._binding_given_up(claim):
+                    s.given_up.append(len(claims))
             else:
                 if dra.has_pending_allocation(claim["metadata"].get("uid", "")):
                     return None, _unresolvable(f"resource claim {claim_key(claim)} is in the process of being allocated")
@@ -254,6 +263,17 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in s.pending], sort_keys=True)
             s.outcomes = self._table(s.fingerprint)
         return None, SUCCESS
+
+    def _binding_given_up(self, claim: Obj) -> bool:
+        """Filter's check of an allocated claim with binding conditions: a failure condition is
+        True, or the conditions did not all turn True within the binding timeout."""
+        try:
+            ready = binding.ready_for_binding(claim)
+        except binding.BindingFailed:
+            return True
+        api = self.handle.api
+        return not ready and api is not None and binding.timed_out(claim, self.handle.now(), self.binding_timeout,
+                                                                   api.seconds)
 
     def _get_class(self, name: str) -> Obj | None:
         return self.handle.get_object("DeviceClass", "", name)
@@ -313,6 +333,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             if isinstance(outcome, Status):
                 return outcome
         unavailable = [i for i, selector in s.restricted if not selector.matches(node.labels, node.name)]
+        unavailable += s.given_up
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable(NOT_AVAILABLE)
@@ -324,7 +345,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         remembered outcome, the stale ones searched again."""
         s: DRAState = state[STATE_KEY]
         outcomes = s.outcomes
-        if outcomes is None or s.restricted:
+        if outcomes is None or s.restricted or s.given_up:
             return None
         if len(slots):
             outcomes.ensure(int(slots.max()))
@@ -457,7 +478,49 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 s.claims[index] = self._bind_claim(s, index, pod)
             except (APIError, _BindError) as e:
                 return _error(e.message if isinstance(e, APIError) else str(e))
-        return SUCCESS
+        if not self.features.device_binding or not binding.has_binding_conditions(s.claims):
+            return SUCCESS
+        api = self.handle.api
+        assert api is not None
+        api.record_event(pod.obj, "Normal", "BindingConditionsPending",
+                         f"waiting for binding conditions for device on node {node_name}", source=pod.scheduler_name)
+        self._wait_for_binding(s, pod, self.handle.now(), self.handle.now() + self.binding_timeout)
+        return Status(Code.WAIT, (), NAME)
+
+    def _wait_for_binding(self, s: DRAState, pod: PodInfo, due: float, deadline: float) -> None:
+        """wait.PollUntilContextTimeout with an immediate first check: the claims are read at once
+        and every 5s before the deadline; then "device binding timeout"."""
+        def check() -> None:
+            if self.handle.now() >= deadline:
+                self.handle.resume_pre_bind(pod.uid, _error("device binding timeout"))
+                return
+            try:
+                ready = self._pod_ready_for_binding(s)
+            except binding.BindingFailed as e:
+                self.handle.resume_pre_bind(pod.uid, _error(str(e)))
+                return
+            if ready:
+                self.handle.resume_pre_bind(pod.uid, SUCCESS)
+            else:
+                self._wait_for_binding(s, pod, due + binding.POLL_INTERVAL, deadline)
+
+        self.handle.call_later(max(0.0, min(due, deadline) - self.handle.now()), check)
+
+    def _pod_ready_for_binding(self, s: DRAState) -> bool:
+        """isPodReadyForBinding, on the claims as they are now."""
+        api = self.handle.api
+        assert api is not None
+        for index, claim in enumerate(s.claims):
+            meta = claim["metadata"]
+            current = self.handle.get_object("ResourceClaim", meta.get("namespace", ""), meta["name"])
+            if current is None:
+                raise binding.BindingFailed(f'resourceclaim.resource.k8s.io "{meta["name"]}" not found')
+            s.claims[index] = current
+            if not binding.ready_for_binding(current):
+                if binding.timed_out(current, self.handle.now(), self.binding_timeout, api.seconds):
+                    raise binding.BindingFailed(f"claim {meta['name']} binding timeout")
+                return False
+        return True
 
     def _bind_claim(self, s: DRAState, index: int, pod: PodInfo) -> Obj:
         """Writes the allocation Reserve chose (if any) and the pod's reservation."""
@@ -484,6 +547,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if result is not None:
                     status["allocation"] = result
                 status["reservedFor"] = [*(status.get("reservedFor") or ()), reference]
+                if self.features.device_binding and status.get("allocation") \
+                        and not status["allocation"].get("allocationTimestamp"):
+                    status["allocation"] = {**status["allocation"], "allocationTimestamp": api.timestamp()}
             return api.update_status("ResourceClaim", namespace, name, write)
         finally:
             if result is not None:
