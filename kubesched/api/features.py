@@ -136,6 +136,7 @@ IMPLEMENTED: frozenset[str] = frozenset({
     "DRAAdminAccess",  # off: a request for admin access cannot be allocated
     "DRAPrioritizedList",  # off: a claim with firstAvailable keeps its pod unschedulable
     "DRAPartitionableDevices",  # on: devices that share a pool's counters (MIG-style partitions)
+    "DRAExtendedResource",  # on: `nvidia.com/gpu: 1` served from a DeviceClass's extendedResourceName
 })
 
 

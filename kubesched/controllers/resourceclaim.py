@@ -69,7 +69,7 @@ class ResourceClaimController:
 
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
-        if not pod_claims(pod) and not (ev.old is not None and pod_claims(ev.old)):
+        if not resolved_names(pod) and not pod_claims(pod) and not (ev.old is not None and pod_claims(ev.old)):
             return
         namespace, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
         deleted = ev.type == DELETED
