@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.api.dra.claims import allocation, reserved_for
-from kubesched.api.dra.extended import CLAIM_ANNOTATION, device_class_mapping
+from kubesched.api.dra.extended import CLAIM_ANNOTATION, device_class_mapping, quota_usage
 from kubesched.api.features import FeatureGates
 from kubesched.cluster.cluster import Cluster
 
@@ -145,3 +145,27 @@ def test_each_class_serves_its_implicit_name_and_the_newest_class_an_explicit_on
         "example.com/gpu": "new", "example.com/tpu": "a-twin",
         "deviceclass.resource.kubernetes.io/old": "old", "deviceclass.resource.kubernetes.io/new": "new",
         "deviceclass.resource.kubernetes.io/a-twin": "a-twin", "deviceclass.resource.kubernetes.io/b-twin": "b-twin"}
+
+
+def test_quota_counts_a_claim_once_in_each_name_the_pod_does_not_count_already() -> None:
+    classes = {"gpu": device_class("gpu", "example.com/gpu")}
+    p = pod("train", [container("main", **{"deviceclass.resource.kubernetes.io/gpu": "2"})],
+            init=[container("setup", **{"deviceclass.resource.kubernetes.io/gpu": "3"})])
+    p["metadata"]["uid"] = "u1"
+    objects = {("DeviceClass", ""): classes, ("Pod", "default"): {"train": p}}
+
+    def get(kind: str, namespace: str, name: str) -> Obj | None:
+        return objects.get((kind, namespace), {}).get(name)
+
+    claim = {"metadata": {"name": "train-extended-resources-abcde", "namespace": "default",
+                          "annotations": {CLAIM_ANNOTATION: "true"},
+                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "train", "uid": "u1",
+                                               "controller": True}]}}
+    # the pod counts 3 in the implicit name (2 for main, 1 more for setup): the claim's requests
+    # for 2 and 1 are its own, so they count only in the explicit name; a third is not
+    assert quota_usage(claim, [("gpu", 2), ("gpu", 1), ("gpu", 4)], get) == {
+        "requests.example.com/gpu": 7, "requests.deviceclass.resource.kubernetes.io/gpu": 4}
+    # a claim of the user's (or one whose pod is gone) counts in both
+    claim["metadata"]["ownerReferences"][0]["uid"] = "other"
+    assert quota_usage(claim, [("gpu", 2)], get) == {
+        "requests.example.com/gpu": 2, "requests.deviceclass.resource.kubernetes.io/gpu": 2}

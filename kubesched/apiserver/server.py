@@ -66,6 +66,9 @@ class APIServer(StoreReads):
         self._event_seq = 0 if seed is not None else time.time_ns()
         self.observer = observer
         self.checker = checker
+        # DRAExtendedResource as the cluster sets it: ResourceQuota counts claims' devices in
+        # extended-resource names too.
+        self.dra_extended_resource = False
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -139,7 +142,7 @@ class APIServer(StoreReads):
                 raise AlreadyExists(f'{kind} "{name}" already exists')  # before quota charges it
             if dry_run:
                 return obj
-            admission.validate_new(obj, self.store)
+            admission.validate_new(obj, self.store, self.dra_extended_resource)
         try:
             return self.store.create(obj)
         except Conflict as e:

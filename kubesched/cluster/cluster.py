@@ -98,6 +98,7 @@ class Cluster:
         observer: Observer = self.recorder if self.recorder is not None else NULL_OBSERVER
         self.api = APIServer(self.store, self.clock.now, self.seed if self.reproducible_ids else None,
                              self.epoch, observer, SimulationChecker)
+        self.api.dra_extended_resource = self.feature_gates.enabled("DRAExtendedResource")
         if self.recorder is not None:  # first: it sees a removal before a controller replaces the pod
             self.recorder.start(self.api, self.clock)
             # What matters is every write but the Events (a simulation only adds them): repeated

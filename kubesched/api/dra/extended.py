@@ -13,11 +13,12 @@ These are the pure parts the scheduler, the controllers, the kubelet and quota s
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
 from typing import Any
 
 from kubesched.api.quantity import parse_quantity
-from kubesched.api.resources import effective_container_requests
+from kubesched.api.resources import effective_container_requests, pod_requests
 
 Obj = dict[str, Any]
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"  # resourceapi.ResourceDeviceClassPrefix
@@ -138,3 +139,87 @@ def in_memory_claim(pod: Obj, uid: str) -> Obj:
         },
         "spec": {"devices": {}},
     }
+
+
+# ---- ResourceQuota -------------------------------------------------------------------------------
+
+QUOTA_REQUESTS = "requests."
+QUOTA_IMPLICIT_PREFIX = QUOTA_REQUESTS + DEVICE_CLASS_PREFIX  # corev1.ResourceImplicitExtendedClaimsPerClass
+Getter = Callable[[str, str, str], "Obj | None"]  # (kind, namespace, name) -> the object, if any
+
+
+def counts_in_quota(name: str) -> bool:
+    """The quota names a claim also counts in with the gate on (claimEvaluator.MatchingResources):
+    `requests.deviceclass.resource.kubernetes.io/<class>` and `requests.<extended resource>`."""
+    return name.startswith(QUOTA_IMPLICIT_PREFIX) or (
+        name.startswith(QUOTA_REQUESTS) and is_extended_resource_name(name[len(QUOTA_REQUESTS):]))
+
+
+def quota_usage(claim: Obj, devices: Iterable[tuple[str, int]], get: Getter) -> dict[str, Fraction]:
+    """What a claim's devices (class, how many, per request) count against extended-resource
+    quotas, so that a GPU is one GPU whether a pod asks for it in its requests or through a claim:
+    each counts in the class's implicit name and in its `extendedResourceName`. The claim made for
+    a pod's extended resources is not counted again in the name the pod's own request for those
+    devices already counts in (claimEvaluator's setResourceQuantity)."""
+    owed = _pod_requests(claim, get)
+    extended = owed is not None
+    left = owed or []
+    out: dict[str, Fraction] = {}
+    for class_name, count in devices:
+        amount = Fraction(count)
+        implicit = QUOTA_IMPLICIT_PREFIX + class_name
+        cls = get("DeviceClass", "", class_name)
+        named = ((cls or {}).get("spec") or {}).get("extendedResourceName")
+        explicit = QUOTA_REQUESTS + named if named else None
+        by_implicit = _index(left, implicit, amount) if extended else None
+        by_explicit = _index(left, explicit, amount) if extended and explicit and by_implicit is None else None
+        if not extended or by_implicit is None or by_explicit is not None:
+            out[implicit] = out.get(implicit, Fraction(0)) + amount
+        if explicit and (not extended or by_implicit is not None or by_explicit is None):
+            out[explicit] = out.get(explicit, Fraction(0)) + amount
+        for index in (by_implicit, by_explicit):
+            if index is not None:
+                del left[index]
+                break
+    return out
+
+
+def _index(entries: list[tuple[str, Fraction]], name: str | None, amount: Fraction) -> int | None:
+    return next((i for i, (n, a) in enumerate(entries) if n == name and a == amount), None)
+
+
+def _pod_requests(claim: Obj, get: Getter) -> list[tuple[str, Fraction]] | None:
+    """verifyOwner: for the claim made for a pod's extended resources (its controller a pod that
+    exists, that names no other such claim), the pod's requests for extended resources as quota
+    names: each long-running container's, and what the init containers ask beyond them."""
+    meta = claim["metadata"]
+    if (meta.get("annotations") or {}).get(CLAIM_ANNOTATION) != "true":
+        return None
+    owner = next((o for o in meta.get("ownerReferences") or () if o.get("controller")), None)
+    if owner is None or owner.get("kind") != "Pod" or owner.get("apiVersion") != "v1":
+        return None
+    pod = get("Pod", meta.get("namespace", ""), owner.get("name", ""))
+    if pod is None or pod["metadata"].get("uid") != owner.get("uid"):
+        return None
+    named = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+    if named and named != meta["name"]:
+        return None
+    spec = pod.get("spec") or {}
+    init = len(spec.get("initContainers") or ())
+    out: list[tuple[str, Fraction]] = []
+    sums: dict[str, Fraction] = {}
+    for i, container in enumerate(containers(pod)):
+        for name, raw in effective_container_requests(container).items():
+            if not is_dra_extended_resource_name(name):
+                continue
+            if i < init and container.get("restartPolicy") != "Always":
+                sums.setdefault(name, Fraction(0))
+                continue
+            amount = parse_quantity(str(raw))
+            out.append((QUOTA_REQUESTS + name, amount))
+            sums[name] = sums.get(name, Fraction(0)) + amount
+    peak = pod_requests(spec)
+    for name, total in sums.items():
+        if peak.get(name, 0) > total:
+            out.append((QUOTA_REQUESTS + name, peak[name] - total))
+    return out
