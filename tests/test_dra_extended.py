@@ -169,3 +169,18 @@ def test_quota_counts_a_claim_once_in_each_name_the_pod_does_not_count_already()
     claim["metadata"]["ownerReferences"][0]["uid"] = "other"
     assert quota_usage(claim, [("gpu", 2)], get) == {
         "requests.example.com/gpu": 2, "requests.deviceclass.resource.kubernetes.io/gpu": 2}
+
+
+def test_fit_judges_published_nodes_and_leaves_the_others_to_dra_node_by_node() -> None:
+    busy = pod("busy", [container("c", **{"example.com/gpu": "1"})])
+    busy["spec"]["nodeName"] = "plugin-full"
+    cluster = run([device_class("gpu", "example.com/gpu"), node("plugin-zero", **{"example.com/gpu": "0"}),
+                   node("plugin-full", **{"example.com/gpu": "1"}), node("dra-empty"), busy,
+                   pod("a", [container("c", **{"example.com/gpu": "1"})])])
+    a = cluster.store.get("Pod", "default", "a")
+    assert not a["spec"].get("nodeName")
+    message = a["status"]["conditions"][0]["message"]
+    assert message.startswith("0/3 nodes are available: 1 cannot allocate all claims, 2 Insufficient example.com/gpu.")
+    # preemption could only help where the device plugin's GPU is taken
+    assert message.endswith("preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+                            "2 Preemption is not helpful for scheduling.")
