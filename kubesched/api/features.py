@@ -140,6 +140,7 @@ IMPLEMENTED: frozenset[str] = frozenset({
     "DRADeviceTaints",  # on: device taints and request tolerations, NoExecute evicting
     "DRADeviceBindingConditions",  # on: PreBind waits for devices' binding conditions
     "DRADeviceTaintRules",  # on: DeviceTaintRules taint the devices they select
+    "DRAExtendedResource",  # on: `nvidia.com/gpu: 1` served from a DeviceClass's extendedResourceName
 })
 
 

@@ -70,6 +70,8 @@ class APIServer(StoreReads):
         self.observer = observer
         self.checker = checker
         self.features = features  # the gates the resource.k8s.io strategies drop fields by
+        # DRAExtendedResource: ResourceQuota counts claims' devices in extended-resource names too.
+        self.dra_extended_resource = features.enabled("DRAExtendedResource")
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -148,7 +150,7 @@ class APIServer(StoreReads):
                 raise AlreadyExists(f'{kind} "{name}" already exists')  # before quota charges it
             if dry_run:
                 return obj
-            admission.validate_new(obj, self.store)
+            admission.validate_new(obj, self.store, self.dra_extended_resource)
         try:
             return self.store.create(obj)
         except Conflict as e:

@@ -24,6 +24,7 @@ import numpy as np
 from kubesched.api.dra import capacity as cc
 from kubesched.api.dra import taintrules
 from kubesched.api.dra.allocator import DeviceID, allocated_devices, allocated_shares
+from kubesched.api.dra.extended import CLAIM_ANNOTATION, device_class_mapping
 from kubesched.store.base import DELETED, WatchEvent
 
 if TYPE_CHECKING:
@@ -86,6 +87,12 @@ class DRAManager:
         self.taint_rules = False
         self._rules: dict[str, Obj] = {}
         self._ruled: dict[str, tuple[Obj, int, Obj]] = {}  # slice name -> (slice, epoch, with rules)
+        # Extended resources backed by DRA: the classes (for the name -> class mapping, built
+        # again only after a class changed) and the claims made for pods' extended resources,
+        # by the uid of the pod that owns them.
+        self._classes: dict[str, Obj] = {}
+        self._mapping: dict[str, str] | None = None
+        self._extended_claims: dict[str, Obj] = {}
         if cache is not None:
             cache.listeners.append(self._bump)
 
@@ -104,9 +111,17 @@ class DRAManager:
                 self._rules[name] = ev.obj
         elif ev.kind == "ResourceSlice":
             self._on_slice(ev.old if ev.type != DELETED else None, ev.obj, ev.type == DELETED)
+        elif ev.kind == "DeviceClass":
+            if ev.type == DELETED:
+                self._classes.pop(ev.obj["metadata"]["name"], None)
+            else:
+                self._classes[ev.obj["metadata"]["name"]] = ev.obj
+            self._mapping = None
 
     def _on_claim(self, claim: Obj, deleted: bool) -> None:
         uid = claim["metadata"].get("uid") or claim["metadata"]["name"]
+        if (claim["metadata"].get("annotations") or {}).get(CLAIM_ANNOTATION) == "true":
+            self._index_extended_claim(claim, deleted)
         devices = [] if deleted else allocated_devices(claim)
         before = self._claim_devices.get(uid, [])
         shares = [] if deleted else allocated_shares(claim)
@@ -186,6 +201,29 @@ class DRAManager:
         """The slices that may have devices for `node` (by name, or by a selector to evaluate)."""
         for found in (self._node_slices.get(node["metadata"]["name"], {}), self._other_slices):
             yield from map(self._with_rules, found.values()) if self.taint_rules else found.values()
+
+    def extended_resource_classes(self) -> dict[str, str]:
+        """Extended resource name -> the DeviceClass that serves it (the DeviceClass mapping
+        cache: rebuilt only after a class changed)."""
+        if self._mapping is None:
+            self._mapping = device_class_mapping(self._classes.values())
+        return self._mapping
+
+    def extended_claim(self, pod_uid: str) -> Obj | None:
+        """A claim made for the pod's extended resources that exists in the API (annotated so,
+        the pod its controller)."""
+        return self._extended_claims.get(pod_uid)
+
+    def _index_extended_claim(self, claim: Obj, deleted: bool) -> None:
+        for owner in claim["metadata"].get("ownerReferences") or ():
+            if owner.get("controller") and owner.get("kind") == "Pod":
+                uid = owner.get("uid", "")
+                if deleted:
+                    if (self._extended_claims.get(uid) or {}).get("metadata", {}).get("uid") == \
+                            claim["metadata"].get("uid"):
+                        del self._extended_claims[uid]
+                else:
+                    self._extended_claims[uid] = claim
 
     def pool_slices(self, driver: str, pool: str) -> Iterator[Obj]:
         found = self._pool_slices.get((driver, pool), {}).values()

@@ -47,6 +47,8 @@ from kubesched.api.dra.diagnosis import diagnose
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import NodeSelector, SelectorError
 from kubesched.apiserver.errors import APIError
+from kubesched.scheduler import draextended
+from kubesched.scheduler.draextended import ExtendedClaim
 from kubesched.scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -144,9 +146,13 @@ class DRAState:
     fingerprint: str = ""  # of the claims to allocate: pods asking alike share allocation outcomes
     pending: list[int] = field(default_factory=list)  # the claims to allocate, as PreFilter found them
     outcomes: Outcomes | None = None  # the allocation outcomes of this pod's kind of request
+    extended: ExtendedClaim | None = None  # the claim for extended resources backed by DRA
 
     def allocations_for(self, node: NodeInfo) -> list[Obj] | None:
         """The allocation Filter found for `node` (None: it found none)."""
+        if self.extended is not None:
+            found = self.extended.per_node.get(node.name)
+            return found[0] if found is not None else None
         if self.outcomes is None or node.slot >= len(self.outcomes.code) or self.outcomes.code[node.slot]:
             return None
         return self.outcomes.results.get(node.slot)
@@ -177,6 +183,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                                  device_taints=gates.enabled("DRADeviceTaints"),
                                  device_binding=gates.enabled("DRADeviceBindingConditions")
                                  and gates.enabled("DRAResourceClaimDeviceStatus"))
+        self.extended_resources = gates.enabled("DRAExtendedResource")
         self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
         self.binding_timeout = binding.BINDING_TIMEOUT
 
@@ -218,7 +225,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
-        if not pod_claims(pod.obj):
+        extended = self._extended(pod) if self.extended_resources and pod.requests else None
+        if not pod_claims(pod.obj) and extended is None:
             state[STATE_KEY] = DRAState()
             return None, SKIP
         s = DRAState()
@@ -227,7 +235,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             found = self._pod_claims(pod.obj)
         except ClaimsError as e:
             return None, _unresolvable(str(e))
-        if not found:
+        if not found and extended is None:
             return None, SKIP
         dra = self.handle.dra
         claims: list[Obj] = []
@@ -251,15 +259,24 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if problem is not None:
                     return None, problem
             claims.append(claim)
-        s.claims, s.restricted = claims, restricted  # only now: PostFilter reads a failed PreFilter as no claims
+        if extended is not None:
+            claim = extended.claim
+            if allocation(claim) is not None:
+                if not can_be_reserved(claim) and not is_reserved_for(pod.uid, claim):
+                    return None, _unresolvable("resourceclaim in use")
+            elif dra.has_pending_allocation(extended.uid):
+                return None, _unresolvable(f"resource claim {claim_key(claim)} is in the process of being allocated")
+        # Only now: PostFilter reads a failed PreFilter as no claims.
+        s.claims, s.restricted, s.extended = claims, restricted, extended
         s.pending = [i for i, c in enumerate(claims) if allocation(c) is None]
-        if s.pending:
+        if s.pending or (extended is not None and allocation(extended.claim) is None):
             if self.features.consumable_capacity:  # GatherAllocatedState: shares apart from whole devices
                 s.allocator = Allocator(self.features, dra.whole, self._get_class, dra.slices_for_node,
                                         dra.pool_slices, dra.consumed, dra.shares)
             else:
                 s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
                                         dra.pool_slices)
+        if s.pending and extended is None:
             s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in s.pending], sort_keys=True)
             s.outcomes = self._table(s.fingerprint)
         return None, SUCCESS
@@ -274,6 +291,10 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         api = self.handle.api
         return not ready and api is not None and binding.timed_out(claim, self.handle.now(), self.binding_timeout,
                                                                    api.seconds)
+
+    def _extended(self, pod: PodInfo) -> ExtendedClaim | None:
+        dra = self.handle.dra
+        return draextended.find(pod, dra.extended_resource_classes(), dra.extended_claim(pod.uid))
 
     def _get_class(self, name: str) -> Obj | None:
         return self.handle.get_object("DeviceClass", "", name)
@@ -324,6 +345,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         s: DRAState = state[STATE_KEY]
+        if s.extended is not None:
+            return self._filter_extended(s, pod, node)
         if s.outcomes is not None:
             stamp = int(self.handle.dra.stamps(np.array([node.slot]))[0])
             s.outcomes.ensure(node.slot)
@@ -334,6 +357,35 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 return outcome
         unavailable = [i for i, selector in s.restricted if not selector.matches(node.labels, node.name)]
         unavailable += s.given_up
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return _unresolvable(NOT_AVAILABLE)
+        return SUCCESS
+
+    def _filter_extended(self, s: DRAState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Filter for a pod with extended resources backed by DRA: the node's own variant of the
+        extended-resource claim is allocated with the pod's claims (never remembered across pods)."""
+        x = s.extended
+        assert x is not None
+        claim, reason = draextended.node_claim(x, pod, node)
+        if reason is not None:
+            return _unresolvable(reason)
+        if claim is None and not s.claims:
+            return SUCCESS  # the node's device plugin serves the pod's extended resources
+        unavailable = [i for i, selector in s.restricted if not selector.matches(node.labels, node.name)]
+        if s.allocator is not None and (s.pending or claim is not None):
+            to_allocate = [s.claims[i] for i in s.pending] + ([claim] if claim is not None else [])
+            try:
+                found = s.allocator.allocate(node.obj, to_allocate)
+            except NodeAllocationError as e:
+                return _unresolvable(str(e))
+            except AllocationError as e:
+                return _error(str(e))
+            if found is None:
+                return _CANNOT
+            if not unavailable:
+                own = found[len(s.pending):]
+                x.per_node[node.name] = (found[:len(s.pending)], claim, own[0] if own else None)
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable(NOT_AVAILABLE)
@@ -374,7 +426,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if STATE_KEY not in state:
             return None, self._no_state
         s: DRAState = state[STATE_KEY]
-        if not s.claims:
+        if not s.claims and s.extended is None:
             return None, self._nothing
         for index in sorted(s.unavailable):
             claim = s.claims[index]
@@ -388,6 +440,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 except APIError as e:
                     return None, _error(e.message)
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",), NAME)
+        if s.extended is not None and not s.extended.in_memory:
+            # An earlier attempt's extended-resource claim: deleted so the next attempt starts anew.
+            api = self.handle.api
+            assert api is not None
+            try:
+                draextended.delete(api, s.extended.claim)
+            except APIError as e:
+                return None, _error(e.message)
+            return None, Status(Code.UNSCHEDULABLE, ("deletion of ResourceClaim completed",), NAME)
         return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",), NAME)
 
     # ---- PreScore / Score ------------------------------------------------------------------------
@@ -424,6 +485,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if s is None:
             return _error(NOT_FOUND)
         pending = s.pending
+        if s.extended is not None and s.allocator is not None:
+            found = s.extended.per_node.get(node_name)
+            if found is not None and found[1] is not None:
+                x = s.extended
+                x.node_claim, x.allocation = found[1], deep_copy(found[2])
+                claim = deep_copy(found[1])
+                claim["metadata"].setdefault("finalizers", []).append(FINALIZER)
+                claim.setdefault("status", {})["allocation"] = x.allocation
+                self.handle.dra.signal_pending_allocation(x.uid, claim)
         if not pending or s.allocator is None:
             return SUCCESS
         node = self.handle.cache.nodes.get(node_name)
@@ -458,6 +528,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 with contextlib.suppress(APIError):  # retried when the pod is scheduled again, as upstream leaves it
                     api.update_status("ResourceClaim", meta.get("namespace", ""), meta["name"],
                                       lambda status: _unreserve(status, pod.uid))
+        x = s.extended
+        if x is not None:
+            self.handle.dra.remove_pending_allocation(x.uid)
+            if not x.in_memory and api is not None:
+                with contextlib.suppress(APIError):  # logged and left to the next attempt upstream
+                    draextended.delete(api, x.claim)
 
     # ---- PreBind ---------------------------------------------------------------------------------
 
@@ -465,7 +541,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s: DRAState | None = state.get(STATE_KEY)
         if s is None:
             return _error(NOT_FOUND)
-        return SKIP if not s.claims else SUCCESS
+        return SKIP if not s.claims and s.extended is None else SUCCESS
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         s: DRAState | None = state.get(STATE_KEY)
@@ -478,6 +554,19 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 s.claims[index] = self._bind_claim(s, index, pod)
             except (APIError, _BindError) as e:
                 return _error(e.message if isinstance(e, APIError) else str(e))
+        x = s.extended
+        if x is not None and not is_reserved_for(pod.uid, x.claim):
+            api = self.handle.api
+            assert api is not None
+            try:
+                draextended.bind(api, x, pod)
+            except APIError as e:
+                return _error(e.message)
+            except RuntimeError as e:
+                return _error(str(e))
+            finally:
+                if x.allocation is not None:
+                    self.handle.dra.remove_pending_allocation(x.uid)
         if not self.features.device_binding or not binding.has_binding_conditions(s.claims):
             return SUCCESS
         api = self.handle.api
