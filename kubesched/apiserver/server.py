@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.crd import definition as crd_definition
 from kubesched.api.dra.claims import FINALIZER as DRA_FINALIZER
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
@@ -30,6 +31,7 @@ from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
 from kubesched.apiserver import admission, dra, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
+from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.reads import StoreReads
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
@@ -45,7 +47,7 @@ MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
-WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER)
+WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER, crd_definition.CLEANUP_FINALIZER)
 
 
 class APIServer(StoreReads):
@@ -66,6 +68,9 @@ class APIServer(StoreReads):
         self._event_seq = 0 if seed is not None else time.time_ns()
         self.observer = observer
         self.checker = checker
+        self.custom = CustomResources(store)
+        # The fields the last custom object written lost to pruning (fieldValidation reports them).
+        self.pruned: list[str] = []
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -102,7 +107,8 @@ class APIServer(StoreReads):
             raise BadRequest("Object 'Kind' is missing")
         kind = resource_kind(obj)  # a custom resource is never taken for the built-in kind it shares a name with
         meta = obj.setdefault("metadata", {})
-        if namespaced(kind):
+        crd = self.custom.definition_of(obj)
+        if crd_definition.namespaced(crd) if crd is not None else namespaced(kind):
             meta.setdefault("namespace", "default")
         else:
             meta.pop("namespace", None)
@@ -122,6 +128,10 @@ class APIServer(StoreReads):
             dra.default(obj)
         if not validated:
             self._validate(obj)
+        if crd is not None:
+            self.pruned = self.custom.prepare(obj, crd, None)
+        elif crd_definition.is_crd(obj):
+            self.custom.prepare_definition(obj, None)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
             raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
@@ -173,11 +183,24 @@ class APIServer(StoreReads):
             self._validate_status(current, new)
         else:
             self._validate_update(current, new)
-        if not status_only:
+        if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
+
+    def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
+        """A custom object's or a definition's update: defaulted, pruned and validated as on
+        create. True when it was one (its generation is then counted its own way)."""
+        crd = self.custom.definition_of(new)
+        if crd is not None:
+            self.pruned = self.custom.prepare(new, crd, current)
+            if not status_only:
+                self.custom.bump_generation(crd, current, new)
+            return True
+        if crd_definition.is_crd(new) and not status_only:
+            self.custom.prepare_definition(new, current)
+        return False
 
     def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False) -> Obj:
         current = self.get(kind, namespace, name)

@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.duration import parse_duration
-from kubesched.api.restmapping import lookup
+from kubesched.api.restmapping import Resource, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
@@ -101,28 +101,33 @@ class Server:
             return await self._clock(request, path)
         if parts[:1] == ["openapi"]:
             return self._openapi(request, parts)
+        custom = self.engine.custom.all()
         if parts in (["api"], ["apis"]):
             if discovery.wants_aggregated(request.headers.get("Accept")):
-                return web.Response(body=json.dumps(discovery.aggregated_discovery(parts == ["api"])).encode(),
+                aggregated = discovery.aggregated_discovery(parts == ["api"], custom)
+                return web.Response(body=json.dumps(aggregated).encode(),
                                     headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"})
-            answer = discovery.api_versions(request.host) if parts == ["api"] else discovery.api_group_list()
+            answer = discovery.api_versions(request.host) if parts == ["api"] else discovery.api_group_list(custom)
             return web.Response(body=json.dumps(answer).encode(), content_type="application/json",
                                 headers={"Vary": "Accept"})
         if parts[:2] == ["api", "v1"]:
             group, version, rest = "", "v1", parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
             if len(parts) == 2:
-                found = discovery.api_group(parts[1])
+                found = discovery.api_group(parts[1], custom)
                 return _json(found) if found is not None else self._not_found()
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
             return self._not_found()
         if not rest:
-            found = discovery.api_resource_list(group, version)
+            found = discovery.api_resource_list(group, version, custom)
             return _json(found) if found is not None else self._not_found()
         if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             return _status(st.method_not_allowed())
         return await self._resource(request, group, version, rest)
+
+    def _lookup(self, group: str, version: str, plural: str) -> Resource | None:
+        return lookup(group, version, plural) or self.engine.custom.lookup(group, version, plural)
 
     @staticmethod
     def _not_found() -> web.Response:
@@ -175,11 +180,11 @@ class Server:
         watch_prefix = segs[0] == "watch"
         if watch_prefix:
             segs = segs[1:]
-        if len(segs) >= 3 and segs[0] == "namespaces" and lookup(group, version, segs[2]) is not None:
+        if len(segs) >= 3 and segs[0] == "namespaces" and self._lookup(group, version, segs[2]) is not None:
             namespace, segs = segs[1], segs[2:]
         if not segs:
             return self._not_found()
-        resource = lookup(group, version, segs[0])
+        resource = self._lookup(group, version, segs[0])
         name = segs[1] if len(segs) > 1 else None
         sub = segs[2] if len(segs) > 2 else None
         if resource is None or len(segs) > 3 or (sub is not None and sub not in resource.subresources) \
