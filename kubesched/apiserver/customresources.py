@@ -74,10 +74,8 @@ class CustomResources:
         group, _, version = str(obj["apiVersion"]).rpartition("/")
         schema = d.schema(crd, version)
         pruned = default_and_prune(obj, schema)
-        problems = object_problems(obj, schema)
-        if not problems:
-            old_view = view(old, crd, version) if old is not None else None
-            problems = cel.rule_problems(obj, old_view, schema)
+        old_view = view(old, crd, version) if old is not None else None
+        problems = object_problems(obj, schema) + cel.rule_problems(obj, old_view, schema)
         if problems:
             raise Invalid.of(d.kind(crd), group, obj["metadata"].get("name", ""), problems)
         obj["apiVersion"] = f"{group}/{d.storage_version(crd)}"

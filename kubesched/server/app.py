@@ -133,17 +133,30 @@ class Server:
     def _not_found() -> web.Response:
         return _status(st.status(404, "NotFound", "the server could not find the requested resource"))
 
+    def _custom_documents(self) -> dict[str, tuple[bytes, str]]:
+        """The OpenAPI v3 documents of the group/versions CustomResourceDefinitions serve, by path."""
+        by_gv: dict[tuple[str, str], list[Any]] = {}
+        for r in self.engine.custom.all():
+            by_gv.setdefault((r.group, r.version), []).append(r)
+        return {f"apis/{g}/{v}": openapi.custom_document_bytes(openapi.custom_document(g, v, rs))
+                for (g, v), rs in sorted(by_gv.items())}
+
     def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
         if parts == ["openapi", "v3"]:
-            return _json(openapi.openapi_v3_index())
+            index = openapi.openapi_v3_index()
+            for path, (_, digest) in self._custom_documents().items():
+                index["paths"][path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
+            return _json(index)
         if parts[:2] == ["openapi", "v3"]:
             path = "/".join(parts[2:])
             doc = openapi.openapi_v3_document(path)
+            current = openapi.openapi_v3_hash(path)
+            if doc is None and (custom := self._custom_documents().get(path)) is not None:
+                doc, current = custom
             if doc is not None:
-                current = openapi.openapi_v3_hash(path)
                 asked = request.query.get("hash")
                 if asked and asked != current:  # an old URL: where the document is now
-                    raise web.HTTPMovedPermanently(openapi.server_relative_url(path))
+                    raise web.HTTPMovedPermanently(f"/openapi/v3/{path}?hash={current}")
                 headers = {"ETag": f'"{current}"', "Vary": "Accept"}
                 if asked:  # a URL naming the content never changes: cache it for good
                     headers["Cache-Control"] = "public, immutable"

@@ -114,7 +114,7 @@ def _check(rule: Obj, value: Any, old: Any, path: str, out: list[str]) -> None:
     message = rule.get("message") or f"failed rule: {expression}"
     if isinstance(rule.get("messageExpression"), str):
         said = _evaluate(rule["messageExpression"], activation)
-        if isinstance(said, celtypes.StringType) and str(said).strip():
+        if isinstance(said, str) and said.strip():
             message = str(said)
     reason = _REASONS.get(str(rule.get("reason") or ""))
     if reason:

@@ -132,7 +132,7 @@ def _validate(value: Any, s: Obj, path: str, out: list[str]) -> None:
             out.append(_type_error(path, value, s))
             return
     if "enum" in s and isinstance(s["enum"], list) and value not in s["enum"]:
-        supported = ", ".join(_show(e) for e in s["enum"])
+        supported = ", ".join(json.dumps(e if isinstance(e, str) else _show(e)) for e in s["enum"])
         out.append(f"{path}: Unsupported value: {_show(value)}: supported values: {supported}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         _numeric(value, s, path, out)
@@ -175,7 +175,7 @@ def _numeric(value: float, s: Obj, path: str, out: list[str]) -> None:
 
 def _string(value: str, s: Obj, path: str, out: list[str]) -> None:
     if isinstance(s.get("maxLength"), int) and len(value) > s["maxLength"]:
-        out.append(f"{path}: Too long: may not be more than {s['maxLength']} bytes")
+        out.append(f"{path}: Too long: may not be more than {s['maxLength']} byte{'s' if s['maxLength'] != 1 else ''}")
     if isinstance(s.get("minLength"), int) and len(value) < s["minLength"]:
         out.append(f"{path}: Invalid value: {_show(value)}: {path} in body should be at least {s['minLength']} "
                    "chars long")
