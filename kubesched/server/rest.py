@@ -28,7 +28,7 @@ from kubesched.server import events as events_view
 from kubesched.server import managedfields
 from kubesched.server import patch as patches
 from kubesched.server import status as st
-from kubesched.server.custom import CustomResource, column_cell
+from kubesched.server.custom import CustomResource, column_cell, json_path
 from kubesched.server.metrics import Metrics
 from kubesched.server.selection import (
     EVENTS_V1_FIELDS,
@@ -154,16 +154,19 @@ class Rest:
         if mode not in ("Strict", "Warn", "Ignore"):
             raise BadRequest(f"fieldValidation: Unsupported value: {mode!r}: supported values: "
                              '"Ignore", "Strict", "Warn"')
-        if mode == "Ignore":
-            return
         if isinstance(req.resource, CustomResource):
+            # Unknown fields go as the request is decoded, before field managers see it.
             unknown = [f'unknown field "{path}"' for path in
-                       default_and_prune(deep_copy(obj), req.resource.schema)]
+                       default_and_prune(obj, req.resource.schema, defaults=False)]
+            if mode == "Ignore":
+                return
             if unknown and mode == "Strict":
                 kind = req.resource.kind
                 raise BadRequest(f'{kind} in version "{req.resource.version}" cannot be handled as a {kind}: '
                                  "strict decoding error: " + ", ".join(unknown))
             req.warnings.extend(unknown)
+            return
+        if mode == "Ignore":
             return
         found = decode(obj.get("kind", ""), obj, patch)
         unknown = [f'unknown field "{path}"' for path, message in found if message is None]
@@ -551,6 +554,8 @@ class Rest:
         meta = obj["metadata"]
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         selector = spec.get("selector") or {}
+        if isinstance(req.resource, CustomResource):
+            return _custom_scale(req.resource, obj)
         if obj["kind"] == "ReplicationController":
             text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
         else:
@@ -575,8 +580,11 @@ class Rest:
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
             raise _Conflict(req.resource, req.name or "", st.MODIFIED)
-        new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
-                                                                           "replicas": replicas}}
+        if isinstance(req.resource, CustomResource):
+            new = _set_path(current, req.resource.scale.get("specReplicasPath", ".spec.replicas"), replicas)
+        else:
+            new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
+                                                                               "replicas": replicas}}
         if not req.dry_run:
             new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale"))
         return 200, self._scale_of(req, new)
@@ -600,6 +608,39 @@ class _Conflict(APIError):
 class _MethodNotAllowed(APIError):
     code = 405
     reason = "MethodNotAllowed"
+
+
+def _custom_scale(res: CustomResource, obj: Obj) -> Obj:
+    """The Scale of a custom object, read at the paths its definition's scale subresource names."""
+    scale = res.scale
+    meta = obj["metadata"]
+
+    def at(path: Any) -> Any:
+        found = json_path(obj, str(path)) if path else []
+        return found[0] if found else None
+
+    answer: Obj = {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                   "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                                if k in meta},
+                   "spec": {}, "status": {"replicas": at(scale.get("statusReplicasPath")) or 0}}
+    if (replicas := at(scale.get("specReplicasPath"))) is not None:
+        answer["spec"]["replicas"] = replicas
+    if isinstance(selector := at(scale.get("labelSelectorPath")), str) and selector:
+        answer["status"]["selector"] = selector
+    return answer
+
+
+def _set_path(obj: Obj, path: str, value: Any) -> Obj:
+    """A copy of `obj` with `value` at a simple `.a.b.c` path, the objects on the way made."""
+    new = deep_copy(obj)
+    node = new
+    keys = [k for k in path.split(".") if k]
+    for key in keys[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[keys[-1]] = value
+    return new
 
 
 def _list_kind(res: Resource) -> str:

@@ -50,15 +50,16 @@ def _type_name(value: Any) -> str:
 # ---- defaulting and pruning ----------------------------------------------------------------------
 
 
-def default_and_prune(obj: Obj, schema: Obj) -> list[str]:
-    """Default and prune `obj` in place (root-level apiVersion, kind and metadata are kept, as
-    for every object); returns the paths of the fields pruned, for fieldValidation."""
+def default_and_prune(obj: Obj, schema: Obj, defaults: bool = True) -> list[str]:
+    """Default (unless not `defaults`) and prune `obj` in place (root-level apiVersion, kind and
+    metadata are kept, as for every object); returns the paths of the fields pruned, for
+    fieldValidation."""
     pruned: list[str] = []
-    _walk(obj, schema, "", pruned, root=True)
+    _walk(obj, schema, "", pruned, defaults, root=True)
     return pruned
 
 
-def _walk(value: Any, s: Obj, path: str, pruned: list[str], root: bool = False) -> None:
+def _walk(value: Any, s: Obj, path: str, pruned: list[str], defaults: bool, root: bool = False) -> None:
     if isinstance(value, dict):
         props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
         extra = s.get("additionalProperties")
@@ -66,15 +67,15 @@ def _walk(value: Any, s: Obj, path: str, pruned: list[str], root: bool = False) 
         for key, child in props.items():
             if isinstance(child, dict) and key in value and value[key] is None and not child.get("nullable"):
                 del value[key]
-            if isinstance(child, dict) and "default" in child and key not in value:
+            if defaults and isinstance(child, dict) and "default" in child and key not in value:
                 value[key] = copy.deepcopy(child["default"])
         keep_all = s.get("x-kubernetes-preserve-unknown-fields") is True or extra is True
         for key in list(value):
             if key in props:
                 if isinstance(props[key], dict):
-                    _walk(value[key], props[key], _join(path, key), pruned)
+                    _walk(value[key], props[key], _join(path, key), pruned, defaults)
             elif isinstance(extra, dict):
-                _walk(value[key], extra, _join(path, key), pruned)
+                _walk(value[key], extra, _join(path, key), pruned, defaults)
             elif embedded and key in _ROOT_KEYS:
                 if key == "metadata" and not root and isinstance(value[key], dict):
                     _prune_embedded_metadata(value[key], _join(path, key), pruned)
@@ -85,7 +86,7 @@ def _walk(value: Any, s: Obj, path: str, pruned: list[str], root: bool = False) 
         items = s.get("items")
         if isinstance(items, dict):
             for i, item in enumerate(value):
-                _walk(item, items, f"{path}[{i}]", pruned)
+                _walk(item, items, f"{path}[{i}]", pruned, defaults)
 
 
 _EMBEDDED_META = ("name", "namespace", "generateName", "labels", "annotations", "finalizers")
