@@ -25,7 +25,7 @@ from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.server import events as events_view
-from kubesched.server import managedfields
+from kubesched.server import managedfields, typed
 from kubesched.server import patch as patches
 from kubesched.server import status as st
 from kubesched.server.custom import CustomResource, column_cell, json_path
@@ -285,7 +285,7 @@ class Rest:
             spec.setdefault("finalizers", ["kubernetes"])
         req.name = meta.get("name")
         self._check_namespace(req)
-        obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp())
+        obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req))
         try:
             return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run))
         except AlreadyExists:
@@ -330,7 +330,8 @@ class Rest:
         elif "status" in current or "status" in new:
             new["status"] = current.get("status", {}) if "status" in req.resource.subresources else \
                 new.get("status", current.get("status"))
-        new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "")
+        new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "",
+                                          _typing(req))
         if req.dry_run:
             return new
         if req.subresource == "status":
@@ -399,7 +400,8 @@ class Rest:
             current: Obj | None = self._get(req)
         except _NotFound:
             current = None
-        new = managedfields.apply(current, body, req.manager, force, self.api.timestamp(), req.subresource or "")
+        new = managedfields.apply(current, body, req.manager, force, self.api.timestamp(), req.subresource or "",
+                                  _typing(req))
         if current is None:
             self._check_namespace(req)
             for key in SERVER_SET_META:
@@ -586,7 +588,8 @@ class Rest:
             new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
                                                                                "replicas": replicas}}
         if not req.dry_run:
-            new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale"))
+            new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
+                                                              _typing(req)))
         return 200, self._scale_of(req, new)
 
 
@@ -608,6 +611,14 @@ class _Conflict(APIError):
 class _MethodNotAllowed(APIError):
     code = 405
     reason = "MethodNotAllowed"
+
+
+def _typing(req: Request) -> managedfields.Custom:
+    """What managed fields need of a custom resource: its type, and whether status is a subresource."""
+    res = req.resource
+    if not isinstance(res, CustomResource):
+        return None
+    return typed.custom_type(res.schema), "status" in res.subresources
 
 
 def _custom_scale(res: CustomResource, obj: Obj) -> Obj:

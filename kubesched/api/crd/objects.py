@@ -89,13 +89,15 @@ def _walk(value: Any, s: Obj, path: str, pruned: list[str], defaults: bool, root
                 _walk(item, items, f"{path}[{i}]", pruned, defaults)
 
 
-_EMBEDDED_META = ("name", "namespace", "generateName", "labels", "annotations", "finalizers")
+_OBJECT_META = ("annotations", "creationTimestamp", "deletionGracePeriodSeconds", "deletionTimestamp", "finalizers",
+                "generateName", "generation", "labels", "managedFields", "name", "namespace", "ownerReferences",
+                "resourceVersion", "selfLink", "uid")
 
 
 def _prune_embedded_metadata(meta: Obj, path: str, pruned: list[str]) -> None:
-    """An embedded resource's metadata keeps only what an object being created may say."""
+    """An embedded resource's metadata keeps the fields ObjectMeta has."""
     for key in list(meta):
-        if key not in _EMBEDDED_META:
+        if key not in _OBJECT_META:
             pruned.append(_join(path, key))
             del meta[key]
 
