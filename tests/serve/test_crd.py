@@ -5,6 +5,10 @@ watch them, get refused with the API server's messages)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -280,3 +284,45 @@ def test_custom_objects_api(widgets: Served) -> None:
     assert missing.value.status == 404
     assert json.loads(missing.value.body)["message"] == 'gadgets.example.com "nope" not found'
     api_client.close()
+
+
+OPERATOR = """
+import kopf
+import kubernetes
+
+
+@kopf.on.startup()
+def configure(settings, **_):
+    settings.persistence.finalizer = "example.com/widget-operator"
+    settings.posting.enabled = False
+
+
+@kopf.on.create("example.com", "v1", "widgets")
+def made(spec, name, namespace, **_):
+    kubernetes.config.load_kube_config()
+    kubernetes.client.CoreV1Api().create_namespaced_config_map(namespace, {
+        "metadata": {"name": f"{name}-made"}, "data": {"size": spec["size"]}})
+"""
+
+
+def test_kopf_operator_handles_a_create(widgets: Served, tmp_path) -> None:  # noqa: ANN001
+    served = widgets
+    (tmp_path / "operator.py").write_text(OPERATOR)
+    log = open(tmp_path / "kopf.log", "wb")  # noqa: SIM115 - the process keeps it
+    env = {**os.environ, "KUBECONFIG": served.kubeconfig}
+    proc = subprocess.Popen([sys.executable, "-m", "kopf", "run", "--standalone", "--namespace", "default",
+                             str(tmp_path / "operator.py")], stdout=log, stderr=log, env=env, start_new_session=True)
+    try:
+        served.kubectl("apply", "-f", "-", input=_widget("made", size="large"))
+
+        def handled() -> bool:
+            out = served.kubectl("get", "configmap", "made-made", "-o", "jsonpath={.data.size}", check=False)
+            if proc.poll() is not None:
+                raise AssertionError("kopf exited:\n" + (tmp_path / "kopf.log").read_text())
+            return out == "large"
+
+        wait_for(handled, timeout=60, what="kopf's create handler")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
