@@ -104,7 +104,8 @@ class Engine:
         self.custom = CustomResources(self.store)
         self.crd_controllers = DefinitionControllers(self.api, clock)
         self.crd_controllers.start()
-        self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored})
+        self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored},
+                                              lambda: {r.store_kind for r in self.custom.all() if r.namespaced})
         self.namespaces.start()
         self.node_status = NodeStatusReporter(self.api, clock)
         self.node_status.start()

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from kubesched.api.crd import definition as d
+from kubesched.api.crd.cel import compile_error
 from kubesched.api.names import dns_1035_label_errors, dns_subdomain_errors
 
 Obj = dict[str, Any]
@@ -258,6 +259,11 @@ def _node(p: _Problems, s: Any, path: str, root: bool = False, where: str = "") 
         rp = f"{path}.x-kubernetes-validations[{i}]"
         if not isinstance(rule, dict) or not rule.get("rule"):
             p.required(f"{rp}.rule")
+        elif (error := compile_error(str(rule["rule"]))) is not None:
+            p.invalid(f"{rp}.rule", rule["rule"], error)
+        elif isinstance(rule.get("messageExpression"), str) and \
+                (error := compile_error(rule["messageExpression"])) is not None:
+            p.invalid(f"{rp}.messageExpression", rule["messageExpression"], error)
 
 
 def _update(p: _Problems, crd: Obj, old: Obj) -> None:
