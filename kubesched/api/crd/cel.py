@@ -19,6 +19,8 @@ from typing import Any
 import celpy
 from celpy import celtypes
 
+from kubesched.api.crd.definition import as_dict
+
 Obj = dict[str, Any]
 _ENV = celpy.Environment()
 _REASONS = {"FieldValueForbidden": "Forbidden", "FieldValueRequired": "Required value",
@@ -74,7 +76,7 @@ def _walk(value: Any, old: Any, s: Obj, path: str, out: list[str]) -> None:
         if isinstance(rule, dict) and isinstance(rule.get("rule"), str):
             _check(rule, value, old, path, out)
     if isinstance(value, dict):
-        props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+        props = as_dict(s.get("properties"))
         extra = s.get("additionalProperties")
         for key, child in value.items():
             sub = props.get(key) if key in props else extra if isinstance(extra, dict) else None

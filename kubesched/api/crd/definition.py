@@ -18,7 +18,8 @@ def is_crd(obj: Obj) -> bool:
     return obj.get("kind") == KIND and str(obj.get("apiVersion", "")).startswith(GROUP + "/")
 
 
-def _dict(value: Any) -> Obj:
+def as_dict(value: Any) -> Obj:
+    """`value` if it is a mapping, else an empty one (a definition is read before it is validated)."""
     return value if isinstance(value, dict) else {}
 
 
@@ -27,11 +28,11 @@ def _list(value: Any) -> list[Any]:
 
 
 def spec(crd: Obj) -> Obj:
-    return _dict(crd.get("spec"))
+    return as_dict(crd.get("spec"))
 
 
 def names(crd: Obj) -> Obj:
-    return _dict(spec(crd).get("names"))
+    return as_dict(spec(crd).get("names"))
 
 
 def group(crd: Obj) -> str:
@@ -68,11 +69,11 @@ def version(crd: Obj, name: str) -> Obj:
 
 def schema(crd: Obj, name: str) -> Obj:
     """The version's openAPIV3Schema ({} when it has none)."""
-    return _dict(_dict(version(crd, name).get("schema")).get("openAPIV3Schema"))
+    return as_dict(as_dict(version(crd, name).get("schema")).get("openAPIV3Schema"))
 
 
 def subresources(crd: Obj, name: str) -> Obj:
-    return _dict(version(crd, name).get("subresources"))
+    return as_dict(version(crd, name).get("subresources"))
 
 
 def printer_columns(crd: Obj, name: str) -> list[Obj]:
@@ -80,7 +81,7 @@ def printer_columns(crd: Obj, name: str) -> list[Obj]:
 
 
 def condition(crd: Obj, ctype: str) -> Obj | None:
-    return next((c for c in _list(_dict(crd.get("status")).get("conditions"))
+    return next((c for c in _list(as_dict(crd.get("status")).get("conditions"))
                  if isinstance(c, dict) and c.get("type") == ctype), None)
 
 
@@ -89,7 +90,7 @@ def established(crd: Obj) -> bool:
 
 
 def terminating(crd: Obj) -> bool:
-    return bool(_dict(crd.get("metadata")).get("deletionTimestamp"))
+    return bool(as_dict(crd.get("metadata")).get("deletionTimestamp"))
 
 
 def default(crd: Obj) -> None:

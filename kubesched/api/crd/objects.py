@@ -18,6 +18,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.crd.definition import as_dict
 from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.names import dns_subdomain_errors
 
@@ -61,7 +62,7 @@ def default_and_prune(obj: Obj, schema: Obj, defaults: bool = True) -> list[str]
 
 def _walk(value: Any, s: Obj, path: str, pruned: list[str], defaults: bool, root: bool = False) -> None:
     if isinstance(value, dict):
-        props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+        props = as_dict(s.get("properties"))
         extra = s.get("additionalProperties")
         embedded = root or s.get("x-kubernetes-embedded-resource") is True
         for key, child in props.items():
@@ -109,7 +110,7 @@ def object_problems(obj: Obj, schema: Obj) -> list[str]:
     """The schema's problems with `obj` (its metadata's name too, which every custom object
     must have as a DNS subdomain)."""
     problems: list[str] = []
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = as_dict(obj.get("metadata"))
     name = meta.get("name")
     if isinstance(name, str) and name and (errs := dns_subdomain_errors(name)):
         problems.append(f"metadata.name: Invalid value: {_show(name)}: {'; '.join(errs)}")
@@ -236,7 +237,7 @@ def _object(value: Obj, s: Obj, path: str, out: list[str]) -> None:
         for key in ("apiVersion", "kind"):
             if not value.get(key):
                 out.append(f"{_join(path, key)}: Required value: must not be empty")
-    props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+    props = as_dict(s.get("properties"))
     extra = s.get("additionalProperties")
     for key, child in value.items():
         if key in props and isinstance(props[key], dict):

@@ -12,6 +12,7 @@ from typing import Any
 
 from kubesched.api.crd import definition as d
 from kubesched.api.crd.cel import compile_error
+from kubesched.api.crd.definition import as_dict
 from kubesched.api.names import dns_1035_label_errors, dns_subdomain_errors
 
 Obj = dict[str, Any]
@@ -138,7 +139,7 @@ def _versions(p: _Problems, crd: Obj) -> None:
 
 def _version(p: _Problems, v: Obj, path: str) -> None:
     schema = (v.get("schema") or {}).get("openAPIV3Schema") if isinstance(v.get("schema"), dict) else None
-    subresources = v.get("subresources") if isinstance(v.get("subresources"), dict) else {}
+    subresources = as_dict(v.get("subresources"))
     if not isinstance(schema, dict):
         p.required(f"{path}.schema.openAPIV3Schema", "schemas are required")
     else:
