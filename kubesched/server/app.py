@@ -163,7 +163,8 @@ class Server:
                     headers["Expires"] = "Thu, 31 Dec 2099 23:59:59 GMT"
                 return web.Response(body=doc, content_type="application/json", headers=headers)
         if parts == ["openapi", "v2"]:
-            return web.Response(body=openapi_v2.document(), headers={"Content-Type": openapi_v2.PROTOBUF})
+            custom = {name: s for r in self.engine.custom.all() for name, s in openapi.custom_schemas(r, r.schema).items()}
+            return web.Response(body=openapi_v2.with_custom(custom), headers={"Content-Type": openapi_v2.PROTOBUF})
         return self._not_found()
 
     async def _clock(self, request: web.Request, path: str) -> web.Response:

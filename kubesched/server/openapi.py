@@ -523,7 +523,7 @@ _KIND_DOC = ("Kind is a string value representing the REST resource this object 
              "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
 
 
-def _custom_schemas(r: Resource, schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def custom_schemas(r: Resource, schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """A custom resource's object and list schemas, as kube-apiserver builds them from the version's
     structural schema: apiVersion, kind and metadata added, the group/version/kind named."""
     gvk = [{"group": r.group, "kind": r.kind, "version": r.version}]
@@ -556,7 +556,7 @@ def custom_document(group: str, version: str, resources: list[Any]) -> dict[str,
     own: dict[str, dict[str, Any]] = {}
     for r in resources:
         paths.update(_resource_paths(group, version, r))
-        own.update(_custom_schemas(r, r.schema))
+        own.update(custom_schemas(r, r.schema))
     doc = _document(paths)
     for name, schema in own.items():
         doc["components"]["schemas"][name] = schema

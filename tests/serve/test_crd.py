@@ -188,6 +188,10 @@ def test_objects_with_kubectl(widgets: Served) -> None:
 
     explained = served.kubectl("explain", "widgets.spec")
     assert "What the widget should be." in explained and "size\t<string> -required-" in explained
+    assert "What the widget should be." in served.kubectl("explain", "widgets.spec", "--output=plaintext-openapiv2")
+    listed = {"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(_widget("listed", bogus=1))]}
+    out = served.kubectl("apply", "-f", "-", input=json.dumps(listed), check=False)  # checked against v2
+    assert 'unknown field "bogus" in com.example.v1.Widget.spec' in out
 
     served.kubectl("patch", "widget", "one", "--type=merge", "-p", '{"spec":{"replicas":2}}')
     served.kubectl("patch", "widget", "one", "--type=json", "-p", '[{"op":"replace","path":"/spec/replicas","value":3}]')
