@@ -101,8 +101,8 @@ class Server:
             return await self._clock(request, path)
         if parts[:1] == ["openapi"]:
             return self._openapi(request, parts)
-        custom = self.engine.custom.all()
         if parts in (["api"], ["apis"]):
+            custom = self.engine.custom.all()
             if discovery.wants_aggregated(request.headers.get("Accept")):
                 aggregated = discovery.aggregated_discovery(parts == ["api"], custom)
                 return web.Response(body=json.dumps(aggregated).encode(),
@@ -114,13 +114,13 @@ class Server:
             group, version, rest = "", "v1", parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
             if len(parts) == 2:
-                found = discovery.api_group(parts[1], custom)
+                found = discovery.api_group(parts[1], self.engine.custom.all())
                 return _json(found) if found is not None else self._not_found()
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
             return self._not_found()
         if not rest:
-            found = discovery.api_resource_list(group, version, custom)
+            found = discovery.api_resource_list(group, version, self.engine.custom.all())
             return _json(found) if found is not None else self._not_found()
         if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             return _status(st.method_not_allowed())
