@@ -128,9 +128,10 @@ class APIServer(StoreReads):
             dra.default(obj)
         if not validated:
             self._validate(obj)
-        if crd is not None:
+        # What a cluster exported was admitted there: kept as it is.
+        if crd is not None and not existing:
             self.pruned = self.custom.prepare(obj, crd, None)
-        elif crd_definition.is_crd(obj):
+        elif crd_definition.is_crd(obj) and not existing:
             self.custom.prepare_definition(obj, None)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
             raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)

@@ -50,6 +50,11 @@ def test_defaults_fill_in_and_unknown_fields_are_pruned() -> None:
     assert obj["spec"] == {"size": "small", "free": {"anything": {"goes": True}, "known": 7},
                            "inner": {"deep": "d"}, "note": None, "replicas": 1}
     assert obj["metadata"] == {"name": "w"} and "top" not in obj
+    declared = copy.deepcopy(SCHEMA)
+    declared["properties"]["metadata"] = {"type": "object"}  # as many published definitions say
+    kept = _obj()
+    kept["metadata"]["labels"] = {"app": "x"}
+    assert default_and_prune(kept, declared) == [] and kept["metadata"] == {"name": "w", "labels": {"app": "x"}}
     unchanged = _obj(extra=1)
     assert default_and_prune(unchanged, SCHEMA, defaults=False) == ["spec.extra"]
     assert "replicas" not in unchanged["spec"]

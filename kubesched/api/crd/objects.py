@@ -72,14 +72,16 @@ def _walk(value: Any, s: Obj, path: str, pruned: list[str], defaults: bool, root
                 value[key] = copy.deepcopy(child["default"])
         keep_all = s.get("x-kubernetes-preserve-unknown-fields") is True or extra is True
         for key in list(value):
+            if embedded and key in _ROOT_KEYS:
+                # Every object's own: its metadata is ObjectMeta whatever the schema says.
+                if key == "metadata" and not root and isinstance(value[key], dict):
+                    _prune_embedded_metadata(value[key], _join(path, key), pruned)
+                continue
             if key in props:
                 if isinstance(props[key], dict):
                     _walk(value[key], props[key], _join(path, key), pruned, defaults)
             elif isinstance(extra, dict):
                 _walk(value[key], extra, _join(path, key), pruned, defaults)
-            elif embedded and key in _ROOT_KEYS:
-                if key == "metadata" and not root and isinstance(value[key], dict):
-                    _prune_embedded_metadata(value[key], _join(path, key), pruned)
             elif not keep_all:
                 pruned.append(_join(path, key))
                 del value[key]
