@@ -22,6 +22,7 @@ from kubesched.api.restmapping import Resource, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
+from kubesched.server.custom import CustomResource
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
 from kubesched.server.watch import Watch
@@ -236,6 +237,8 @@ class Server:
                                      'format - accepted media types include: application/json, application/yaml'))
         req = Request(verb, resource, namespace if resource.namespaced else None, name, sub, query, body,
                       ctype, request.headers.get("User-Agent", ""), table)
+        if isinstance(resource, CustomResource) and resource.deprecation_warning:
+            req.warnings.append(resource.deprecation_warning)
         if resource.namespaced and namespace is None and verb in ("create", "deletecollection"):
             return self._not_found()
         rest = self.engine.rest

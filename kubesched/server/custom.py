@@ -43,6 +43,14 @@ class CustomResource(Resource):
         return d.printer_columns(self.crd, self.version)
 
     @property
+    def deprecation_warning(self) -> str | None:
+        """What every request to a deprecated version is warned with, as upstream words it."""
+        version = d.version(self.crd, self.version)
+        if not version.get("deprecated"):
+            return None
+        return str(version.get("deprecationWarning") or f"{self.api_version} {self.kind} is deprecated")
+
+    @property
     def scale(self) -> Obj:
         scale = d.subresources(self.crd, self.version).get("scale")
         return scale if isinstance(scale, dict) else {}

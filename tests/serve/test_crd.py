@@ -31,6 +31,7 @@ spec:
   - name: v1beta1
     served: true
     storage: false
+    deprecated: true
     schema:
       openAPIV3Schema:
         type: object
@@ -221,6 +222,8 @@ def test_objects_with_kubectl(widgets: Served) -> None:
     assert [p["name"] for p in one["spec"]["ports"]] == ["http", "https"]
 
     # An older version reads the same object, its apiVersion rewritten.
+    assert "Warning: example.com/v1beta1 Widget is deprecated" in served.kubectl(
+        "get", "widgets.v1beta1.example.com", "one", check=False)
     old = json.loads(served.kubectl("get", "widgets.v1beta1.example.com", "one", "-o", "json"))
     assert old["apiVersion"] == "example.com/v1beta1" and old["spec"]["replicas"] == 5
     served.kubectl("apply", "-f", "-", input=_widget("three").replace("example.com/v1", "example.com/v1beta1"))
