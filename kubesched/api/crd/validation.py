@@ -19,6 +19,9 @@ Obj = dict[str, Any]
 _TYPES = ("array", "boolean", "integer", "number", "object", "string")
 _COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 _COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
+_STRUCTURE_KEYS = ("type", "additionalProperties", "default", "nullable", "description", "title",
+                   "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
+                   "x-kubernetes-int-or-string")
 _JSON_PATH = re.compile(r"^\.[A-Za-z0-9_.\[\]'\"-]*$")
 
 
@@ -143,7 +146,7 @@ def _version(p: _Problems, v: Obj, path: str) -> None:
     if not isinstance(schema, dict):
         p.required(f"{path}.schema.openAPIV3Schema", "schemas are required")
     else:
-        structural_problems(p, schema, f"{path}.schema.openAPIV3Schema")
+        _structural(p, schema, f"{path}.schema.openAPIV3Schema")
     scale = subresources.get("scale")
     if isinstance(scale, dict):
         sp = f"{path}.subresources.scale"
@@ -182,24 +185,27 @@ def _version(p: _Problems, v: Obj, path: str) -> None:
             p.invalid(f"{cp}.JSONPath", json_path, "must be a simple json path starting with .")
 
 
-def structural_problems(p: list[str], schema: Obj, path: str) -> None:
+def _structural(p: _Problems, schema: Obj, path: str) -> None:
     """The structural-schema rules (apiextensions' structural schema and its OpenAPI checks): every
     field has a type, the root is an object, `metadata` says at most name and generateName, a
     list has items, a map has either properties or additionalProperties."""
-    out = p if isinstance(p, _Problems) else _Problems()
     root_type = schema.get("type")
     if not root_type:
-        out.required(f"{path}.type", "must not be empty at the root")
+        p.required(f"{path}.type", "must not be empty at the root")
     elif root_type != "object":
-        out.invalid(f"{path}.type", root_type, "must be object at the root")
-    meta = (schema.get("properties") or {}).get("metadata") if isinstance(schema.get("properties"), dict) else None
-    if isinstance(meta, dict) and set(meta) - {"type", "description"} - ({"properties"} if set(
-            meta.get("properties") or {}) <= {"name", "generateName"} else set()):
-        out.forbidden(f"{path}.properties[metadata]", "must not specify anything other than name and generateName, "
-                      "but metadata is implicitly specified")
-    _node(out, schema, path, root=True)
-    if out is not p:
-        p.extend(out)
+        p.invalid(f"{path}.type", root_type, "must be object at the root")
+    meta = as_dict(schema.get("properties")).get("metadata")
+    if isinstance(meta, dict) and _says_more_than_names(meta):
+        p.forbidden(f"{path}.properties[metadata]", "must not specify anything other than name and generateName, "
+                    "but metadata is implicitly specified")
+    _node(p, schema, path, root=True)
+
+
+def _says_more_than_names(meta: Obj) -> bool:
+    """Whether a root `metadata` schema restricts more than the name and generateName (its type
+    and description say nothing)."""
+    allowed = {"type", "description", "properties"}
+    return bool(set(meta) - allowed) or bool(set(as_dict(meta.get("properties"))) - {"name", "generateName"})
 
 
 def _node(p: _Problems, s: Any, path: str, root: bool = False, where: str = "") -> None:
@@ -252,10 +258,15 @@ def _node(p: _Problems, s: Any, path: str, root: bool = False, where: str = "") 
     map_type = s.get("x-kubernetes-map-type")
     if map_type is not None and map_type not in ("atomic", "granular"):
         p.unsupported(f"{path}.x-kubernetes-map-type", map_type, ("atomic", "granular"))
-    for key in ("allOf", "anyOf", "oneOf"):
-        for i, child in enumerate(s.get(key) or ()):
-            if isinstance(child, dict) and "type" in child and not isinstance(child.get("type"), str):
-                p.invalid(f"{path}.{key}[{i}].type", child["type"], "must be a string")
+    # Value validations only constrain what the structure says: they may not say more of it.
+    branches = [(f"{path}.{key}[{i}]", child) for key in ("allOf", "anyOf", "oneOf")
+                for i, child in enumerate(s.get(key) or ())]
+    if isinstance(s.get("not"), dict):
+        branches.append((f"{path}.not", s["not"]))
+    for where_, child in branches:
+        for key in _STRUCTURE_KEYS:
+            if isinstance(child, dict) and key in child:
+                p.forbidden(f"{where_}.{key}", "must be empty to be structural")
     for i, rule in enumerate(s.get("x-kubernetes-validations") or ()):
         rp = f"{path}.x-kubernetes-validations[{i}]"
         if not isinstance(rule, dict) or not rule.get("rule"):
