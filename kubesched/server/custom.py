@@ -43,6 +43,12 @@ class CustomResource(Resource):
         return d.printer_columns(self.crd, self.version)
 
     @property
+    def selectable_fields(self) -> tuple[str, ...]:
+        """The fields `selectableFields` lets field selectors use (`spec.color`)."""
+        return tuple(str(f.get("jsonPath", "")).lstrip(".") for f in d.version(self.crd, self.version).get(
+            "selectableFields") or () if isinstance(f, dict))
+
+    @property
     def deprecation_warning(self) -> str | None:
         """What every request to a deprecated version is warned with, as upstream words it."""
         version = d.version(self.crd, self.version)

@@ -233,8 +233,10 @@ class Rest:
         renames = EVENTS_V1_FIELDS if req.resource.group == "events.k8s.io" else None
         labels = req.query.get("labelSelector")
         fields = req.query.get("fieldSelector")
+        selectable = req.resource.selectable_fields if isinstance(req.resource, CustomResource) else ()
         return Selection(parse_label_selector(labels) if labels else None,
-                         tuple(parse_field_selector(fields, req.resource.store_kind, renames)) if fields else (),
+                         tuple(parse_field_selector(fields, req.resource.store_kind, renames, selectable))
+                         if fields else (),
                          req.namespace if req.resource.namespaced else None)
 
     def list(self, req: Request) -> Answer:

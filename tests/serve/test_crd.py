@@ -102,6 +102,7 @@ spec:
   - name: v1
     served: true
     storage: true
+    selectableFields: [{jsonPath: .spec.color}]
     schema:
       openAPIV3Schema:
         type: object
@@ -284,6 +285,14 @@ def test_custom_objects_api(widgets: Served) -> None:
         "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"color": "red"}})
     assert "namespace" not in gadget["metadata"]
     assert api.get_cluster_custom_object("example.com", "v1", "gadgets", "g")["spec"] == {"color": "red"}
+    api.create_cluster_custom_object("example.com", "v1", "gadgets", {
+        "apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "h"}, "spec": {"color": "blue"}})
+    blue = api.list_cluster_custom_object("example.com", "v1", "gadgets", field_selector="spec.color=blue")
+    assert [o["metadata"]["name"] for o in blue["items"]] == ["h"]
+    with pytest.raises(ApiException) as unselectable:
+        api.list_namespaced_custom_object("example.com", "v1", "default", "widgets", field_selector="spec.size=small")
+    assert unselectable.value.status == 400
+    assert json.loads(unselectable.value.body)["message"] == "field label not supported: spec.size"
     lines = served.kubectl("get", "gadgets").split("\n")
     assert lines[0].split() == ["NAME", "AGE"] and lines[1].split()[0] == "g"
     with pytest.raises(ApiException) as missing:
