@@ -132,6 +132,16 @@ def test_definition_problems() -> None:
     assert crd_problems(_crd(group="example")) == [
         'metadata.name: Invalid value: "widgets.example.com": must be spec.names.plural+"."+spec.group',
         'spec.group: Invalid value: "example": should be a domain with at least one dot']
+    protected = _crd(group="widgets.x-k8s.io")
+    protected["metadata"]["name"] = "widgets.widgets.x-k8s.io"
+    assert crd_problems(protected) == []
+    protected = _crd(group="example.k8s.io")
+    protected["metadata"]["name"] = "widgets.example.k8s.io"
+    assert crd_problems(protected) == [
+        'metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must have approval '
+        'annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111']
+    protected["metadata"]["annotations"] = {"api-approved.kubernetes.io": "unapproved, experimental"}
+    assert crd_problems(protected) == []
     two = _crd()
     two["spec"]["versions"].append({**two["spec"]["versions"][0], "name": "v2"})
     assert crd_problems(two) == ['spec.versions: Invalid value: ["v1","v2"]: must have exactly one version marked '

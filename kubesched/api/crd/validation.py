@@ -19,6 +19,9 @@ Obj = dict[str, Any]
 _TYPES = ("array", "boolean", "integer", "number", "object", "string")
 _COLUMN_TYPES = ("boolean", "date", "integer", "number", "string")
 _COLUMN_FORMATS = ("byte", "date", "date-time", "double", "float", "int32", "int64", "password")
+# Groups of the Kubernetes project: a definition in one says which API review approved it.
+_PROTECTED_GROUPS = ("k8s.io", "kubernetes.io")
+_APPROVED = "api-approved.kubernetes.io"
 _STRUCTURE_KEYS = ("type", "additionalProperties", "default", "nullable", "description", "title",
                    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource",
                    "x-kubernetes-int-or-string")
@@ -56,6 +59,11 @@ def crd_problems(crd: Obj, old: Obj | None = None) -> list[str]:
     if name and name != required:
         p.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group')
     _group(p, spec.get("group"))
+    group = str(spec.get("group") or "")
+    annotations = as_dict(as_dict(crd.get("metadata")).get("annotations"))
+    if any(group == g or group.endswith("." + g) for g in _PROTECTED_GROUPS) and _APPROVED not in annotations:
+        p.required(f"metadata.annotations[{_APPROVED}]", f'protected groups must have approval annotation "{_APPROVED}", '
+                   "see https://github.com/kubernetes/enhancements/pull/1111")
     scope = spec.get("scope")
     if not scope:
         p.required("spec.scope")
