@@ -75,7 +75,7 @@ class CustomResources:
         schema = d.schema(crd, version)
         pruned = default_and_prune(obj, schema)
         old_view = view(old, crd, version) if old is not None else None
-        problems = object_problems(obj, schema) + cel.rule_problems(obj, old_view, schema)
+        problems = object_problems(obj, schema, old_view) + cel.rule_problems(obj, old_view, schema)
         if problems:
             raise Invalid.of(d.kind(crd), group, obj["metadata"].get("name", ""), problems)
         obj["apiVersion"] = f"{group}/{d.storage_version(crd)}"

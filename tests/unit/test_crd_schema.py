@@ -96,6 +96,20 @@ def test_what_the_schema_accepts() -> None:
         'metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain')
 
 
+def test_unchanged_values_are_not_judged_again() -> None:
+    """Validation ratcheting: an object written under a looser schema can still be updated."""
+    old = _obj(name="TOOLONG", tags=["x", "x"], replicas=1)
+    new = copy.deepcopy(old)
+    new["spec"]["replicas"] = 9
+    assert object_problems(new, SCHEMA, old) == [
+        "spec.replicas: Invalid value: 9: spec.replicas in body should be less than or equal to 5"]
+    new["spec"]["replicas"] = 2
+    assert object_problems(new, SCHEMA, old) == []
+    new["spec"]["name"] = "ALSOBAD"
+    assert len(object_problems(new, SCHEMA, old)) == 2  # a changed value is judged: too long, bad pattern
+    assert len(object_problems(old, SCHEMA)) == 3  # a create judges everything
+
+
 def test_validation_rules() -> None:
     schema = copy.deepcopy(SCHEMA)
     schema["properties"]["spec"]["x-kubernetes-validations"] = [

@@ -99,6 +99,8 @@ def _old_item(item: Any, index: int, old: Any, keys: Any) -> Any:
 
 def _check(rule: Obj, value: Any, old: Any, path: str, out: list[str]) -> None:
     expression = rule["rule"]
+    if old is not None and old == value and "oldSelf" not in expression:
+        return  # an unchanged value is not judged again (validation ratcheting)
     activation = {"self": celpy.json_to_cel(value)}
     if "oldSelf" in expression:
         if old is None and not rule.get("optionalOldSelf"):

@@ -108,21 +108,33 @@ def _prune_embedded_metadata(meta: Obj, path: str, pruned: list[str]) -> None:
 # ---- validation ----------------------------------------------------------------------------------
 
 
-def object_problems(obj: Obj, schema: Obj) -> list[str]:
+def object_problems(obj: Obj, schema: Obj, old: Obj | None = None) -> list[str]:
     """The schema's problems with `obj` (its metadata's name too, which every custom object
-    must have as a DNS subdomain)."""
+    must have as a DNS subdomain). On an update (`old`: the object before it), a value left as it
+    was is not checked again (validation ratcheting, on since v1.30): a schema made stricter does
+    not lock its objects against unrelated changes."""
     problems: list[str] = []
     meta = as_dict(obj.get("metadata"))
     name = meta.get("name")
     if isinstance(name, str) and name and (errs := dns_subdomain_errors(name)):
         problems.append(f"metadata.name: Invalid value: {_show(name)}: {'; '.join(errs)}")
     body = {k: v for k, v in obj.items() if k not in _ROOT_KEYS}
+    before = {k: v for k, v in old.items() if k not in _ROOT_KEYS} if old is not None else _NEW
     top = {**schema, "properties": {k: v for k, v in (schema.get("properties") or {}).items() if k not in _ROOT_KEYS}}
-    _validate(body, top, "", problems)
+    _validate(body, top, "", problems, before)
     return problems
 
 
-def _validate(value: Any, s: Obj, path: str, out: list[str]) -> None:
+class _New:
+    """No old value to ratchet against: the object, field or list item is new."""
+
+
+_NEW: Any = _New()
+
+
+def _validate(value: Any, s: Obj, path: str, out: list[str], old: Any = _NEW) -> None:
+    if old is not _NEW and old == value:
+        return  # unchanged: ratcheted
     if value is None:
         if not s.get("nullable") and (s.get("type") or s.get("x-kubernetes-int-or-string")):
             out.append(_type_error(path, value, s))
@@ -145,9 +157,9 @@ def _validate(value: Any, s: Obj, path: str, out: list[str]) -> None:
     elif isinstance(value, str):
         _string(value, s, path, out)
     elif isinstance(value, list):
-        _array(value, s, path, out)
+        _array(value, s, path, out, old)
     elif isinstance(value, dict):
-        _object(value, s, path, out)
+        _object(value, s, path, out, old)
     _combinators(value, s, path, out)
 
 
@@ -198,16 +210,16 @@ def _string(value: str, s: Obj, path: str, out: list[str]) -> None:
         out.append(f'{path}: Invalid value: {_show(value)}: {path} in body must be of type {fmt}: {_show(value)}')
 
 
-def _array(value: list[Any], s: Obj, path: str, out: list[str]) -> None:
+def _array(value: list[Any], s: Obj, path: str, out: list[str], old: Any) -> None:
     if isinstance(s.get("maxItems"), int) and len(value) > s["maxItems"]:
         out.append(f"{path}: Too many: {len(value)}: must have at most {s['maxItems']} items")
     if isinstance(s.get("minItems"), int) and len(value) < s["minItems"]:
         out.append(f"{path}: Invalid value: {len(value)}: {path} in body should have at least {s['minItems']} items")
     items = s.get("items")
+    list_type = s.get("x-kubernetes-list-type")
     if isinstance(items, dict):
         for i, item in enumerate(value):
-            _validate(item, items, f"{path}[{i}]", out)
-    list_type = s.get("x-kubernetes-list-type")
+            _validate(item, items, f"{path}[{i}]", out, _old_item(item, old, list_type, s))
     if list_type == "set":
         seen: list[Any] = []
         for i, item in enumerate(value):
@@ -226,7 +238,20 @@ def _array(value: list[Any], s: Obj, path: str, out: list[str]) -> None:
             found.append(key)
 
 
-def _object(value: Obj, s: Obj, path: str, out: list[str]) -> None:
+def _old_item(item: Any, old: Any, list_type: Any, s: Obj) -> Any:
+    """The old value of a list item, where items correlate: a `set` item with itself, a `map` item
+    with the one of the same keys; an atomic list's items do not."""
+    if not isinstance(old, list):
+        return _NEW
+    if list_type == "set":
+        return item if item in old else _NEW
+    if list_type == "map" and isinstance(item, dict):
+        keys = [k for k in s.get("x-kubernetes-list-map-keys") or () if isinstance(k, str)]
+        return next((o for o in old if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys)), _NEW)
+    return _NEW
+
+
+def _object(value: Obj, s: Obj, path: str, out: list[str], old: Any) -> None:
     for key in s.get("required") or ():
         if key not in value:
             out.append(f"{_join(path, key)}: Required value")
@@ -242,10 +267,11 @@ def _object(value: Obj, s: Obj, path: str, out: list[str]) -> None:
     props = as_dict(s.get("properties"))
     extra = s.get("additionalProperties")
     for key, child in value.items():
+        before = old.get(key, _NEW) if isinstance(old, dict) else _NEW
         if key in props and isinstance(props[key], dict):
-            _validate(child, props[key], _join(path, key), out)
+            _validate(child, props[key], _join(path, key), out, before)
         elif isinstance(extra, dict):
-            _validate(child, extra, _join(path, key), out)
+            _validate(child, extra, _join(path, key), out, before)
 
 
 def _combinators(value: Any, s: Obj, path: str, out: list[str]) -> None:
