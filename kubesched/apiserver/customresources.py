@@ -68,18 +68,17 @@ class CustomResources:
     # ---- custom objects --------------------------------------------------------------------
 
     @staticmethod
-    def prepare(obj: Obj, crd: Obj, old: Obj | None) -> list[str]:
+    def prepare(obj: Obj, crd: Obj, old: Obj | None) -> None:
         """Default, prune and validate a custom object in the version it was written in, then
-        move it to the storage version. Returns the pruned fields' paths; raises Invalid."""
+        move it to the storage version; raises Invalid."""
         group, _, version = str(obj["apiVersion"]).rpartition("/")
         schema = d.schema(crd, version)
-        pruned = default_and_prune(obj, schema)
+        default_and_prune(obj, schema)
         old_view = view(old, crd, version) if old is not None else None
         problems = object_problems(obj, schema, old_view) + cel.rule_problems(obj, old_view, schema)
         if problems:
             raise Invalid.of(d.kind(crd), group, obj["metadata"].get("name", ""), problems)
         obj["apiVersion"] = f"{group}/{d.storage_version(crd)}"
-        return pruned
 
     @staticmethod
     def bump_generation(crd: Obj, current: Obj, new: Obj) -> None:

@@ -69,8 +69,6 @@ class APIServer(StoreReads):
         self.observer = observer
         self.checker = checker
         self.custom = CustomResources(store)
-        # The fields the last custom object written lost to pruning (fieldValidation reports them).
-        self.pruned: list[str] = []
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -130,7 +128,7 @@ class APIServer(StoreReads):
             self._validate(obj)
         # What a cluster exported was admitted there: kept as it is.
         if crd is not None and not existing:
-            self.pruned = self.custom.prepare(obj, crd, None)
+            self.custom.prepare(obj, crd, None)
         elif crd_definition.is_crd(obj) and not existing:
             self.custom.prepare_definition(obj, None)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
@@ -195,7 +193,7 @@ class APIServer(StoreReads):
         create. True when it was one (its generation is then counted its own way)."""
         crd = self.custom.definition_of(new)
         if crd is not None:
-            self.pruned = self.custom.prepare(new, crd, current)
+            self.custom.prepare(new, crd, current)
             if not status_only:
                 self.custom.bump_generation(crd, current, new)
             return True
