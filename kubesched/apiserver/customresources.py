@@ -28,12 +28,6 @@ class CustomResources:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def definitions(self) -> list[Obj]:
-        return list(self.store.list(d.KIND))
-
-    def by_resource(self, group: str, plural: str) -> Obj | None:
-        return self.store.get(d.KIND, "", f"{plural}.{group}")
-
     def by_kind(self, group: str, kind: str) -> Obj | None:
         return next((c for c in self.store.list(d.KIND) if d.group(c) == group and d.kind(c) == kind), None)
 

@@ -94,10 +94,6 @@ class CustomResources:
             return None
         return next((r for r in resources_of(crd) if r.version == version), None)
 
-    def groups(self) -> list[str]:
-        """The groups definitions add, as `/apis` lists them after the built-in ones."""
-        return sorted({r.group for r in self.all()})
-
 
 # ---- printer columns -------------------------------------------------------------------------------
 

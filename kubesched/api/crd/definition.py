@@ -8,7 +8,6 @@ from typing import Any
 Obj = dict[str, Any]
 GROUP = "apiextensions.k8s.io"
 KIND = "CustomResourceDefinition"
-API_VERSION = f"{GROUP}/v1"
 # Added on the first delete; the finalizer controller removes it once every object is gone.
 CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 SCOPES = ("Cluster", "Namespaced")
