@@ -109,5 +109,4 @@ def default(crd: Obj) -> None:
 def initial_status(crd: Obj) -> Obj:
     """PrepareForCreate's status: no names accepted yet, the storage version recorded as stored."""
     stored = storage_version(crd)
-    return {"acceptedNames": {"kind": "", "plural": ""}, "conditions": [],
-            "storedVersions": [stored] if stored else []}
+    return {"acceptedNames": {"kind": "", "plural": ""}, "storedVersions": [stored] if stored else []}
