@@ -121,9 +121,8 @@ def json_path(obj: Any, path: str) -> list[Any]:
             elif index is not None and isinstance(v, list):
                 found.extend(v if index == "*" else v[int(index):int(index) + 1])
             elif filter_key is not None and isinstance(v, list):
-                found.extend(item for item in v if isinstance(item, dict)
-                             and str(json_path(item, "." + filter_key)[:1] and json_path(item, "." + filter_key)[0])
-                             == filter_value)
+                found.extend(item for item in v if [str(x) for x in json_path(item, "." + filter_key)][:1]
+                             == [filter_value])
         values = found
     return values
 
