@@ -247,21 +247,20 @@ def test_custom_objects_api(widgets: Served) -> None:
     api_client = config.new_client_from_config(config_file=served.kubeconfig)
     api = client.CustomObjectsApi(api_client)
     seen: list[tuple[str, str]] = []
-    started = threading.Event()
 
     def watch_widgets() -> None:
         w = watch.Watch()
-        started.set()
         for ev in w.stream(api.list_namespaced_custom_object, "example.com", "v1", "default", "widgets",
-                           timeout_seconds=10):
+                           timeout_seconds=60):
             seen.append((ev["type"], ev["object"]["metadata"]["name"]))
             if len(seen) == 3:
                 w.stop()
 
     watcher = threading.Thread(target=watch_widgets)
     watcher.start()
-    started.wait()
     for name, size in (("a", "small"), ("b", "large")):
+        if name == "b":  # the watch is running: what follows arrives as it happens
+            wait_for(lambda: seen, what="the watch to see the first widget")
         api.create_namespaced_custom_object("example.com", "v1", "default", "widgets", {
             "apiVersion": "example.com/v1", "kind": "Widget",
             "metadata": {"name": name, "labels": {"size": size}}, "spec": {"size": size}})
@@ -278,7 +277,7 @@ def test_custom_objects_api(widgets: Served) -> None:
     assert [o["metadata"]["name"] for o in listed["items"]] == ["a"]
     api.patch_namespaced_custom_object("example.com", "v1", "default", "widgets", "a", {"spec": {"replicas": 2}})
     api.delete_namespaced_custom_object("example.com", "v1", "default", "widgets", "b")
-    watcher.join(timeout=15)
+    watcher.join(timeout=60)
     assert seen == [("ADDED", "a"), ("ADDED", "b"), ("MODIFIED", "a")]
 
     gadget = api.create_cluster_custom_object("example.com", "v1", "gadgets", {
