@@ -336,7 +336,7 @@ def test_kopf_operator_handles_a_create(widgets: Served, tmp_path) -> None:  # n
                 raise AssertionError("kopf exited:\n" + (tmp_path / "kopf.log").read_text())
             return out == "large"
 
-        wait_for(handled, timeout=60, what="kopf's create handler")
+        wait_for(handled, timeout=120, what="kopf's create handler")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
