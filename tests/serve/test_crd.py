@@ -300,6 +300,11 @@ def test_custom_objects_api(widgets: Served) -> None:
     assert json.loads(missing.value.body)["message"] == 'gadgets.example.com "nope" not found'
     api_client.close()
 
+    served.kill()  # kill -9: the definitions and their objects were durable when acknowledged
+    served.start()
+    assert served.kubectl("get", "gadget", "h", "-o", "jsonpath={.spec.color}") == "blue"
+    assert served.kubectl("get", "widgets", "-o", "name").split() == ["widget.example.com/a"]
+
 
 OPERATOR = """
 import kopf
