@@ -109,6 +109,9 @@ RESOURCES: tuple[Resource, ...] = (
        delete_returns_object=True),
     _r("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", namespaced=False,
        subresources=("status",), delete_returns_object=True),
+    # apiextensions.k8s.io/v1: CustomResourceDefinitions, whose resources serve joins the API
+    _r("CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False,
+       short_names=("crd", "crds"), categories=("api-extensions",), subresources=("status",)),
     # coordination.k8s.io/v1
     _r("Lease", "coordination.k8s.io", "v1", "leases"),
     # events.k8s.io/v1: the same Events as core/v1, in the newer shape
@@ -135,7 +138,7 @@ RESOURCES: tuple[Resource, ...] = (
 # The groups in the order kube-apiserver lists them (`/apis`), each with its one served version.
 GROUPS: tuple[str, ...] = (
     "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "resource.k8s.io", "metrics.k8s.io",
+    "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "resource.k8s.io", "metrics.k8s.io",
 )
 # Groups an aggregated API server serves upstream: they publish no OpenAPI of kube-apiserver's.
 AGGREGATED_GROUPS = frozenset({"metrics.k8s.io"})

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.crd import definition as crd_definition
 from kubesched.api.dra.claims import FINALIZER as DRA_FINALIZER
 from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import (
@@ -31,6 +32,7 @@ from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
 from kubesched.apiserver import admission, dra, dragates, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
+from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
@@ -47,7 +49,7 @@ MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
-WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER)
+WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER, crd_definition.CLEANUP_FINALIZER)
 
 
 class APIServer(StoreReads):
@@ -72,6 +74,7 @@ class APIServer(StoreReads):
         self.features = features  # the gates the resource.k8s.io strategies drop fields by
         # DRAExtendedResource: ResourceQuota counts claims' devices in extended-resource names too.
         self.dra_extended_resource = features.enabled("DRAExtendedResource")
+        self.custom = CustomResources(store)
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -108,7 +111,8 @@ class APIServer(StoreReads):
             raise BadRequest("Object 'Kind' is missing")
         kind = resource_kind(obj)  # a custom resource is never taken for the built-in kind it shares a name with
         meta = obj.setdefault("metadata", {})
-        if namespaced(kind):
+        crd = self.custom.definition_of(obj)
+        if crd_definition.namespaced(crd) if crd is not None else namespaced(kind):
             meta.setdefault("namespace", "default")
         else:
             meta.pop("namespace", None)
@@ -133,6 +137,11 @@ class APIServer(StoreReads):
             dragates.prepare(obj, stored, self.features, self.timestamp())
         if not validated:
             self._validate(obj)
+        # What a cluster exported was admitted there: kept as it is.
+        if crd is not None and not existing:
+            self.custom.prepare(obj, crd, None)
+        elif crd_definition.is_crd(obj) and not existing:
+            self.custom.prepare_definition(obj, None)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
             raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
@@ -184,11 +193,24 @@ class APIServer(StoreReads):
             self._prepare_status(current, new)
         else:
             self._validate_update(current, new)
-        if not status_only:
+        if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
+
+    def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
+        """A custom object's or a definition's update: defaulted, pruned and validated as on
+        create. True when it was one (its generation is then counted its own way)."""
+        crd = self.custom.definition_of(new)
+        if crd is not None:
+            self.custom.prepare(new, crd, current)
+            if not status_only:
+                self.custom.bump_generation(crd, current, new)
+            return True
+        if crd_definition.is_crd(new) and not status_only:
+            self.custom.prepare_definition(new, current)
+        return False
 
     def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False) -> Obj:
         current = self.get(kind, namespace, name)
