@@ -19,7 +19,7 @@ from typing import Any
 import celpy
 from celpy import celtypes
 
-from kubesched.api.crd.definition import as_dict
+from kubesched.api.crd.definition import as_dict, json_type_name
 
 Obj = dict[str, Any]
 _ENV = celpy.Environment()
@@ -40,18 +40,6 @@ def compile_error(expression: str) -> str | None:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
         return f"compilation failed: ERROR: <input>: Syntax error: {detail}"
     return None
-
-
-def _type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
@@ -113,7 +101,7 @@ def _check(rule: Obj, value: Any, old: Any, path: str, out: list[str]) -> None:
     where = where.lstrip(".") or "<nil>"
     if isinstance(result, Exception) or not isinstance(result, celtypes.BoolType):
         detail = str(result.args[0]) if isinstance(result, Exception) and result.args else str(result)
-        out.append(f"{where}: Invalid value: \"{_type_name(value)}\": {expression}: {detail}")
+        out.append(f"{where}: Invalid value: \"{json_type_name(value)}\": {expression}: {detail}")
         return
     message = rule.get("message") or f"failed rule: {expression}"
     if isinstance(rule.get("messageExpression"), str):
@@ -124,4 +112,4 @@ def _check(rule: Obj, value: Any, old: Any, path: str, out: list[str]) -> None:
     if reason:
         out.append(f"{where}: {reason}: {message}")
     else:
-        out.append(f'{where}: Invalid value: "{_type_name(value)}": {message}')
+        out.append(f'{where}: Invalid value: "{json_type_name(value)}": {message}')

@@ -110,3 +110,18 @@ def initial_status(crd: Obj) -> Obj:
     """PrepareForCreate's status: no names accepted yet, the storage version recorded as stored."""
     stored = storage_version(crd)
     return {"acceptedNames": {"kind": "", "plural": ""}, "storedVersions": [stored] if stored else []}
+
+
+def json_type_name(value: Any) -> str:
+    """A JSON value's type as OpenAPI schemas name it, for kube-apiserver's messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"

@@ -18,7 +18,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from kubesched.api.crd.definition import as_dict
+from kubesched.api.crd.definition import as_dict, json_type_name
 from kubesched.api.duration import DurationError, parse_duration
 from kubesched.api.names import dns_subdomain_errors
 
@@ -32,20 +32,6 @@ def _show(value: Any) -> str:
 
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 # ---- defaulting and pruning ----------------------------------------------------------------------
@@ -141,11 +127,11 @@ def _validate(value: Any, s: Obj, path: str, out: list[str], old: Any = _NEW) ->
         return
     if s.get("x-kubernetes-int-or-string") is True:
         if not isinstance(value, (int, str)) or isinstance(value, bool):
-            out.append(f'{path}: Invalid value: "{_type_name(value)}": {path} in body must be of type '
-                       f'integer,string: "{_type_name(value)}"')
+            out.append(f'{path}: Invalid value: "{json_type_name(value)}": {path} in body must be of type '
+                       f'integer,string: "{json_type_name(value)}"')
             return
     elif t := s.get("type"):
-        actual = _type_name(value)
+        actual = json_type_name(value)
         if not (actual == t or (t == "number" and actual == "integer")):
             out.append(_type_error(path, value, s))
             return
@@ -164,7 +150,7 @@ def _validate(value: Any, s: Obj, path: str, out: list[str], old: Any = _NEW) ->
 
 
 def _type_error(path: str, value: Any, s: Obj) -> str:
-    actual = _type_name(value)
+    actual = json_type_name(value)
     return f'{path}: Invalid value: "{actual}": {path} in body must be of type {s.get("type")}: "{actual}"'
 
 
