@@ -42,14 +42,26 @@ from kubesched.store.base import Conflict, NotFound, Store
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
-# The garbage collector's finalizers (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents):
-# an object carrying one stays, with its deletionTimestamp, until the collector removes it; so does
-# a ResourceClaim with its delete protection, until the resource-claim controller has deallocated
-# it. Other finalizers are not waited for: no component here would remove them.
+# An object being deleted stays, with its deletionTimestamp, while it has a finalizer its owner
+# will remove: the garbage collector's (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents),
+# a ResourceClaim's delete protection (the resource-claim controller), a CRD's cleanup, and every
+# finalizer that is not Kubernetes' own (an operator's, which the operator removes, as an operator
+# author tests). Kubernetes' other finalizers (kubernetes.io/pvc-protection,
+# batch.kubernetes.io/job-tracking, ...) belong to controllers kubesched does not run: they are
+# not waited for, as if their controller had let the object go at once.
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER, crd_definition.CLEANUP_FINALIZER)
+
+
+def waited(finalizer: str) -> bool:
+    """Whether an object with `finalizer` stays until it is removed (see WAITED_FINALIZERS)."""
+    if finalizer in WAITED_FINALIZERS:
+        return True
+    domain = finalizer.partition("/")[0] if "/" in finalizer else ""
+    return not (domain in ("kubernetes.io", "k8s.io") or domain.endswith((".kubernetes.io", ".k8s.io"))
+                or domain.startswith(("external-attacher", "external-provisioner", "external-resizer")))
 
 
 class APIServer(StoreReads):
@@ -254,7 +266,7 @@ class APIServer(StoreReads):
         """An object being deleted goes once its last garbage-collector finalizer is removed (a pod
         still in its grace period stays for its kubelet)."""
         meta = obj["metadata"]
-        if not meta.get("deletionTimestamp") or any(f in WAITED_FINALIZERS for f in meta.get("finalizers") or ()):
+        if not meta.get("deletionTimestamp") or any(waited(f) for f in meta.get("finalizers") or ()):
             return obj
         if obj["kind"] == "Pod" and meta.get("deletionGracePeriodSeconds") and obj["spec"].get("nodeName") \
                 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
@@ -331,7 +343,7 @@ class APIServer(StoreReads):
                 if meta.get("deletionTimestamp") and grace_period >= meta.get("deletionGracePeriodSeconds", 0):
                     return obj
                 return self._mark_deleted(obj, grace_period, finalizers)
-        if any(f in WAITED_FINALIZERS for f in finalizers):
+        if any(waited(f) for f in finalizers):
             return self._mark_deleted(obj, 0, finalizers)
         ns = namespace if namespaced(kind) else ""
         try:
