@@ -240,6 +240,13 @@ class APIServer(StoreReads):
 
     def _validate_update(self, current: Obj, new: Obj) -> None:
         """An update's validation: the object's own, and what its kind lets an update change."""
+        if current["metadata"].get("deletionTimestamp"):  # ValidateObjectMetaUpdate
+            had = set(current["metadata"].get("finalizers") or ())
+            added = [f for f in new["metadata"].get("finalizers") or () if f not in had]
+            if added:
+                raise Invalid.of(new["kind"], _group(new), new["metadata"].get("name", ""), [
+                    "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, "
+                    "found new finalizers []string{" + ", ".join(f'"{f}"' for f in added) + "}"])
         if new.get("kind") in dra.KINDS:
             dra.default(new)
             dra.drop_disabled_fields(new, current, self.features)
