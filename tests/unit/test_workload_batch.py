@@ -106,8 +106,11 @@ def test_delete_options_keep_an_owner_until_its_finalizer_goes() -> None:
     assert kept["metadata"]["deletionTimestamp"]
     api.patch("ConfigMap", "default", "owner", {"metadata": {"finalizers": None}})
     assert api.store.get("ConfigMap", "default", "owner") is None
-    api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain", "finalizers": ["x/y"]}})
-    assert api.delete("ConfigMap", "default", "plain") is None  # no component removes x/y: not waited for
+    api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["x/y"]}})
+    assert api.delete("ConfigMap", "default", "held") is not None  # an operator's: it stays until x/y goes
+    api.create({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "plain", "finalizers": ["kubernetes.io/pvc-protection"]}})
+    assert api.delete("ConfigMap", "default", "plain") is None  # Kubernetes' own, of a controller not run here
 
 
 # ---- budgets over pods whose controller the export lacks ------------------------------------------------
