@@ -30,10 +30,11 @@ from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
 from kubesched.apiserver import admission, dra, limitranger
 from kubesched.apiserver import eviction as eviction_subresource
+from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
-from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
+from kubesched.apiserver.storage import STORAGE_KINDS, default_storage_class
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import Conflict, NotFound, Store
 
@@ -111,12 +112,13 @@ class APIServer(StoreReads):
             meta["name"] = self._generate_name(kind, meta.get("namespace", ""), meta["generateName"])
         if not meta.get("name"):  # ValidateObjectMeta's first rule, whatever the kind
             raise Invalid.of(kind, _group(obj), "", ["metadata.name: Required value: name or generateName is required"])
+        set_defaults(obj)  # as decoding the request does; defaults are valid, so `validated` holds
         if kind == "Job":  # its generated selector names the uid, so the uid comes first
             meta["uid"] = meta.get("uid") or self._new_uid()
-            admission.default_job(obj)
-            validated = False  # defaulted since
+            admission.generate_job_selector(obj)
+            validated = False  # labelled since
         if kind in STORAGE_KINDS:
-            default_storage(obj, self.store)
+            default_storage_class(obj, self.store)
             validated = False
         elif kind == "LimitRange":
             limitranger.default_limit_range(obj)
@@ -175,6 +177,7 @@ class APIServer(StoreReads):
             new["metadata"] = dict(current["metadata"])
             self._validate_status(current, new)
         else:
+            set_defaults(new)
             self._validate_update(current, new)
         if not status_only:
             if kind == "Pod":
@@ -190,6 +193,7 @@ class APIServer(StoreReads):
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
             self._validate_status(current, new)
         else:
+            set_defaults(new)
             self._validate_update(current, new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
