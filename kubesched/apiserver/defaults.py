@@ -16,7 +16,7 @@ documented type.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.features import DEFAULT_FEATURE_GATES
@@ -36,10 +36,9 @@ def _dict(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _dicts(value: Any) -> Iterator[dict[str, Any]]:
-    """The objects of a list field (nothing when it is not a list)."""
-    if isinstance(value, list):
-        yield from (item for item in value if isinstance(item, dict))
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of a list field (none when it is not a list)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _child(obj: dict[str, Any], key: str) -> dict[str, Any] | None:
@@ -50,8 +49,8 @@ def _child(obj: dict[str, Any], key: str) -> dict[str, Any] | None:
 
 
 def _unset(obj: dict[str, Any], key: str, value: Any) -> None:
-    """Set a field Go leaves at its zero value ("", 0 or nil) when it was not given."""
-    if obj.get(key) in (None, "", 0) and obj.get(key) is not False:
+    """Set a string or number field that holds Go's zero value ("", 0 or nil): not given."""
+    if not obj.get(key):
         obj[key] = value
 
 
