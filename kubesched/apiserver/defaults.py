@@ -22,6 +22,7 @@ from typing import Any
 from kubesched.api.features import DEFAULT_FEATURE_GATES
 from kubesched.api.objects import Obj
 from kubesched.api.served import resource_kind
+from kubesched.apiserver.limitranger import default_limit_range
 
 MAX_INT32 = 2**31 - 1
 DEFAULT_MODE = 0o644  # Secret, ConfigMap, DownwardAPI and Projected volumes
@@ -450,6 +451,7 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Namespace": default_namespace,
     "Secret": default_secret,
     "Endpoints": default_endpoints,
+    "LimitRange": default_limit_range,
     "PersistentVolume": default_persistent_volume,
     "PersistentVolumeClaim": default_persistent_volume_claim,
     "Deployment": default_deployment,

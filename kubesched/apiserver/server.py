@@ -28,7 +28,7 @@ from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
-from kubesched.apiserver import admission, dra, limitranger
+from kubesched.apiserver import admission, dra
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
@@ -121,8 +121,7 @@ class APIServer(StoreReads):
             default_storage_class(obj, self.store)
             validated = False
         elif kind == "LimitRange":
-            limitranger.default_limit_range(obj)
-            validated = False
+            validated = False  # the defaults set_defaults derived are checked against its min and max
         elif kind in dra.KINDS:
             dra.default(obj)
         if not validated:
