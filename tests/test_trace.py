@@ -162,7 +162,7 @@ def test_bad_input_is_reported_not_a_traceback(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "--interval: only with --saturated" in result.output
     result = CliRunner().invoke(main, ["trace", "alibaba-gpu", str(tmp_path), "--gpus", "mig", "-o",
                                        str(tmp_path / "s.yaml")])
-    assert result.exit_code == 2 and "'mig' is not one of 'extended', 'dra'" in result.output
+    assert result.exit_code == 2 and "'mig' is not one of 'extended', 'dra', 'dra-shared'" in result.output
 
 
 @pytest.mark.skipif(not TRACE.is_dir(), reason="the trace is not on this machine")
@@ -215,6 +215,26 @@ def test_dra_replay_gives_a_share_a_whole_gpu(tmp_path: Path) -> None:
     assert waits and "cannot allocate all claims" in waits[0]["message"]
     [claim] = [c for c in data["resourceClaims"] if c["pod"] == "default/whole"]
     assert [(d["pool"], d["device"]) for d in claim["allocated"]] == [("t4-0", "gpu-0")]
+
+
+def test_shared_dra_replay_packs_shares_onto_one_gpu(tmp_path: Path) -> None:
+    objs, out = convert(write_trace(tmp_path), tmp_path / "s.json", "--gpus", "dra-shared")
+    [scenario] = by_kind(objs, "Scenario").values()
+    assert scenario["spec"]["featureGates"] == {"DRAConsumableCapacity": True}
+    slices = {s["spec"]["nodeName"]: s["spec"] for s in by_kind(objs, "ResourceSlice").values()}
+    assert slices["t4-0"]["devices"][0]["allowMultipleAllocations"] is True
+    assert slices["t4-0"]["devices"][0]["capacity"] == {"milli": {"value": "1000"}}
+    templates = by_kind(objs, "ResourceClaimTemplate")
+    assert templates["gpu-share-500"]["spec"]["spec"]["devices"]["requests"] == [
+        {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "capacity": {"requests": {"milli": "500"}}}}]
+    assert "consumable capacity on" in out
+    data = replay(tmp_path / "s.json")
+    scheduled = {e["object"].rsplit("/", 1)[1]: e["time"] for e in data["events"] if e["reason"] == "Scheduled"}
+    # The two halves share the T4's one GPU at once; the whole GPU waits for both to end (share-b
+    # at 10 + 390 s).
+    assert (scheduled["share-a"], scheduled["share-b"], scheduled["whole"]) == (0.0, 10.0, 400.0)
+    [claim] = [c for c in data["resourceClaims"] if c["pod"] == "default/whole"]  # the shares' went with their pods
+    assert [(d["device"], d["consumedCapacity"]) for d in claim["allocated"]] == [("gpu-0", {"milli": "1k"})]
 
 
 def whole_gpu_trace(tmp_path: Path, spacing: int) -> Path:

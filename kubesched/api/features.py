@@ -136,6 +136,11 @@ IMPLEMENTED: frozenset[str] = frozenset({
     "DRAAdminAccess",  # off: a request for admin access cannot be allocated
     "DRAPrioritizedList",  # off: a claim with firstAvailable keeps its pod unschedulable
     "DRAPartitionableDevices",  # on: devices that share a pool's counters (MIG-style partitions)
+    "DRAConsumableCapacity",  # on: devices shared by several claims within their capacity (fractional GPUs)
+    "DRADeviceTaints",  # on: device taints and request tolerations, NoExecute evicting
+    "DRADeviceBindingConditions",  # on: PreBind waits for devices' binding conditions
+    "DRADeviceTaintRules",  # on: DeviceTaintRules taint the devices they select
+    "DRAExtendedResource",  # on: `nvidia.com/gpu: 1` served from a DeviceClass's extendedResourceName
 })
 
 

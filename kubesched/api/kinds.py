@@ -20,7 +20,7 @@ SIMULATED = frozenset({
     "Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
     "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
     "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "LimitRange",
-    "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+    "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule",
 })
 
 # Built-in kinds without a namespace (kubectl api-resources --namespaced=false); any other kind,
@@ -31,7 +31,7 @@ CLUSTER_SCOPED = frozenset({
     "CustomResourceDefinition", "APIService", "MutatingWebhookConfiguration",
     "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
     "IngressClass", "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration",
-    "ComponentStatus", "DeviceClass", "ResourceSlice", "IPAddress", "ServiceCIDR",
+    "ComponentStatus", "DeviceClass", "ResourceSlice", "DeviceTaintRule", "IPAddress", "ServiceCIDR",
 })
 
 

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.api.dra.allocator import MAX_RESULTS
+from kubesched.api.dra.extended import Getter, counts_in_quota, quota_usage
 from kubesched.api.objects import Obj
 from kubesched.api.qos import BEST_EFFORT, qos_class
 from kubesched.api.quantity import canonical, milli_value, parse_quantity, quantity_format
@@ -162,8 +163,9 @@ def is_extended_resource(name: str) -> bool:
     return not _is_native(name) and not name.startswith(REQUESTS_PREFIX)
 
 
-def matching_resources(kind: str, count_name: str, names: Iterable[str]) -> list[str]:
-    """evaluator.MatchingResources: which of a quota's resource names objects of `kind` use."""
+def matching_resources(kind: str, count_name: str, names: Iterable[str], dra_extended: bool = False) -> list[str]:
+    """evaluator.MatchingResources: which of a quota's resource names objects of `kind` use;
+    `dra_extended` (DRAExtendedResource) has claims count in extended-resource names too."""
     names = list(names)
     if kind == "Pod":
         return [n for n in names if n in POD_RESOURCES or n.startswith(("hugepages-", "requests.hugepages-"))
@@ -174,16 +176,17 @@ def matching_resources(kind: str, count_name: str, names: Iterable[str]) -> list
         return [n for n in names if n in PVC_RESOURCES or STORAGE_CLASS_SUFFIX in n
                 and n.endswith(("/persistentvolumeclaims", "/requests.storage"))]
     if kind == "ResourceClaim":
-        return [n for n in names if n == count_name or n.endswith(DEVICES_PER_CLASS_SUFFIX)]
+        return [n for n in names if n == count_name or n.endswith(DEVICES_PER_CLASS_SUFFIX)
+                or dra_extended and counts_in_quota(n)]
     legacy = LEGACY_COUNTS.get(kind)
     return [n for n in names if n in (count_name, legacy)]
 
 
-def evaluated(names: Iterable[str]) -> list[str]:
+def evaluated(names: Iterable[str], dra_extended: bool = False) -> list[str]:
     """The resource names some evaluator counts (any `count/` name: upstream registers an object
     count for every resource it serves); the controller reports each, zero when nothing uses it."""
     return [n for n in names if n.startswith(COUNT_PREFIX) or n in LEGACY_COUNTS.values()
-            or n.endswith(DEVICES_PER_CLASS_SUFFIX)
+            or n.endswith(DEVICES_PER_CLASS_SUFFIX) or dra_extended and counts_in_quota(n)
             or any(matching_resources(kind, "", [n]) for kind in ("Pod", "Service", "PersistentVolumeClaim"))]
 
 
@@ -246,9 +249,10 @@ def quota_matches(quota: Obj, obj: Obj, count_name: str) -> bool:
 
 # --- usage --------------------------------------------------------------------------------------------
 
-def usage(obj: Obj, count_name: str, charged: bool = True) -> ResourceList:
+def usage(obj: Obj, count_name: str, charged: bool = True, dra_extended: Getter | None = None) -> ResourceList:
     """evaluator.Usage. A pod that is not `charged` (finished, or stuck terminating past its grace
-    period: pod_charged) only counts in `count/pods`."""
+    period: pod_charged) only counts in `count/pods`. `dra_extended` (DRAExtendedResource: how to
+    read classes and pods) has a claim's devices count in extended-resource names too."""
     kind = obj["kind"]
     if kind == "Pod":
         return _pod_usage(obj) if charged else {count_name: ONE}
@@ -257,7 +261,7 @@ def usage(obj: Obj, count_name: str, charged: bool = True) -> ResourceList:
     if kind == "PersistentVolumeClaim":
         return _claim_usage(obj)
     if kind == "ResourceClaim":
-        return _resource_claim_usage(obj, count_name)
+        return _resource_claim_usage(obj, count_name, dra_extended)
     result = {count_name: ONE}
     if kind in LEGACY_COUNTS:
         result[LEGACY_COUNTS[kind]] = ONE
@@ -377,12 +381,13 @@ def _claim_usage(pvc: Obj) -> ResourceList:
     return result
 
 
-def _resource_claim_usage(claim: Obj, count_name: str) -> ResourceList:
+def _resource_claim_usage(claim: Obj, count_name: str, dra_extended: Getter | None) -> ResourceList:
     """claimEvaluator.Usage: the claim itself, and per DeviceClass the most devices its requests
     can be given. `All` counts as the claim limit (32) because how many devices match is only
     known at allocation; a prioritized list counts, per class, the largest of its subrequests,
     since any one of them may be the one allocated. Admin access requests count like any other."""
     result = {count_name: ONE}
+    devices_by_request: list[tuple[str, int]] = []  # (class, devices) as each request counts them
     for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
         charged: dict[str, int] = {}
         if request.get("firstAvailable"):
@@ -395,6 +400,10 @@ def _resource_claim_usage(claim: Obj, count_name: str) -> ResourceList:
             charged[name] = devices
         for name, devices in charged.items():
             result[name] = result.get(name, ZERO).plus(Amount(Fraction(devices)))
+            devices_by_request.append((name[:-len(DEVICES_PER_CLASS_SUFFIX)], devices))
+    if dra_extended is not None:
+        for name, amount in quota_usage(claim, devices_by_request, dra_extended).items():
+            result[name] = result.get(name, ZERO).plus(Amount(amount))
     return result
 
 

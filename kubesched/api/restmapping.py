@@ -109,6 +109,9 @@ RESOURCES: tuple[Resource, ...] = (
        delete_returns_object=True),
     _r("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", namespaced=False,
        subresources=("status",), delete_returns_object=True),
+    # apiextensions.k8s.io/v1: CustomResourceDefinitions, whose resources serve joins the API
+    _r("CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False,
+       short_names=("crd", "crds"), categories=("api-extensions",), subresources=("status",)),
     # coordination.k8s.io/v1
     _r("Lease", "coordination.k8s.io", "v1", "leases"),
     # events.k8s.io/v1: the same Events as core/v1, in the newer shape
@@ -118,6 +121,8 @@ RESOURCES: tuple[Resource, ...] = (
     _r("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", subresources=("status",)),
     _r("ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates"),
     _r("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", namespaced=False),
+    _r("DeviceTaintRule", "resource.k8s.io", "v1alpha3", "devicetaintrules", namespaced=False,
+       subresources=("status",)),
     # rbac.authorization.k8s.io/v1: stored for the manifests operators and schedulers ship with
     _r("ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", "clusterrolebindings", namespaced=False),
     _r("ClusterRole", "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False),
@@ -133,7 +138,7 @@ RESOURCES: tuple[Resource, ...] = (
 # The groups in the order kube-apiserver lists them (`/apis`), each with its one served version.
 GROUPS: tuple[str, ...] = (
     "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-    "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "resource.k8s.io", "metrics.k8s.io",
+    "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "resource.k8s.io", "metrics.k8s.io",
 )
 # Groups an aggregated API server serves upstream: they publish no OpenAPI of kube-apiserver's.
 AGGREGATED_GROUPS = frozenset({"metrics.k8s.io"})

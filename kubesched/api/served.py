@@ -44,7 +44,9 @@ SERVED: dict[str, dict[str, frozenset[str]]] = {group: {v: frozenset(kinds) for 
     "rbac.authorization.k8s.io": {"v1": ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")},
     # v1 since v1.34; v1beta1 and v1beta2 only with --runtime-config. Exports of older clusters
     # that say so are read in v1 (kubesched.api.dra.convert).
-    "resource.k8s.io": {"v1": _DRA},
+    # v1alpha3 for DeviceTaintRule (DRADeviceTaintRules), as with --runtime-config
+    # resource.k8s.io/v1alpha3=true: kubesched serves it for the gate to act on.
+    "resource.k8s.io": {"v1": _DRA, "v1alpha3": ("DeviceTaintRule",)},
     "scheduling.k8s.io": {"v1": ("PriorityClass",)},
     "settings.k8s.io": {},
     "storage.k8s.io": {"v1": ("CSIDriver", "CSINode", "CSIStorageCapacity", "StorageClass", "VolumeAttachment",

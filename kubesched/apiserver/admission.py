@@ -166,14 +166,14 @@ def admit_pod(pod: Obj, store: Store, warn: Callable[[str], None] | None = None,
     return limited
 
 
-def validate_new(obj: Obj, store: Store) -> None:
+def validate_new(obj: Obj, store: Store, dra_extended: bool = False) -> None:
     """The validating phase of a create: LimitRanger's min, max and ratio checks on pods and
-    claims, then ResourceQuota, which charges what it admits."""
+    claims, then ResourceQuota, which charges what it admits (`dra_extended`: DRAExtendedResource)."""
     if obj["kind"] == "Pod":
         limitranger.validate_pod(obj, store)
     elif obj["kind"] == "PersistentVolumeClaim":
         limitranger.validate_claim(obj, store)
-    resourcequota.admit(obj, store)
+    resourcequota.admit(obj, store, dra_extended)
 
 
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")

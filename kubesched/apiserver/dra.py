@@ -1,6 +1,6 @@
 """resource.k8s.io's registry rules around a write: v1 defaulting (pkg/apis/resource/v1/defaults.go)
 and what an update may change (the resourceclaim, resourceclaimtemplate and resourceslice
-strategies with their ValidateUpdate).
+strategies with their ValidateUpdate), and the fields a disabled feature gate drops on write.
 
 The API server defaults on every decode, so a stored claim always says how many devices each
 request wants and how; an update that leaves those out still matches the stored spec.
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.api.features import FeatureGates
 from kubesched.api.objects import Obj
 from kubesched.api.validation.checker import _show
 from kubesched.store.base import Store
 
 EXACT_COUNT = "ExactCount"
 ADMIN_NAMESPACE_LABEL = "resource.kubernetes.io/admin-access"
-KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"})
+KINDS = frozenset({"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule"})
 _IMMUTABLE_SLICE_FIELDS = (("pool", "name"), ("driver",), ("nodeName",))
 
 
@@ -95,3 +96,57 @@ def admin_access_problems(obj: Obj, store: Store) -> list[str]:
         return []
     return [f"{prefix}.devices.requests[{i}].exactly.adminAccess: Forbidden: admin access to devices requires the "
             f"`{ADMIN_NAMESPACE_LABEL}: true` label on the containing namespace" for i in asking]
+
+
+def drop_disabled_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
+    """The registry strategies' dropDisabledFields for consumable capacity: with
+    DRAConsumableCapacity off, a write loses a slice's `allowMultipleAllocations` and capacity
+    `requestPolicy`, a claim's (or template's) capacity requests and `distinctAttribute`
+    constraints, and an allocation's `shareID` and `consumedCapacity`, unless the stored object
+    already uses them (an object written while the gate was on stays as it is)."""
+    if gates.enabled("DRAConsumableCapacity") or (old is not None and _consumable_paths(old)):
+        return
+    for holder, key in _consumable_paths(new):
+        del holder[key]
+
+
+def _consumable_paths(obj: Obj) -> list[tuple[dict[str, Any], str]]:
+    """Where an object uses consumable capacity: (the dict holding the field, the field's name)."""
+    kind = obj.get("kind")
+    found: list[tuple[dict[str, Any], str]] = []
+
+    def each(value: Any, key: str) -> list[Any]:
+        items = value.get(key) if isinstance(value, dict) else None
+        return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+    def mark(holder: Any, key: str) -> None:
+        if isinstance(holder, dict) and holder.get(key) is not None:
+            found.append((holder, key))
+
+    spec = obj.get("spec")
+    if kind == "ResourceSlice":
+        for device in each(spec, "devices"):
+            mark(device, "allowMultipleAllocations")
+            capacity = device.get("capacity")
+            for cap in capacity.values() if isinstance(capacity, dict) else ():
+                mark(cap, "requestPolicy")
+        return found
+    if kind == "ResourceClaimTemplate":
+        spec = spec.get("spec") if isinstance(spec, dict) else None
+    elif kind != "ResourceClaim":
+        return found
+    devices = spec.get("devices") if isinstance(spec, dict) else None
+    for request in each(devices, "requests"):
+        mark(request.get("exactly"), "capacity")
+        for sub in each(request, "firstAvailable"):
+            mark(sub, "capacity")
+    for constraint in each(devices, "constraints"):
+        mark(constraint, "distinctAttribute")
+    status = obj.get("status")
+    allocation = status.get("allocation") if isinstance(status, dict) else None
+    for result in each(allocation.get("devices") if isinstance(allocation, dict) else None, "results"):
+        mark(result, "shareID")
+        mark(result, "consumedCapacity")
+    for device in each(status, "devices"):
+        mark(device, "shareID")
+    return found

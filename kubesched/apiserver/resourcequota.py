@@ -60,8 +60,9 @@ def count_name(obj: Obj, store: Store) -> str:
     return object_count_name(obj, lambda group, kind: plurals.get((group, kind)))
 
 
-def admit(obj: Obj, store: Store) -> None:
-    """Refuse `obj` (being created) if a quota of its namespace does not allow it, else charge it."""
+def admit(obj: Obj, store: Store, dra_extended: bool = False) -> None:
+    """Refuse `obj` (being created) if a quota of its namespace does not allow it, else charge it.
+    `dra_extended`: DRAExtendedResource is on (claims count in extended-resource names too)."""
     namespace = obj["metadata"].get("namespace")
     quotas = list(store.list("ResourceQuota", namespace)) if namespace else []
     if not quotas:
@@ -72,7 +73,7 @@ def admit(obj: Obj, store: Store) -> None:
         if not quota_matches(quota, obj, count):
             continue
         name, status = quota["metadata"]["name"], quota.get("status") or {}
-        tracked = matching_resources(kind, count, status.get("hard") or {})
+        tracked = matching_resources(kind, count, status.get("hard") or {}, dra_extended)
         if kind == "Pod":
             missing = unstated(obj["spec"], tracked)
             if missing:
@@ -81,7 +82,8 @@ def admit(obj: Obj, store: Store) -> None:
         if unknown:
             raise admission_forbidden(obj, f"status unknown for quota: {name}, resources: {','.join(sorted(tracked))}")
         pertinent.append(quota)
-    delta = {n: v for n, v in usage(obj, count).items() if v.value}  # quota.RemoveZeros
+    delta = {n: v for n, v in usage(obj, count, dra_extended=store.get if dra_extended else None).items()
+             if v.value}  # quota.RemoveZeros
     if not pertinent or not delta:
         return
     charged: list[tuple[Obj, ResourceList]] = []

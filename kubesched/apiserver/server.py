@@ -14,7 +14,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from kubesched.api.crd import definition as crd_definition
 from kubesched.api.dra.claims import FINALIZER as DRA_FINALIZER
+from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
@@ -28,8 +30,9 @@ from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
-from kubesched.apiserver import admission, dra
+from kubesched.apiserver import admission, dra, dragates
 from kubesched.apiserver import eviction as eviction_subresource
+from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.podupdate import pod_update_problems
@@ -40,22 +43,35 @@ from kubesched.store.base import Conflict, NotFound, Store
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
-# The garbage collector's finalizers (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents):
-# an object carrying one stays, with its deletionTimestamp, until the collector removes it; so does
-# a ResourceClaim with its delete protection, until the resource-claim controller has deallocated
-# it. Other finalizers are not waited for: no component here would remove them.
+# An object being deleted stays, with its deletionTimestamp, while it has a finalizer its owner
+# will remove: the garbage collector's (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents),
+# a ResourceClaim's delete protection (the resource-claim controller), a CRD's cleanup, and every
+# finalizer that is not Kubernetes' own (an operator's, which the operator removes, as an operator
+# author tests). Kubernetes' other finalizers (kubernetes.io/pvc-protection,
+# batch.kubernetes.io/job-tracking, ...) belong to controllers kubesched does not run: they are
+# not waited for, as if their controller had let the object go at once.
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
-WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER)
+WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER, crd_definition.CLEANUP_FINALIZER)
+
+
+def waited(finalizer: str) -> bool:
+    """Whether an object with `finalizer` stays until it is removed (see WAITED_FINALIZERS)."""
+    if finalizer in WAITED_FINALIZERS:
+        return True
+    domain = finalizer.partition("/")[0] if "/" in finalizer else ""
+    return not (domain in ("kubernetes.io", "k8s.io") or domain.endswith((".kubernetes.io", ".k8s.io"))
+                or domain.startswith(("external-attacher", "external-provisioner", "external-resizer")))
 
 
 class APIServer(StoreReads):
     def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
                  epoch: datetime = DEFAULT_EPOCH, observer: Observer = NULL_OBSERVER,
-                 checker: type[Checker] = Checker) -> None:
+                 checker: type[Checker] = Checker, features: FeatureGates = DEFAULT_FEATURE_GATES) -> None:
         """`observer` is told of every Eviction request and its answer; `checker` validates what is
-        written (with the rules of the simulation's annotations, when the cluster gives them).
+        written (with the rules of the simulation's annotations, when the cluster gives them);
+        `features` decide which gated fields a write keeps.
         `seed` None (a server whose store outlives it) draws UIDs and generated names from the
         system's randomness and numbers Events from the wall clock, as kube-apiserver does, so a
         restarted server never repeats a name it gave before."""
@@ -68,6 +84,10 @@ class APIServer(StoreReads):
         self._event_seq = 0 if seed is not None else time.time_ns()
         self.observer = observer
         self.checker = checker
+        self.features = features  # the gates the resource.k8s.io strategies drop fields by
+        # DRAExtendedResource: ResourceQuota counts claims' devices in extended-resource names too.
+        self.dra_extended_resource = features.enabled("DRAExtendedResource")
+        self.custom = CustomResources(store)
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -104,7 +124,8 @@ class APIServer(StoreReads):
             raise BadRequest("Object 'Kind' is missing")
         kind = resource_kind(obj)  # a custom resource is never taken for the built-in kind it shares a name with
         meta = obj.setdefault("metadata", {})
-        if namespaced(kind):
+        crd = self.custom.definition_of(obj)
+        if crd_definition.namespaced(crd) if crd is not None else namespaced(kind):
             meta.setdefault("namespace", "default")
         else:
             meta.pop("namespace", None)
@@ -124,8 +145,16 @@ class APIServer(StoreReads):
             validated = False  # the defaults set_defaults derived are checked against its min and max
         elif kind in dra.KINDS:
             dra.default(obj)
+            stored = obj if existing else None  # what a snapshot holds is stored as it is
+            dra.drop_disabled_fields(obj, stored, self.features)
+            dragates.prepare(obj, stored, self.features, self.timestamp())
         if not validated:
             self._validate(obj)
+        # What a cluster exported was admitted there: kept as it is.
+        if crd is not None and not existing:
+            self.custom.prepare(obj, crd, None)
+        elif crd_definition.is_crd(obj) and not existing:
+            self.custom.prepare_definition(obj, None)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
             raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
@@ -143,7 +172,7 @@ class APIServer(StoreReads):
                 raise AlreadyExists(f'{kind} "{name}" already exists')  # before quota charges it
             if dry_run:
                 return obj
-            admission.validate_new(obj, self.store)
+            admission.validate_new(obj, self.store, self.dra_extended_resource)
         try:
             return self.store.create(obj)
         except Conflict as e:
@@ -174,15 +203,28 @@ class APIServer(StoreReads):
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
-            self._validate_status(current, new)
+            self._prepare_status(current, new)
         else:
             set_defaults(new)
             self._validate_update(current, new)
-        if not status_only:
+        if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
+
+    def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
+        """A custom object's or a definition's update: defaulted, pruned and validated as on
+        create. True when it was one (its generation is then counted its own way)."""
+        crd = self.custom.definition_of(new)
+        if crd is not None:
+            self.custom.prepare(new, crd, current)
+            if not status_only:
+                self.custom.bump_generation(crd, current, new)
+            return True
+        if crd_definition.is_crd(new) and not status_only:
+            self.custom.prepare_definition(new, current)
+        return False
 
     def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False) -> Obj:
         current = self.get(kind, namespace, name)
@@ -190,7 +232,7 @@ class APIServer(StoreReads):
         new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
-            self._validate_status(current, new)
+            self._prepare_status(current, new)
         else:
             set_defaults(new)
             self._validate_update(current, new)
@@ -203,9 +245,19 @@ class APIServer(StoreReads):
         """An update's validation: the object's own, and what its kind lets an update change."""
         if new.get("kind") in dra.KINDS:
             dra.default(new)
+            dra.drop_disabled_fields(new, current, self.features)
+            dragates.prepare(new, current, self.features, self.timestamp())
             self._validate(new, dra.update_problems(current, new))
         else:
             self._validate(new)
+
+    def _prepare_status(self, current: Obj, new: Obj) -> None:
+        """A status write as the status strategy takes it: gated fields dropped, then validated."""
+        if new.get("kind") in dra.KINDS:
+            dra.drop_disabled_fields(new, current, self.features)
+        if new.get("kind") == "ResourceClaim":
+            dragates.prepare_claim_status(new.get("status") or {}, current.get("status") or {}, self.features)
+        self._validate_status(current, new)
 
     @staticmethod
     def _validate_status(current: Obj, new: Obj) -> None:
@@ -217,7 +269,7 @@ class APIServer(StoreReads):
         """An object being deleted goes once its last garbage-collector finalizer is removed (a pod
         still in its grace period stays for its kubelet)."""
         meta = obj["metadata"]
-        if not meta.get("deletionTimestamp") or any(f in WAITED_FINALIZERS for f in meta.get("finalizers") or ()):
+        if not meta.get("deletionTimestamp") or any(waited(f) for f in meta.get("finalizers") or ()):
             return obj
         if obj["kind"] == "Pod" and meta.get("deletionGracePeriodSeconds") and obj["spec"].get("nodeName") \
                 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
@@ -240,7 +292,7 @@ class APIServer(StoreReads):
         new = {**current, "metadata": dict(current["metadata"]), "status": deep_copy(current.get("status", {}))}
         if mutate(new["status"]) is False:
             return current
-        self._validate_status(current, new)
+        self._prepare_status(current, new)
         return self._write(new, None)
 
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:
@@ -294,7 +346,7 @@ class APIServer(StoreReads):
                 if meta.get("deletionTimestamp") and grace_period >= meta.get("deletionGracePeriodSeconds", 0):
                     return obj
                 return self._mark_deleted(obj, grace_period, finalizers)
-        if any(f in WAITED_FINALIZERS for f in finalizers):
+        if any(waited(f) for f in finalizers):
             return self._mark_deleted(obj, 0, finalizers)
         ns = namespace if namespaced(kind) else ""
         try:

@@ -22,6 +22,7 @@ from kubesched.cluster.recorder import Recorder
 from kubesched.controllers.cronjob import CronJobController
 from kubesched.controllers.daemonset import DaemonSetController
 from kubesched.controllers.deployment import DeploymentController
+from kubesched.controllers.devicetainteviction import DeviceTaintEvictionController
 from kubesched.controllers.disruption import DisruptionController
 from kubesched.controllers.ephemeral import EphemeralVolumeController
 from kubesched.controllers.garbagecollector import GarbageCollector
@@ -97,7 +98,7 @@ class Cluster:
     def __post_init__(self) -> None:
         observer: Observer = self.recorder if self.recorder is not None else NULL_OBSERVER
         self.api = APIServer(self.store, self.clock.now, self.seed if self.reproducible_ids else None,
-                             self.epoch, observer, SimulationChecker)
+                             self.epoch, observer, SimulationChecker, self.feature_gates)
         if self.recorder is not None:  # first: it sees a removal before a controller replaces the pod
             self.recorder.start(self.api, self.clock)
             # What matters is every write but the Events (a simulation only adds them): repeated
@@ -118,7 +119,8 @@ class Cluster:
             TTLAfterFinishedController(api, clock), GarbageCollector(api, clock),
             NodeLifecycleController(api, clock, indexes), TaintEvictionController(api, clock, indexes),
             PodGCController(api, clock, indexes), PersistentVolumeController(api, clock),
-            EphemeralVolumeController(api, clock), ResourceClaimController(api, clock)]
+            EphemeralVolumeController(api, clock), ResourceClaimController(api, clock),
+            DeviceTaintEvictionController(api, clock, self.feature_gates)]
         for controller in self.controllers:
             controller.start()
         self.schedulers = [Scheduler(self.api, self.clock, cfg, self.seed, self.explain, observer, self.feature_gates)

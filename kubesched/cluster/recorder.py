@@ -46,6 +46,7 @@ REMOVAL_REASONS = {
     "EvictionByEvictionAPI": "EvictionAPI",
     "TerminationByKubelet": "Evicted",
     "DeletionByTaintManager": "TaintManagerEviction",
+    "DeletionByDeviceTaintManager": "DeviceTaintManagerEviction",
     "DeletionByPodGC": "NodeLost",
 }
 # The scheduler's Event on each victim of a preemption.
@@ -81,7 +82,9 @@ class Disruption:
     pod: str  # namespace/name
     uid: str
     node: str | None
-    cause: str  # Preempted, Evicted, TaintManagerEviction, EvictionAPI, Drained, Descheduled, Deleted, or a failure reason
+    # Preempted, Evicted, TaintManagerEviction, DeviceTaintManagerEviction, EvictionAPI, Drained,
+    # Descheduled, Deleted, or a failure reason
+    cause: str
     detail: str
     owner_uid: str | None = None
     replacement: str | None = None

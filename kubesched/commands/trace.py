@@ -26,9 +26,10 @@ def trace() -> None:
 @click.option("--interval", type=click.IntRange(min=0), metavar="SECONDS",
               help="With --saturated: seconds between arrivals, in trace order (default 1).")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Only the first N pods (by creation time).")
-@click.option("--gpus", type=click.Choice(["extended", "dra"]), default="extended", show_default=True,
+@click.option("--gpus", type=click.Choice(["extended", "dra", "dra-shared"]), default="extended", show_default=True,
               help="Whole GPUs as the extended resource nvidia.com/gpu, or as DRA devices in ResourceSlices "
-                   "that pods claim through ResourceClaimTemplates.")
+                   "that pods claim through ResourceClaimTemplates; dra-shared: GPU shares split a device "
+                   "(consumable capacity, alpha gate DRAConsumableCapacity on).")
 def alibaba_gpu(directory: str, output: str, pods: str, saturated: bool, preempt: bool | None,
                 interval: int | None, limit: int | None, gpus: str) -> None:
     """Convert the Alibaba GPU trace of 2023 in DIRECTORY (Weng et al., USENIX ATC 2023) into a

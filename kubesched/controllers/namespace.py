@@ -9,7 +9,7 @@ finalizer is removed and the namespace goes). Objects still terminating keep it 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
@@ -19,10 +19,13 @@ from kubesched.store.base import DELETED, WatchEvent
 
 
 class NamespaceController:
-    def __init__(self, api: APIServer, clock: Clock, kinds: Iterable[str]) -> None:
-        """`kinds`: the namespaced kinds to empty a namespace of (what the server serves)."""
+    def __init__(self, api: APIServer, clock: Clock, kinds: Iterable[str],
+                 custom_kinds: Callable[[], Iterable[str]] | None = None) -> None:
+        """`kinds`: the namespaced kinds to empty a namespace of (what the server serves);
+        `custom_kinds`: those CustomResourceDefinitions serve at the moment."""
         self.api = api
         self.kinds = sorted(set(kinds))
+        self.custom_kinds = custom_kinds
         self.queue = WorkQueue(clock, self._sync)
 
     def start(self) -> None:
@@ -51,7 +54,8 @@ class NamespaceController:
         if ns is None or not ns["metadata"].get("deletionTimestamp"):
             return
         left = 0
-        for kind in self.kinds:
+        kinds = self.kinds + sorted(set(self.custom_kinds()) - set(self.kinds) if self.custom_kinds else ())
+        for kind in kinds:
             for obj in list(store.list(kind, name)):
                 left += 1
                 if obj["metadata"].get("deletionTimestamp"):
@@ -60,5 +64,5 @@ class NamespaceController:
                     self.api.delete(kind, name, obj["metadata"]["name"])
                 except APIError:
                     continue  # gone meanwhile
-        if left == 0 or not any(True for kind in self.kinds for _ in store.list(kind, name)):
+        if left == 0 or not any(True for kind in kinds for _ in store.list(kind, name)):
             store.delete("Namespace", "", name)

@@ -24,6 +24,7 @@ from kubesched.api.dra.claims import (
     allocation,
     can_be_reserved,
     claim_name,
+    extended_claim_name,
     is_for_pod,
     is_reserved_for,
     owning_pod,
@@ -69,7 +70,7 @@ class ResourceClaimController:
 
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
-        if not pod_claims(pod) and not (ev.old is not None and pod_claims(ev.old)):
+        if not pod_claims(pod) and not extended_claim_name(pod) and not (ev.old is not None and pod_claims(ev.old)):
             return
         namespace, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
         deleted = ev.type == DELETED

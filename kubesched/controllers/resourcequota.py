@@ -99,7 +99,7 @@ class ResourceQuotaController:
             count = count_name(ev.obj, self.api.store)
             for quota in self.api.store.list("ResourceQuota", namespace):
                 hard = (quota.get("status") or {}).get("hard") or {}
-                if matching_resources(ev.kind, count, hard):
+                if matching_resources(ev.kind, count, hard, self.api.dra_extended_resource):
                     self.queue.add(object_key(quota))
 
     def _frees(self, ev: WatchEvent) -> bool:
@@ -136,16 +136,18 @@ class ResourceQuotaController:
         namespace = quota["metadata"].get("namespace", "")
         scopes = scope_selectors(quota)
         now, seconds = self.clock.now(), self.api.seconds
-        total: ResourceList = dict.fromkeys(evaluated(hard), ZERO)  # CalculateUsageStats starts each at zero
+        dra_extended = self.api.dra_extended_resource
+        total: ResourceList = dict.fromkeys(evaluated(hard, dra_extended), ZERO)  # CalculateUsageStats starts each at zero
+        get = self.api.store.get if dra_extended else None
         for kind in self._kinds:
             for obj in self.api.store.list(kind, namespace):
                 count = count_name(obj, self.api.store)
-                tracked = matching_resources(kind, count, hard)
+                tracked = matching_resources(kind, count, hard, dra_extended)
                 if not tracked:
                     break  # the kind's evaluator tracks none of them (every object of a kind shares its count name)
                 if all(scope_matches(obj, s) for s in scopes):
                     charged = kind != "Pod" or pod_charged(obj, now, seconds)
-                    total = add(total, mask(usage(obj, count, charged), tracked))
+                    total = add(total, mask(usage(obj, count, charged, get), tracked))
         return total
 
 

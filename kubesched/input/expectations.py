@@ -248,14 +248,19 @@ class PersistentVolumeExpectation(_VolumeExpectation):
 
 class ResourceClaimExpectation(Expectation):
     """A ResourceClaim by "namespace/name", or the claim a pod's template made: the pod's
-    "namespace/name" with `podClaim`, the pod claim's name (generated names end in random letters)."""
+    "namespace/name" with `podClaim`, the pod claim's name (generated names end in random letters),
+    or with `extendedResources: true`, the claim the scheduler made for the pod's extended
+    resources backed by DRA."""
 
     subject = "resourceClaim"
-    fields = ("podClaim", "allocated", "reservedFor", "deleted", "event")
+    fields = ("podClaim", "extendedResources", "allocated", "reservedFor", "deleted", "event")
 
     def validate_fields(self, c: Checker, entry: dict[str, Any], path: str) -> None:
         _subject(c, entry["resourceClaim"], subpath(path, "resourceClaim"), 2)
         c.get(entry, "podClaim", path, str)
+        c.get(entry, "extendedResources", path, bool)
+        if entry.get("podClaim") is not None and entry.get("extendedResources"):
+            c.err(path, "Invalid value: specify podClaim or extendedResources, not both")
         for key in ("allocated", "reservedFor"):
             check_shape(c, entry.get(key), subpath(path, key), [str])
         for i, device in enumerate(entry.get("allocated") or ()):

@@ -25,7 +25,7 @@ from kubesched.controllers.rebuiltreplicasets import rebuild_replica_sets
 
 CREATE_ORDER = ["Namespace", "PriorityClass", "RuntimeClass", "LimitRange", "ResourceQuota", "StorageClass",
                 "CSIDriver", "Node", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "DeviceClass", "ResourceSlice",
-                "ResourceClaimTemplate", "ResourceClaim", "PodDisruptionBudget",
+                "DeviceTaintRule", "ResourceClaimTemplate", "ResourceClaim", "PodDisruptionBudget",
                 "DaemonSet", "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "CronJob", "Job",
                 "Pod"]
 

@@ -26,6 +26,8 @@ import functools
 import zlib
 from typing import Any
 
+from kubesched.api.dra.claims import extended_claim_name
+from kubesched.api.dra.extended import is_dra_extended_resource_name
 from kubesched.api.objects import (
     Obj,
     Shared,
@@ -443,7 +445,7 @@ class Kubelets:
         if pod is None or pod["metadata"].get("deletionTimestamp") or pod["status"].get("phase") != "Pending":
             return
         node = pod["spec"]["nodeName"]
-        if pod["spec"].get("resourceClaims") and not self._claims_prepared(pod):
+        if (pod["spec"].get("resourceClaims") or extended_claim_name(pod)) and not self._claims_prepared(pod):
             return
         requests = pod_requests(pod["spec"])
         refusal = self.eviction.admit(pod, node) or self._admit(node, requests)
@@ -667,8 +669,8 @@ class Kubelets:
             return "OutOfpods", insufficient("pods", 1, len(running.pods), max_pods)
         for name in ("cpu", "memory", "ephemeral-storage", *sorted(k for k in requests if "/" in k)):
             want = requests.get(name, 0)
-            if not want:
-                continue
+            if not want or (is_dra_extended_resource_name(name) and name not in alloc):
+                continue  # removeMissingExtendedResources: a resource the node does not publish is not its to count
             used = running.totals.get(name, 0)
             if used + want > alloc.get(name, 0):
                 return f"OutOf{name}", insufficient(name, want, used, alloc.get(name, 0))

@@ -10,6 +10,7 @@ from kubesched.api.dra.claims import (
     ClaimNameError,
     allocation,
     claim_name,
+    extended_claim_name,
     is_for_pod,
     is_reserved_for,
     pod_claims,
@@ -48,4 +49,22 @@ def prepare_problem(store: Store, pod: Obj) -> str | None:
         if allocation(claim) is None or not is_reserved_for(uid, claim):
             return (f"pod {meta['name']}({uid}) is not allowed to use resource claim {name}"
                     f"({claim['metadata'].get('uid', '')})")
+    return _extended_problem(store, pod)
+
+
+def _extended_problem(store: Store, pod: Obj) -> str | None:
+    """The claim made for the pod's extended resources is prepared like the others (the kubelet
+    adds it to the pod's claims from `status.extendedResourceClaimStatus`)."""
+    name = extended_claim_name(pod)
+    if name is None:
+        return None
+    meta = pod["metadata"]
+    uid = meta.get("uid", "")
+    claim = store.get("ResourceClaim", meta.get("namespace", "default"), name)
+    if claim is None:
+        return (f"failed to fetch ResourceClaim {name} referenced by pod {meta['name']}: "
+                f'resourceclaims.resource.k8s.io "{name}" not found')
+    if allocation(claim) is None or not is_reserved_for(uid, claim):
+        return (f"pod {meta['name']}({uid}) is not allowed to use resource claim {name}"
+                f"({claim['metadata'].get('uid', '')})")
     return None

@@ -91,7 +91,9 @@ class LiveScheduler:
         self.configs = configs
         self.identity = identity
         self.feature_gates = feature_gates
-        self.engine = LiveEngine(conn, DEFAULT_SCHEDULER, SCHEDULER_KINDS)
+        # DeviceTaintRules are read only with their gate on: a cluster serves them only then.
+        rules = ["DeviceTaintRule"] if feature_gates.enabled("DRADeviceTaintRules") else []
+        self.engine = LiveEngine(conn, DEFAULT_SCHEDULER, [*SCHEDULER_KINDS, *rules])
         self.metrics = SchedulerMetrics()
         self.schedulers: list[Any] = []
         self.leading = threading.Event()

@@ -5,6 +5,11 @@ per device as claims come and go, so a scheduling attempt never scans every clai
 whose allocation the scheduler has decided in Reserve but not yet written in PreBind (in-flight:
 their devices are taken, and a pod sharing such a claim waits), and the slices indexed by the node
 they name, so a node's pools are found without walking every slice in the cluster.
+
+With consumable capacity a device may be shared: each allocation result with a `shareID` holds a
+share of it, and what the shares consume is summed per device as claims come and go (in-flight
+ones included), so the allocator sees a shared device as taken only as far as its capacity is
+(upstream's AllocatedState with its AggregatedCapacity).
 """
 
 from __future__ import annotations
@@ -16,14 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from kubesched.api.dra.allocator import DeviceID, allocated_devices
+from kubesched.api.dra import capacity as cc
+from kubesched.api.dra import taintrules
+from kubesched.api.dra.allocator import DeviceID, allocated_devices, allocated_shares
+from kubesched.api.dra.extended import CLAIM_ANNOTATION, device_class_mapping
 from kubesched.store.base import DELETED, WatchEvent
 
 if TYPE_CHECKING:
     from kubesched.scheduler.cache import Cache
 
 Obj = dict[str, Any]
-DRA_KINDS = {"ResourceClaim", "ResourceSlice", "DeviceClass"}
+DRA_KINDS = {"ResourceClaim", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
 
 
 class AllocatedDevices:
@@ -36,6 +44,19 @@ class AllocatedDevices:
         return device in self._m._held or device in self._m._in_flight_devices
 
 
+class WholeDevices:
+    """With consumable capacity: the devices held whole (not as a share), by an allocated claim
+    or an in-flight allocation."""
+
+    def __init__(self, manager: DRAManager) -> None:
+        self._m = manager
+
+    def __contains__(self, device: object) -> bool:
+        m = self._m
+        held = m._held.get(device, 0) + m._in_flight_devices.get(device, 0)  # type: ignore[call-overload]
+        return held > m.shares.get(device, 0)  # type: ignore[call-overload]
+
+
 class DRAManager:
     def __init__(self, cache: Cache | None = None) -> None:
         self._claim_devices: dict[str, list[DeviceID]] = {}  # by claim uid
@@ -46,6 +67,11 @@ class DRAManager:
         self._other_slices: dict[str, Obj] = {}  # selectors, allNodes, per-device selection
         self._pool_slices: dict[tuple[str, str], dict[str, Obj]] = {}
         self.allocated = AllocatedDevices(self)
+        # Consumable capacity: shares held per device, and what they consume together.
+        self._claim_shares: dict[str, list[tuple[DeviceID, cc.Amounts]]] = {}  # by claim uid
+        self.shares: Counter[DeviceID] = Counter()
+        self.consumed: dict[DeviceID, cc.Amounts] = {}
+        self.whole = WholeDevices(self)
         # What an allocation on a node depends on besides the claims, for caching its outcome:
         # `epoch` moves with any slice or class, a pool's version with its devices in use.
         self.epoch = 0
@@ -56,6 +82,17 @@ class DRAManager:
         self._cache = cache
         self._pool_nodes: dict[tuple[str, str], set[str]] = {}  # pool -> the nodes its slices name
         self._other_pools: set[tuple[str, str]] = set()
+        # DeviceTaintRules, applied to the slices the allocator reads when DRADeviceTaintRules is on
+        # (the scheduler says so); each slice's ruled copy is kept while it and the rules stay.
+        self.taint_rules = False
+        self._rules: dict[str, Obj] = {}
+        self._ruled: dict[str, tuple[Obj, int, Obj]] = {}  # slice name -> (slice, epoch, with rules)
+        # Extended resources backed by DRA: the classes (for the name -> class mapping, built
+        # again only after a class changed) and the claims made for pods' extended resources,
+        # by the uid of the pod that owns them.
+        self._classes: dict[str, Obj] = {}
+        self._mapping: dict[str, str] | None = None
+        self._extended_claims: dict[str, Obj] = {}
         if cache is not None:
             cache.listeners.append(self._bump)
 
@@ -65,14 +102,34 @@ class DRAManager:
         if ev.kind == "ResourceClaim":
             self._on_claim(ev.obj, ev.type == DELETED)
             return
-        self.epoch += 1  # a slice or a class
-        if ev.kind == "ResourceSlice":
+        self.epoch += 1  # a slice, a class or a taint rule
+        if ev.kind == "DeviceTaintRule":
+            name = ev.obj["metadata"]["name"]
+            if ev.type == DELETED:
+                self._rules.pop(name, None)
+            else:
+                self._rules[name] = ev.obj
+        elif ev.kind == "ResourceSlice":
             self._on_slice(ev.old if ev.type != DELETED else None, ev.obj, ev.type == DELETED)
+        elif ev.kind == "DeviceClass":
+            if ev.type == DELETED:
+                self._classes.pop(ev.obj["metadata"]["name"], None)
+            else:
+                self._classes[ev.obj["metadata"]["name"]] = ev.obj
+            self._mapping = None
 
     def _on_claim(self, claim: Obj, deleted: bool) -> None:
         uid = claim["metadata"].get("uid") or claim["metadata"]["name"]
+        if (claim["metadata"].get("annotations") or {}).get(CLAIM_ANNOTATION) == "true":
+            self._index_extended_claim(claim, deleted)
         devices = [] if deleted else allocated_devices(claim)
         before = self._claim_devices.get(uid, [])
+        shares = [] if deleted else allocated_shares(claim)
+        if shares or uid in self._claim_shares:
+            self._share(self._claim_shares.pop(uid, []), -1)
+            if shares:
+                self._claim_shares[uid] = shares
+                self._share(shares, 1)
         if devices == before:
             return
         for dev in before:
@@ -84,6 +141,18 @@ class DRAManager:
             self._claim_devices[uid] = devices
             self._held.update(devices)
         self._touch(before + devices)
+
+    def _share(self, shares: list[tuple[DeviceID, cc.Amounts]], sign: int) -> None:
+        """Count shares in (1) or out (-1) of the devices' totals."""
+        for dev, amounts in shares:
+            self.shares[dev] += sign
+            if not self.shares[dev]:
+                del self.shares[dev]
+            if amounts:
+                total = self.consumed.setdefault(dev, {})
+                cc.add(total, amounts, sign)
+                if not any(total.values()):
+                    del self.consumed[dev]
 
     def _touch(self, devices: list[DeviceID]) -> None:
         for driver, pool, _ in devices:
@@ -130,11 +199,47 @@ class DRAManager:
 
     def slices_for_node(self, node: Obj) -> Iterator[Obj]:
         """The slices that may have devices for `node` (by name, or by a selector to evaluate)."""
-        yield from self._node_slices.get(node["metadata"]["name"], {}).values()
-        yield from self._other_slices.values()
+        for found in (self._node_slices.get(node["metadata"]["name"], {}), self._other_slices):
+            yield from map(self._with_rules, found.values()) if self.taint_rules else found.values()
+
+    def extended_resource_classes(self) -> dict[str, str]:
+        """Extended resource name -> the DeviceClass that serves it (the DeviceClass mapping
+        cache: rebuilt only after a class changed)."""
+        if self._mapping is None:
+            self._mapping = device_class_mapping(self._classes.values())
+        return self._mapping
+
+    def extended_claim(self, pod_uid: str) -> Obj | None:
+        """A claim made for the pod's extended resources that exists in the API (annotated so,
+        the pod its controller)."""
+        return self._extended_claims.get(pod_uid)
+
+    def _index_extended_claim(self, claim: Obj, deleted: bool) -> None:
+        for owner in claim["metadata"].get("ownerReferences") or ():
+            if owner.get("controller") and owner.get("kind") == "Pod":
+                uid = owner.get("uid", "")
+                if deleted:
+                    if (self._extended_claims.get(uid) or {}).get("metadata", {}).get("uid") == \
+                            claim["metadata"].get("uid"):
+                        del self._extended_claims[uid]
+                else:
+                    self._extended_claims[uid] = claim
 
     def pool_slices(self, driver: str, pool: str) -> Iterator[Obj]:
-        yield from self._pool_slices.get((driver, pool), {}).values()
+        found = self._pool_slices.get((driver, pool), {}).values()
+        yield from map(self._with_rules, found) if self.taint_rules else found
+
+    def _with_rules(self, slice_: Obj) -> Obj:
+        """ListWithDeviceTaintRules: the slice with the taints of the rules that select its devices."""
+        if not self._rules:
+            return slice_
+        name = slice_["metadata"]["name"]
+        kept = self._ruled.get(name)
+        if kept is not None and kept[0] is slice_ and kept[1] == self.epoch:
+            return kept[2]
+        ruled = taintrules.with_rules(slice_, self._rules.values())
+        self._ruled[name] = (slice_, self.epoch, ruled)
+        return ruled
 
     def devices_in_use(self) -> int:
         return len(self._held) + len(self._in_flight_devices)
@@ -159,6 +264,7 @@ class DRAManager:
         self.remove_pending_allocation(uid)
         self._in_flight[uid] = claim
         self._in_flight_devices.update(allocated_devices(claim))
+        self._share(allocated_shares(claim), 1)
         self._touch(allocated_devices(claim))
 
     def remove_pending_allocation(self, uid: str) -> bool:
@@ -169,6 +275,7 @@ class DRAManager:
             self._in_flight_devices[dev] -= 1
             if not self._in_flight_devices[dev]:
                 del self._in_flight_devices[dev]
+        self._share(allocated_shares(claim), -1)
         self._touch(allocated_devices(claim))
         return True
 

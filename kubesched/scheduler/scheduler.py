@@ -118,6 +118,7 @@ class Scheduler:
         self.handle.api = api
         self.handle.rng = random.Random(seed)
         self.handle.features = features  # before the plugins are built: they may read it then
+        self.handle.dra.taint_rules = features.enabled("DRADeviceTaintRules")
         self.nominator = self.handle.nominator
         self.profiles: dict[str, Profile] = build_profiles(self.config, self.handle)
         self.handle.profiles = self.profiles
@@ -195,8 +196,15 @@ class Scheduler:
         self._kick()
 
     def _on_dra(self, ev: WatchEvent) -> None:
-        """Claims, slices and classes: the DRA manager's indexes first, then the cluster event."""
+        """Claims, slices and classes: the DRA manager's indexes first, then the cluster event. A
+        DeviceTaintRule reaches the queue as what it changes, its slices (an update of them, as
+        the resourceslice tracker reports it)."""
         self.handle.dra.on_event(ev)
+        if ev.kind == "DeviceTaintRule":
+            if self.handle.dra.taint_rules:
+                self.queue.move_all(Event("ResourceSlice", ActionType.Update, None, None))
+                self._kick()
+            return
         self._on_storage(ev)
 
     def _on_pod(self, ev: WatchEvent) -> None:

@@ -18,10 +18,11 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.duration import parse_duration
-from kubesched.api.restmapping import lookup
+from kubesched.api.restmapping import Resource, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
+from kubesched.server.custom import CustomResource
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
 from kubesched.server.watch import Watch
@@ -102,50 +103,69 @@ class Server:
         if parts[:1] == ["openapi"]:
             return self._openapi(request, parts)
         if parts in (["api"], ["apis"]):
+            custom = self.engine.custom.all()
             if discovery.wants_aggregated(request.headers.get("Accept")):
-                return web.Response(body=json.dumps(discovery.aggregated_discovery(parts == ["api"])).encode(),
+                aggregated = discovery.aggregated_discovery(parts == ["api"], custom)
+                return web.Response(body=json.dumps(aggregated).encode(),
                                     headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"})
-            answer = discovery.api_versions(request.host) if parts == ["api"] else discovery.api_group_list()
+            answer = discovery.api_versions(request.host) if parts == ["api"] else discovery.api_group_list(custom)
             return web.Response(body=json.dumps(answer).encode(), content_type="application/json",
                                 headers={"Vary": "Accept"})
         if parts[:2] == ["api", "v1"]:
             group, version, rest = "", "v1", parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
             if len(parts) == 2:
-                found = discovery.api_group(parts[1])
+                found = discovery.api_group(parts[1], self.engine.custom.all())
                 return _json(found) if found is not None else self._not_found()
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
             return self._not_found()
         if not rest:
-            found = discovery.api_resource_list(group, version)
+            found = discovery.api_resource_list(group, version, self.engine.custom.all())
             return _json(found) if found is not None else self._not_found()
         if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             return _status(st.method_not_allowed())
         return await self._resource(request, group, version, rest)
 
+    def _lookup(self, group: str, version: str, plural: str) -> Resource | None:
+        return lookup(group, version, plural) or self.engine.custom.lookup(group, version, plural)
+
     @staticmethod
     def _not_found() -> web.Response:
         return _status(st.status(404, "NotFound", "the server could not find the requested resource"))
 
+    def _custom_documents(self) -> dict[str, tuple[bytes, str]]:
+        """The OpenAPI v3 documents of the group/versions CustomResourceDefinitions serve, by path."""
+        by_gv: dict[tuple[str, str], list[Any]] = {}
+        for r in self.engine.custom.all():
+            by_gv.setdefault((r.group, r.version), []).append(r)
+        return {f"apis/{g}/{v}": openapi.custom_document_bytes(openapi.custom_document(g, v, rs))
+                for (g, v), rs in sorted(by_gv.items())}
+
     def _openapi(self, request: web.Request, parts: list[str]) -> web.Response:
         if parts == ["openapi", "v3"]:
-            return _json(openapi.openapi_v3_index())
+            index = openapi.openapi_v3_index()
+            for path, (_, digest) in self._custom_documents().items():
+                index["paths"][path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
+            return _json(index)
         if parts[:2] == ["openapi", "v3"]:
             path = "/".join(parts[2:])
             doc = openapi.openapi_v3_document(path)
+            current = openapi.openapi_v3_hash(path)
+            if doc is None and (custom := self._custom_documents().get(path)) is not None:
+                doc, current = custom
             if doc is not None:
-                current = openapi.openapi_v3_hash(path)
                 asked = request.query.get("hash")
                 if asked and asked != current:  # an old URL: where the document is now
-                    raise web.HTTPMovedPermanently(openapi.server_relative_url(path))
+                    raise web.HTTPMovedPermanently(f"/openapi/v3/{path}?hash={current}")
                 headers = {"ETag": f'"{current}"', "Vary": "Accept"}
                 if asked:  # a URL naming the content never changes: cache it for good
                     headers["Cache-Control"] = "public, immutable"
                     headers["Expires"] = "Thu, 31 Dec 2099 23:59:59 GMT"
                 return web.Response(body=doc, content_type="application/json", headers=headers)
         if parts == ["openapi", "v2"]:
-            return web.Response(body=openapi_v2.document(), headers={"Content-Type": openapi_v2.PROTOBUF})
+            custom = {name: s for r in self.engine.custom.all() for name, s in openapi.custom_schemas(r, r.schema).items()}
+            return web.Response(body=openapi_v2.with_custom(custom), headers={"Content-Type": openapi_v2.PROTOBUF})
         return self._not_found()
 
     async def _clock(self, request: web.Request, path: str) -> web.Response:
@@ -175,11 +195,11 @@ class Server:
         watch_prefix = segs[0] == "watch"
         if watch_prefix:
             segs = segs[1:]
-        if len(segs) >= 3 and segs[0] == "namespaces" and lookup(group, version, segs[2]) is not None:
+        if len(segs) >= 3 and segs[0] == "namespaces" and self._lookup(group, version, segs[2]) is not None:
             namespace, segs = segs[1], segs[2:]
         if not segs:
             return self._not_found()
-        resource = lookup(group, version, segs[0])
+        resource = self._lookup(group, version, segs[0])
         name = segs[1] if len(segs) > 1 else None
         sub = segs[2] if len(segs) > 2 else None
         if resource is None or len(segs) > 3 or (sub is not None and sub not in resource.subresources) \
@@ -217,6 +237,8 @@ class Server:
                                      'format - accepted media types include: application/json, application/yaml'))
         req = Request(verb, resource, namespace if resource.namespaced else None, name, sub, query, body,
                       ctype, request.headers.get("User-Agent", ""), table)
+        if isinstance(resource, CustomResource) and resource.deprecation_warning:
+            req.warnings.append(resource.deprecation_warning)
         if resource.namespaced and namespace is None and verb in ("create", "deletecollection"):
             return self._not_found()
         rest = self.engine.rest

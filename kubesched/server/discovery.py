@@ -13,6 +13,7 @@ import base64
 import hashlib
 import platform
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api.restmapping import GROUPS, RESOURCES, Resource, in_group_version
@@ -70,26 +71,37 @@ def _version_priority(ver: str) -> tuple[int, int, int]:
     return (stability, int(m.group(1)), int(m.group(3) or 0))
 
 
-def versions(group: str) -> list[str]:
-    """The versions `serve` has of a group (one each today), preferred first."""
-    return sorted({r.version for r in RESOURCES if r.group == group}, key=_version_priority, reverse=True)
+def versions(group: str, extra: Sequence[Resource] = ()) -> list[str]:
+    """The versions `serve` has of a group, preferred first. `extra`: the custom resources the
+    CustomResourceDefinitions add, here and below."""
+    return sorted({r.version for r in (*RESOURCES, *extra) if r.group == group}, key=_version_priority,
+                  reverse=True)
 
 
-def _group(group: str) -> dict[str, Any]:
-    listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions(group)]
+def _in_group_version(group: str, version: str, extra: Sequence[Resource]) -> list[Resource]:
+    return in_group_version(group, version) + [r for r in extra if r.group == group and r.version == version]
+
+
+def groups(extra: Sequence[Resource] = ()) -> list[str]:
+    """The built-in groups in kube-apiserver's priority order, then the custom ones by name."""
+    return [*GROUPS, *sorted({r.group for r in extra} - set(GROUPS))]
+
+
+def _group(group: str, extra: Sequence[Resource]) -> dict[str, Any]:
+    listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions(group, extra)]
     return {"name": group, "versions": listed, "preferredVersion": listed[0]}
 
 
-def api_group_list() -> dict[str, Any]:
+def api_group_list(extra: Sequence[Resource] = ()) -> dict[str, Any]:
     """`/apis` (legacy form): the groups in kube-apiserver's priority order."""
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g) for g in GROUPS]}
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g, extra) for g in groups(extra)]}
 
 
-def api_group(group: str) -> dict[str, Any] | None:
+def api_group(group: str, extra: Sequence[Resource] = ()) -> dict[str, Any] | None:
     """`/apis/<group>`, or None for a group `serve` does not have."""
-    if group not in GROUPS:
+    if group not in groups(extra):
         return None
-    return {"kind": "APIGroup", "apiVersion": "v1", **_group(group)}
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, extra)}
 
 
 def storage_version_hash(resource: Resource) -> str | None:
@@ -99,7 +111,8 @@ def storage_version_hash(resource: Resource) -> str | None:
     without storage (bindings, which only create) have none."""
     if "get" not in resource.verbs or not resource.stored:
         return None
-    group, ver = ("", "v1") if resource.stored_as else (resource.group, resource.version)
+    group, ver = ("", "v1") if resource.stored_as else (resource.group, getattr(resource, "storage_version",
+                                                                                 resource.version))
     digest = hashlib.sha256(f"{group}/{ver}/{resource.store_kind}".encode()).digest()
     return base64.b64encode(digest[:8]).decode()
 
@@ -134,10 +147,10 @@ def _api_resources(resource: Resource) -> list[dict[str, Any]]:
     return out
 
 
-def api_resource_list(group: str, version: str) -> dict[str, Any] | None:
+def api_resource_list(group: str, version: str, extra: Sequence[Resource] = ()) -> dict[str, Any] | None:
     """`/api/v1` or `/apis/<group>/<version>`: the APIResourceList, sorted by name as upstream's
     route installer leaves it; None for a group/version `serve` does not have."""
-    served = in_group_version(group, version)
+    served = _in_group_version(group, version, extra)
     if not served:
         return None
     entries = [e for r in served for e in _api_resources(r)]
@@ -170,22 +183,22 @@ def _discovery_resource(resource: Resource) -> dict[str, Any]:
     return entry
 
 
-def _discovery_group(group: str) -> dict[str, Any]:
+def _discovery_group(group: str, extra: Sequence[Resource]) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": group} if group else {}
     return {"metadata": {**meta, "creationTimestamp": None},
             "versions": [{"version": v,
                           "resources": [_discovery_resource(r) for r in
-                                        sorted(in_group_version(group, v), key=lambda r: r.plural)],
-                          "freshness": "Current"} for v in versions(group)]}
+                                        sorted(_in_group_version(group, v, extra), key=lambda r: r.plural)],
+                          "freshness": "Current"} for v in versions(group, extra)]}
 
 
-def aggregated_discovery(core: bool) -> dict[str, Any]:
+def aggregated_discovery(core: bool, extra: Sequence[Resource] = ()) -> dict[str, Any]:
     """`/api` (core=True) or `/apis` in the aggregated form: every group, version and resource in
     one answer, so a client needs two requests instead of one per group/version. Serve it with
     Content-Type AGGREGATED_CONTENT_TYPE (and `Vary: Accept`) when `wants_aggregated` says so."""
-    groups = [""] if core else list(GROUPS)
+    listed = [""] if core else groups(extra)
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {},
-            "items": [_discovery_group(g) for g in groups]}
+            "items": [_discovery_group(g, extra) for g in listed]}
 
 
 def _media_range(clause: str) -> tuple[str, dict[str, str], float]:

@@ -26,6 +26,8 @@ from kubesched.kubelet.nodestatus import NodeStatusReporter
 from kubesched.runtime.clock import VirtualClock
 from kubesched.runtime.realtime import RealtimeDriver
 from kubesched.server import openapi
+from kubesched.server.crdcontrollers import DefinitionControllers
+from kubesched.server.custom import CustomResources
 from kubesched.server.metrics import Metrics
 from kubesched.server.rest import INITIAL_NAMESPACES, Rest
 from kubesched.sim.runner import check_config, load
@@ -99,7 +101,11 @@ class Engine:
                                recorder=None, notes=self._note, feature_gates=gates)
         self.api = self.cluster.api
         self.rest = Rest(self.api, Metrics(self.cluster.kubelets.usage, self.api.timestamp))
-        self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored})
+        self.custom = CustomResources(self.store)
+        self.crd_controllers = DefinitionControllers(self.api, clock)
+        self.crd_controllers.start()
+        self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored},
+                                              lambda: {r.store_kind for r in self.custom.all() if r.namespaced})
         self.namespaces.start()
         self.node_status = NodeStatusReporter(self.api, clock)
         self.node_status.start()

@@ -28,6 +28,8 @@ from kubesched.server import typed
 from kubesched.server.fieldset import FieldSet
 from kubesched.server.typed import MISSING, ZERO, Type
 
+# A custom resource's type and whether its status is a subresource (None: a built-in kind).
+Custom = tuple[Type, bool] | None
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MAX_UPDATE_MANAGERS = 10
 BEFORE_FIRST_APPLY = "before-first-apply"
@@ -153,11 +155,15 @@ def _seconds(stamp: str | None) -> float:
         return 0.0
 
 
-def reset_fields(api_version: str, kind: str, subresource: str) -> FieldSet:
+def reset_fields(api_version: str, kind: str, subresource: str, custom: Custom = None) -> FieldSet:
     """What a write through this endpoint never owns, because the registry resets it: the status
     on the main resource, the spec on the status subresource (and, for pods, the deletion
-    timestamp and owners). Custom resources keep everything: whether their definition has a
-    status subresource is not known here."""
+    timestamp and owners). A custom resource (`custom`: its type and whether its definition has a
+    status subresource) resets them only with a status subresource."""
+    if custom is not None:
+        if not custom[1]:
+            return {}
+        return {"f:spec": {}} if subresource == "status" else {} if subresource else {"f:status": {}}
     if not typed.has_schema(api_version, kind):
         return {}
     if subresource == "status":
@@ -185,7 +191,7 @@ def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str,
-                  subresource: str = "") -> dict[str, Any]:
+                  subresource: str = "", custom: Custom = None) -> dict[str, Any]:
     """`new` (what a create, update or patch is about to store over `old`, None for a create) with
     its managedFields brought up to date for an Update by `manager`. `new` is not modified."""
     meta = new.get("metadata")
@@ -201,8 +207,8 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str,
     if not managed and old is not None:
         return result  # never tracked: tracking starts at the first apply
     api_version = str(new.get("apiVersion") or "")
-    t = typed.type_for(api_version, str(new.get("kind") or ""))
-    ignored = reset_fields(api_version, str(new.get("kind") or ""), subresource)
+    t = custom[0] if custom is not None else typed.type_for(api_version, str(new.get("kind") or ""))
+    ignored = reset_fields(api_version, str(new.get("kind") or ""), subresource, custom)
     base = _without_managed_fields(old) if old is not None else ZERO
     managed = _update(base, result, managed, manager or "unknown", api_version, subresource, now, t, ignored)
     if managed:
@@ -277,21 +283,21 @@ class _Conflicts(Exception):
 
 
 def apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool, now: str,
-          subresource: str = "") -> dict[str, Any]:
+          subresource: str = "", custom: Custom = None) -> dict[str, Any]:
     """Server-side apply of `applied` (the body of an application/apply-patch+yaml request) onto
     `live` (None: the apply creates the object). Returns the object to store, managedFields
     included; raises ApplyConflict (409) naming every conflict unless `force`."""
     _check_applied(applied)
     api_version, kind = applied["apiVersion"], applied["kind"]
-    t = typed.type_for(api_version, kind)
-    if typed.has_schema(api_version, kind):
+    t = custom[0] if custom is not None else typed.type_for(api_version, kind)
+    if custom is None and typed.has_schema(api_version, kind):
         errors = typed.schema_errors(applied, t)
         if errors:
             meta = applied["metadata"]
             detail = errors[0] if len(errors) == 1 else "errors:\n" + "\n".join("  " + e for e in errors)
             raise ServerError(f"failed to create typed patch object ({meta.get('namespace', '')}/{meta['name']}; "
                               f"{_gvk(api_version, kind)}): {detail}")
-    ignored = reset_fields(api_version, kind, subresource)
+    ignored = reset_fields(api_version, kind, subresource, custom)
     base: Any = _without_managed_fields(live) if live is not None else {}
     managed = (decode((live.get("metadata") or {}).get("managedFields")) if live is not None else None) or {}
     args = (base, applied, managed, manager or "unknown", api_version, subresource, now, t, ignored)

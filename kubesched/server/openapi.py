@@ -399,7 +399,7 @@ class _Kind:
         self.gvk = {"group": gvk[0], "kind": gvk[2], "version": gvk[1]}
         self.name = name  # what follows the verb and group/version in operation ids
         api_version = f"{gvk[0]}/{gvk[1]}" if gvk[0] else gvk[1]
-        self.schema = definition_name(api_version, gvk[2]) or ""
+        self.schema = definition_name(api_version, gvk[2]) or custom_schema_name(gvk[0], gvk[1], gvk[2])
 
     def op(self, verb: str, action: str, description: str, params: list[dict[str, Any]],
            responses: dict[str, Any], body: dict[str, Any] | None = None,
@@ -444,7 +444,8 @@ def _resource_paths(group: str, version: str, r: Resource) -> dict[str, dict[str
     kind, prefix = r.kind, f"/apis/{group}/{version}" if group else f"/api/{version}"
     scope, ns = ("Namespaced", "/namespaces/{namespace}") if r.namespaced else ("", "")
     k = _Kind(group, version, (r.group, r.version, kind), scope + kind)
-    listed = definition_name(r.api_version, kind + "List") or ""
+    listed = definition_name(r.api_version, kind + "List") or custom_schema_name(r.group, r.version,
+                                                                                 _list_kind(r))
     shared = [_query("pretty"), *([_NAMESPACE] if r.namespaced else [])]
     named = [_path_param("name", f"name of the {kind}"), *shared]
     collection, item, paths = {}, {}, {}
@@ -499,6 +500,88 @@ def _resource_paths(group: str, version: str, r: Resource) -> dict[str, dict[str
         sub_named = [_path_param("name", f"name of the {sk.gvk['kind']}"), *shared]
         paths[f"{prefix}{ns}/{r.plural}/{{name}}/{sub}"] = _hoist(ops, sub_named)
     return paths
+
+
+def custom_schema_name(group: str, version: str, kind: str) -> str:
+    """How kube-apiserver names a custom resource's schema: its group reversed, then version and
+    kind (`com.example.v1.Widget`)."""
+    return ".".join([*reversed(group.split(".")), version, kind])
+
+
+def _list_kind(r: Resource) -> str:
+    return getattr(r, "list_kind", "") or r.kind + "List"
+
+
+_OBJECT_META_DOC = ("Standard object's metadata. More info: "
+                    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata")
+_API_VERSION_DOC = ("APIVersion defines the versioned schema of this representation of an object. Servers should "
+                    "convert recognized schemas to the latest internal value, and may reject unrecognized values. "
+                    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                    "api-conventions.md#resources")
+_KIND_DOC = ("Kind is a string value representing the REST resource this object represents. Servers may infer "
+             "this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: "
+             "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds")
+
+
+def custom_schemas(r: Resource, schema: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A custom resource's object and list schemas, as kube-apiserver builds them from the version's
+    structural schema: apiVersion, kind and metadata added, the group/version/kind named."""
+    gvk = [{"group": r.group, "kind": r.kind, "version": r.version}]
+    props = dict(schema.get("properties") or {})
+    props["apiVersion"] = {"description": _API_VERSION_DOC, "type": "string"}
+    props["kind"] = {"description": _KIND_DOC, "type": "string"}
+    props["metadata"] = {"allOf": [{"$ref": _REF + _META + "ObjectMeta"}], "description": _OBJECT_META_DOC}
+    obj = {**schema, "type": "object", "properties": dict(sorted(props.items())),
+           "x-kubernetes-group-version-kind": gvk}
+    list_kind = _list_kind(r)
+    listed = {"description": f"{list_kind} is a list of {r.kind}", "type": "object", "required": ["items"],
+              "properties": {
+                  "apiVersion": {"description": _API_VERSION_DOC, "type": "string"},
+                  "items": {"description": f"List of {r.plural}. More info: "
+                            "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md",
+                            "type": "array", "items": {"$ref": _REF + custom_schema_name(r.group, r.version, r.kind)}},
+                  "kind": {"description": _KIND_DOC, "type": "string"},
+                  "metadata": {"allOf": [{"$ref": _REF + _META + "ListMeta"}], "description": _OBJECT_META_DOC}},
+              "x-kubernetes-group-version-kind": [{**gvk[0], "kind": list_kind}]}
+    return {custom_schema_name(r.group, r.version, r.kind): obj,
+            custom_schema_name(r.group, r.version, list_kind): listed}
+
+
+def custom_document(group: str, version: str, resources: list[Any]) -> dict[str, Any]:
+    """The document of a group/version CustomResourceDefinitions serve (`apis/example.com/v1`);
+    `resources`: its resources, each with the `schema` of its version."""
+    gv_id, tag = _gv_words(group, version)
+    paths = _discovery_path(f"/apis/{group}/{version}/", f"get{gv_id}APIResources", "get available resources", tag,
+                            _META + "APIResourceList")
+    own: dict[str, dict[str, Any]] = {}
+    for r in resources:
+        paths.update(_resource_paths(group, version, r))
+        own.update(custom_schemas(r, r.schema))
+    doc = _document(paths)
+    for name, schema in own.items():
+        doc["components"]["schemas"][name] = schema
+    _pull_in(doc["components"]["schemas"], own)
+    doc["components"]["schemas"] = dict(sorted(doc["components"]["schemas"].items()))
+    return doc
+
+
+def _pull_in(schemas: dict[str, Any], own: dict[str, Any]) -> None:
+    """Add the built-in schemas the custom ones reference (ObjectMeta and what it holds)."""
+    builtin = component_schemas()
+    todo: set[str] = set()
+    _refs(own, todo)
+    while todo:
+        name = todo.pop()
+        if name in schemas or name not in builtin:
+            continue
+        schemas[name] = builtin[name]
+        _refs(builtin[name], todo)
+
+
+def custom_document_bytes(doc: dict[str, Any]) -> tuple[bytes, str]:
+    """A custom document's bytes and hash (built per request: definitions change at any time)."""
+    data = json.dumps(doc, separators=(",", ":")).encode()
+    return data, hashlib.sha512(data).hexdigest().upper()
 
 
 def _discovery_path(path: str, op_id: str, description: str, tag: str, schema_name: str,

@@ -108,6 +108,15 @@ def _schema(s: dict[str, Any]) -> bytes:
 def document() -> bytes:
     """The whole v2 document, encoded once."""
     info = _string(1, "Kubernetes") + _string(2, KUBERNETES_VERSION)
-    definitions = b"".join(_bytes(1, _string(1, name) + _bytes(2, _schema(s)))
-                           for name, s in sorted(component_schemas().items()))
-    return _string(1, "2.0") + _bytes(2, info) + _bytes(9, definitions)
+    return _string(1, "2.0") + _bytes(2, info) + _definitions(component_schemas())
+
+
+def _definitions(schemas: dict[str, dict[str, Any]]) -> bytes:
+    return _bytes(9, b"".join(_bytes(1, _string(1, name) + _bytes(2, _schema(s)))
+                              for name, s in sorted(schemas.items())))
+
+
+def with_custom(schemas: dict[str, dict[str, Any]]) -> bytes:
+    """The document with custom resources' definitions too. A message field given twice is
+    merged by protobuf readers, so theirs follow the cached built-in ones as a second field."""
+    return document() + _definitions(schemas) if schemas else document()

@@ -15,17 +15,21 @@ from typing import Any
 
 import yaml
 
+from kubesched.api.crd import definition as crd_def
+from kubesched.api.crd.objects import default_and_prune
 from kubesched.api.fieldschema import decode
 from kubesched.api.loader import read_yaml
 from kubesched.api.objects import deep_copy, parse_time
 from kubesched.api.restmapping import Resource, for_kind
+from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.server import events as events_view
-from kubesched.server import managedfields
+from kubesched.server import managedfields, typed
 from kubesched.server import patch as patches
 from kubesched.server import status as st
+from kubesched.server.custom import CustomResource, column_cell, json_path
 from kubesched.server.metrics import Metrics
 from kubesched.server.selection import (
     EVENTS_V1_FIELDS,
@@ -35,7 +39,7 @@ from kubesched.server.selection import (
     parse_label_selector,
     sort_key,
 )
-from kubesched.server.tables import to_table
+from kubesched.server.tables import custom_table, to_table
 
 Obj = dict[str, Any]
 Answer = tuple[int, Obj]
@@ -51,6 +55,8 @@ APPLY = "application/apply-patch+yaml"
 POD = for_kind("v1", "Pod")
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", APPLY)
+# Custom resources have no patch strategies, so no strategic merge patch.
+CUSTOM_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", APPLY)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -168,6 +174,18 @@ class Rest:
         if mode not in ("Strict", "Warn", "Ignore"):
             raise BadRequest(f"fieldValidation: Unsupported value: {mode!r}: supported values: "
                              '"Ignore", "Strict", "Warn"')
+        if isinstance(req.resource, CustomResource):
+            # Unknown fields go as the request is decoded, before field managers see it.
+            unknown = [f'unknown field "{path}"' for path in
+                       default_and_prune(obj, req.resource.schema, defaults=False)]
+            if mode == "Ignore":
+                return
+            if unknown and mode == "Strict":
+                kind = req.resource.kind
+                raise BadRequest(f'{kind} in version "{req.resource.version}" cannot be handled as a {kind}: '
+                                 "strict decoding error: " + ", ".join(unknown))
+            req.warnings.extend(unknown)
+            return
         if mode == "Ignore":
             return
         found = decode(obj.get("kind", ""), obj, patch)
@@ -192,9 +210,22 @@ class Rest:
 
     def _view(self, req: Request, obj: Obj) -> Obj:
         """The object as this resource shows it (events.k8s.io/v1's shape of an Event)."""
-        if req.resource.group == "events.k8s.io":
+        res = req.resource
+        if res.group == "events.k8s.io":
             return events_view.to_events_v1(obj)
+        if isinstance(res, CustomResource):
+            return custom_view(obj, res.crd, res.version)
         return obj
+
+    def table(self, req: Request, objs: list[Obj], rv: str, token: str | None = None,
+              remaining: int | None = None, no_headers: bool = False) -> Obj:
+        """The Table kubectl asks for: the kind's printer, or a custom resource's columns."""
+        include = req.query.get("includeObject", "Metadata")
+        res = req.resource
+        if isinstance(res, CustomResource):
+            return custom_table(res.printer_columns, column_cell, objs, self.now_time(), include, rv, token,
+                                no_headers, remaining)
+        return to_table(res.kind, objs, self.now_time(), include, rv, token, no_headers, remaining)
 
     def _check_namespace(self, req: Request) -> None:
         """NamespaceLifecycle: objects are created only in namespaces that exist and are not
@@ -215,16 +246,17 @@ class Rest:
         if req.subresource == "scale":
             return 200, self._scale_of(req, obj)
         if req.table:
-            return 200, to_table(req.resource.kind, [obj], self.now_time(), req.query.get("includeObject", "Metadata"),
-                                 obj["metadata"].get("resourceVersion", ""))
+            return 200, self.table(req, [obj], obj["metadata"].get("resourceVersion", ""))
         return 200, obj
 
     def selection(self, req: Request) -> Selection:
         renames = EVENTS_V1_FIELDS if req.resource.group == "events.k8s.io" else None
         labels = req.query.get("labelSelector")
         fields = req.query.get("fieldSelector")
+        selectable = req.resource.selectable_fields if isinstance(req.resource, CustomResource) else ()
         return Selection(parse_label_selector(labels) if labels else None,
-                         tuple(parse_field_selector(fields, req.resource.store_kind, renames)) if fields else (),
+                         tuple(parse_field_selector(fields, req.resource.store_kind, renames, selectable))
+                         if fields else (),
                          req.namespace if req.resource.namespaced else None)
 
     def list(self, req: Request) -> Answer:
@@ -243,9 +275,8 @@ class Rest:
             meta["continue"] = token
             meta["remainingItemCount"] = remaining
         if req.table:
-            return 200, to_table(res.kind, items, self.now_time(), req.query.get("includeObject", "Metadata"),
-                                 str(rv), token, remaining_item_count=remaining)
-        return 200, {"kind": f"{res.kind}List", "apiVersion": res.api_version, "metadata": meta, "items": items}
+            return 200, self.table(req, items, str(rv), token, remaining)
+        return 200, {"kind": _list_kind(res), "apiVersion": res.api_version, "metadata": meta, "items": items}
 
     # ---- writes ------------------------------------------------------------------------------
 
@@ -265,7 +296,10 @@ class Rest:
         for key in SERVER_SET_META:
             meta.pop(key, None)
         kind = obj["kind"]
-        if kind not in KEEPS_STATUS_ON_CREATE:
+        custom = req.resource if isinstance(req.resource, CustomResource) else None
+        if custom is not None:
+            self._check_definition(custom)
+        if kind not in KEEPS_STATUS_ON_CREATE and (custom is None or "status" in custom.subresources):
             obj.pop("status", None)
         if kind == "Namespace":
             obj["status"] = {"phase": "Active"}
@@ -274,7 +308,7 @@ class Rest:
         req.name = meta.get("name")
         self._check_namespace(req)
         set_defaults(obj)  # before managedFields: the writer owns what decoding defaulted
-        obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp())
+        obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req))
         try:
             return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run))
         except AlreadyExists:
@@ -321,7 +355,8 @@ class Rest:
                 new.get("status", current.get("status"))
         if req.subresource != "status":
             set_defaults(new)
-        new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "")
+        new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "",
+                                          _typing(req))
         if req.dry_run:
             return new
         if req.subresource == "status":
@@ -330,10 +365,11 @@ class Rest:
 
     def patch(self, req: Request) -> Answer:
         ctype = req.content_type.split(";", 1)[0].strip()
-        if ctype not in PATCH_TYPES:
+        accepted = CUSTOM_PATCH_TYPES if isinstance(req.resource, CustomResource) else PATCH_TYPES
+        if ctype not in accepted:
             return 415, st.status(415, "UnsupportedMediaType",
                                   f'the body of the request was in an unknown format - accepted media types '
-                                  f'include: {", ".join(PATCH_TYPES)}')
+                                  f'include: {", ".join(accepted)}')
         body = self._decode_body(req, patch=True)
         if req.subresource == "scale":
             scale = self._scale_of(req, self._get(req))
@@ -389,7 +425,8 @@ class Rest:
             current: Obj | None = self._get(req)
         except _NotFound:
             current = None
-        new = managedfields.apply(current, body, req.manager, force, self.api.timestamp(), req.subresource or "")
+        new = managedfields.apply(current, body, req.manager, force, self.api.timestamp(), req.subresource or "",
+                                  _typing(req))
         if current is None:
             self._check_namespace(req)
             for key in SERVER_SET_META:
@@ -426,6 +463,8 @@ class Rest:
             return self._deleted(req, current, None)
         if res.kind == "Namespace":
             return 200, self._delete_namespace(current)
+        if res.kind == crd_def.KIND and res.group == crd_def.GROUP:
+            current = self._mark_crd_terminating(current)
         left = self.api.delete(res.store_kind, req.namespace or "", req.name or "",
                                grace_period=options.get("gracePeriodSeconds"),
                                propagation_policy=options.get("propagationPolicy") or (
@@ -443,6 +482,28 @@ class Rest:
         details = st.details_of(res, req.name)
         details["uid"] = current["metadata"].get("uid")
         return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+    def _mark_crd_terminating(self, crd: Obj) -> Obj:
+        """The definition registry's delete: its cleanup finalizer and a Terminating condition first,
+        so that the definition stays until the finalizer controller has deleted its objects."""
+        meta = crd["metadata"]
+        if crd_def.CLEANUP_FINALIZER in (meta.get("finalizers") or ()):
+            return crd
+        status = deep_copy(crd.get("status") or {})
+        conditions = [c for c in status.get("conditions") or () if c.get("type") != "Terminating"]
+        conditions.append({"type": "Terminating", "status": "True", "reason": "InstanceDeletionPending",
+                           "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will "
+                                      "begin soon", "lastTransitionTime": self.api.timestamp()})
+        status["conditions"] = conditions
+        new = {**crd, "metadata": {**meta, "finalizers": [*(meta.get("finalizers") or ()),
+                                                          crd_def.CLEANUP_FINALIZER]}, "status": status}
+        return self.store.update(new)
+
+    def _check_definition(self, res: CustomResource) -> None:
+        """No new objects while the definition is being deleted."""
+        crd = self.store.get(crd_def.KIND, "", res.crd["metadata"]["name"])
+        if crd is None or crd_def.terminating(crd):
+            raise _MethodNotAllowed("create not allowed while custom resource definition is terminating")
 
     def _delete_options(self, req: Request) -> Obj:
         options: Obj = {}
@@ -491,7 +552,7 @@ class Rest:
             except _NotFound:
                 continue
             items.append(self._view(req, obj) if answer.get("kind") == "Status" else answer)
-        return 200, {"kind": f"{res.kind}List", "apiVersion": res.api_version,
+        return 200, {"kind": _list_kind(res), "apiVersion": res.api_version,
                      "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items}
 
     # ---- subresources ------------------------------------------------------------------------
@@ -520,6 +581,8 @@ class Rest:
         meta = obj["metadata"]
         spec, status = obj.get("spec") or {}, obj.get("status") or {}
         selector = spec.get("selector") or {}
+        if isinstance(req.resource, CustomResource):
+            return _custom_scale(req.resource, obj)
         if obj["kind"] == "ReplicationController":
             text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
         else:
@@ -544,10 +607,14 @@ class Rest:
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
             raise _Conflict(req.resource, req.name or "", st.MODIFIED)
-        new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
-                                                                           "replicas": replicas}}
+        if isinstance(req.resource, CustomResource):
+            new = _set_path(current, req.resource.scale.get("specReplicasPath", ".spec.replicas"), replicas)
+        else:
+            new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
+                                                                               "replicas": replicas}}
         if not req.dry_run:
-            new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale"))
+            new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
+                                                              _typing(req)))
         return 200, self._scale_of(req, new)
 
 
@@ -564,6 +631,56 @@ class _Conflict(APIError):
 
     def __init__(self, resource: Resource, name: str, why: str) -> None:
         super().__init__(st.conflict(resource, name, why)["message"])
+
+
+class _MethodNotAllowed(APIError):
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+def _typing(req: Request) -> managedfields.Custom:
+    """What managed fields need of a custom resource: its type, and whether status is a subresource."""
+    res = req.resource
+    if not isinstance(res, CustomResource):
+        return None
+    return typed.custom_type(res.schema), "status" in res.subresources
+
+
+def _custom_scale(res: CustomResource, obj: Obj) -> Obj:
+    """The Scale of a custom object, read at the paths its definition's scale subresource names."""
+    scale = res.scale
+    meta = obj["metadata"]
+
+    def at(path: Any) -> Any:
+        found = json_path(obj, str(path)) if path else []
+        return found[0] if found else None
+
+    answer: Obj = {"kind": "Scale", "apiVersion": "autoscaling/v1",
+                   "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+                                if k in meta},
+                   "spec": {}, "status": {"replicas": at(scale.get("statusReplicasPath")) or 0}}
+    if (replicas := at(scale.get("specReplicasPath"))) is not None:
+        answer["spec"]["replicas"] = replicas
+    if isinstance(selector := at(scale.get("labelSelectorPath")), str) and selector:
+        answer["status"]["selector"] = selector
+    return answer
+
+
+def _set_path(obj: Obj, path: str, value: Any) -> Obj:
+    """A copy of `obj` with `value` at a simple `.a.b.c` path, the objects on the way made."""
+    new = deep_copy(obj)
+    node = new
+    keys = [k for k in path.split(".") if k]
+    for key in keys[:-1]:
+        if not isinstance(node.get(key), dict):
+            node[key] = {}
+        node = node[key]
+    node[keys[-1]] = value
+    return new
+
+
+def _list_kind(res: Resource) -> str:
+    return res.list_kind if isinstance(res, CustomResource) else f"{res.kind}List"
 
 
 class _Forbidden(APIError):

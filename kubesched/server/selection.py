@@ -103,9 +103,11 @@ def _unescape(text: str) -> str:
     return "".join(out)
 
 
-def parse_field_selector(text: str, kind: str, renames: dict[str, str] | None = None) -> list[FieldRequirement]:
+def parse_field_selector(text: str, kind: str, renames: dict[str, str] | None = None,
+                         selectable: tuple[str, ...] = ()) -> list[FieldRequirement]:
     """Parse `spec.nodeName=n1,status.phase!=Failed` for objects of `kind`; BadRequest on a
-    malformed selector or a field the kind does not select on."""
+    malformed selector or a field the kind does not select on (`selectable`: the fields a custom
+    resource's definition makes selectable)."""
     reqs: list[FieldRequirement] = []
     for part in _split(text):
         if not part.strip():
@@ -117,7 +119,7 @@ def parse_field_selector(text: str, kind: str, renames: dict[str, str] | None = 
         equal = op != "!="
         field = field.strip()
         field = (renames or {}).get(field, field)
-        if field not in _COMMON and field not in _FIELDS.get(kind, ()):
+        if field not in _COMMON and field not in _FIELDS.get(kind, ()) and field not in selectable:
             raise BadRequest(f'field label not supported: {field}')
         reqs.append(FieldRequirement(field, _unescape(value), equal, _READERS.get(field) or _get(field)))
     return reqs

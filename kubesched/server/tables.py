@@ -1059,6 +1059,7 @@ _PRINTERS: dict[str, _Printer] = {
         _col("Capacity", ("storage.v1.CSIStorageCapacity", "capacity")),
     ), _csi_storage_capacity_cells),
     "DeviceClass": _Printer((_NAME, _AGE), _named()),
+    "DeviceTaintRule": _Printer((_NAME, _AGE), _named()),
     "ResourceClaim": _Printer((
         _NAME,
         _col("State", "A summary of the current state (allocated, pending, reserved, etc.)."),
@@ -1136,3 +1137,39 @@ def to_table(kind: str, objs: list[Obj], now: datetime, include_object: str = "M
     columns = None if no_headers else [dict(c) for c in _column_definitions(kind if printer else None)]
     return {"kind": "Table", "apiVersion": _META, "metadata": metadata, "columnDefinitions": columns,
             "rows": rows if rows or printer else None}
+
+
+def custom_table(columns: list[Obj], cell: Callable[[Obj, Obj], Any], objs: list[Obj], now: datetime,
+                 include_object: str = "Metadata", resource_version: str = "", continue_token: str | None = None,
+                 no_headers: bool = False, remaining_item_count: int | None = None) -> Obj:
+    """The Table of custom objects, as apiextensions-apiserver's table convertor makes it: the name,
+    then the definition's `additionalPrinterColumns` (an Age column when it has none), each cell
+    what `cell(obj, column)` finds at the column's JSONPath, `date` columns as ages."""
+    include_object = include_object or "Metadata"
+    if include_object not in INCLUDE_OBJECT:
+        raise ValueError(f'unrecognized includeObject value: "{include_object}"')
+    columns = columns or [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+                           "description": _describe(("meta.v1.ObjectMeta", "creationTimestamp"))}]
+    since = _Since(now)
+    rows: list[Obj] = []
+    for obj in objs:
+        cells: list[Any] = [(obj.get("metadata") or {}).get("name") or ""]
+        for column in columns:
+            value = cell(obj, column)
+            cells.append(since(value) if column.get("type") == "date" and value is not None else value)
+        rows.append({"cells": cells, "object": _row_object(obj, include_object)})
+    metadata: Obj = {}
+    if resource_version:
+        metadata["resourceVersion"] = resource_version
+    if continue_token:
+        metadata["continue"] = continue_token
+    if remaining_item_count is not None:
+        metadata["remainingItemCount"] = remaining_item_count
+    definitions = [{"name": "Name", "type": "string", "format": "name", "description": _describe(_META_NAME),
+                    "priority": 0}] + [
+        {"name": c.get("name", ""), "type": c.get("type", "string"), "format": c.get("format", ""),
+         "description": c.get("description") or
+         f"Custom resource definition column (in JSONPath format): {c.get('jsonPath', '')}",
+         "priority": c.get("priority", 0)} for c in columns]
+    return {"kind": "Table", "apiVersion": _META, "metadata": metadata,
+            "columnDefinitions": None if no_headers else definitions, "rows": rows}

@@ -146,6 +146,14 @@ def type_for(api_version: str, kind: str) -> Type:
     return compile_schema({"$ref": "#/$defs/" + name} if name else _CUSTOM_RESOURCE)
 
 
+def custom_type(object_schema: dict[str, Any]) -> Type:
+    """The type of a custom object whose version's structural schema is `object_schema`: its list
+    and map types (`x-kubernetes-list-type`, `x-kubernetes-map-type`) are what apply merges by."""
+    props = dict(object_schema.get("properties") or {})
+    props.update(apiVersion={"type": "string"}, kind={"type": "string"}, metadata=_OBJECT_META)
+    return compile_schema({**object_schema, "properties": props})
+
+
 def has_schema(api_version: str, kind: str) -> bool:
     return schema.definition_name(api_version, kind) is not None
 

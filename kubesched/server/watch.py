@@ -17,7 +17,6 @@ from typing import Any
 from kubesched.server.rest import Request, Rest
 from kubesched.server.selection import Selection, sort_key
 from kubesched.server.status import status
-from kubesched.server.tables import to_table
 from kubesched.store.base import ADDED, DELETED, MODIFIED, Gone, TooLarge, WatchEvent
 
 Obj = dict[str, Any]
@@ -101,9 +100,8 @@ class Watch:
         self.last_rv = max(self.last_rv, int(obj["metadata"].get("resourceVersion") or 0))
         view = self.rest._view(self.req, obj)
         if self.req.table:
-            view = to_table(self.req.resource.kind, [view], self.rest.now_time(),
-                            self.req.query.get("includeObject", "Metadata"), view["metadata"].get("resourceVersion", ""),
-                            no_headers=self.table_header_sent)
+            view = self.rest.table(self.req, [view], view["metadata"].get("resourceVersion", ""),
+                                   no_headers=self.table_header_sent)
             self.table_header_sent = True
         self._put(_dumps({"type": etype, "object": view}), int(obj["metadata"].get("resourceVersion") or 0))
 

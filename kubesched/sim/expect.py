@@ -8,7 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kubesched.api.dra.claims import POD_CLAIM_NAME_ANNOTATION, allocation, owning_pod, reserved_for
+from kubesched.api.dra.claims import (
+    POD_CLAIM_NAME_ANNOTATION,
+    allocation,
+    extended_claim_name,
+    owning_pod,
+    reserved_for,
+)
+from kubesched.api.dra.extended import CLAIM_ANNOTATION
 from kubesched.api.objects import get_condition
 from kubesched.api.quantity import format_amount, resource_amount
 from kubesched.api.storage import ANN_SELECTED_NODE
@@ -310,13 +317,22 @@ class ResourceClaimCheck(expectations.ResourceClaimExpectation):
             found = [c for c in cluster.store.list("ResourceClaim", ns) if owning_pod(c)[0] == name
                      and (c["metadata"].get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) == e["podClaim"]]
             claim = found[0] if found else None
+        elif e.get("extendedResources"):  # the claim the scheduler made for the pod's extended resources
+            found = [c for c in cluster.store.list("ResourceClaim", ns) if owning_pod(c)[0] == name
+                     and (c["metadata"].get("annotations") or {}).get(CLAIM_ANNOTATION) == "true"]
+            claim = found[0] if found else None
+            pod = cluster.store.get("Pod", ns, name)
+            if claim is not None and pod is not None and extended_claim_name(pod) != claim["metadata"]["name"]:
+                return False, (f"the pod's status.extendedResourceClaimStatus names {extended_claim_name(pod)!r},"
+                               f" not {claim['metadata']['name']!r}")
         else:
             claim = cluster.store.get("ResourceClaim", ns, name)
         if "deleted" in e and (claim is None) != e["deleted"]:
             return False, "the claim exists" if claim is not None else "the claim does not exist"
         if claim is None:
             return ("deleted" in e), f"no ResourceClaim {e['resourceClaim']}" + (
-                f" for pod claim {e['podClaim']}" if "podClaim" in e else "")
+                f" for pod claim {e['podClaim']}" if "podClaim" in e else
+                " for its extended resources" if e.get("extendedResources") else "")
         results = ((allocation(claim) or {}).get("devices") or {}).get("results") or ()
         actual = {"allocated": sorted(f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results),
                   "reservedFor": sorted(f"{ns}/{r.get('name')}" for r in reserved_for(claim))}

@@ -69,6 +69,11 @@ def decision_records(cluster: Cluster) -> dict[str, list[DecisionRecord]]:
     return {k: r for s in cluster.schedulers for k, r in s.records.items()}
 
 
+# What the results tell of each device a claim holds (a share of a device with its consumption,
+# under consumable capacity).
+_ALLOCATED_FIELDS = ("request", "driver", "pool", "device", "shareID", "consumedCapacity")
+
+
 def _claim_json(claim: Obj) -> dict[str, Any]:
     """A ResourceClaim as the results give it: the pod it was made for (if generated) and the
     devices its allocation holds."""
@@ -78,7 +83,7 @@ def _claim_json(claim: Obj) -> dict[str, Any]:
     results = ((allocation(claim) or {}).get("devices") or {}).get("results") or ()
     return {"namespace": namespace, "name": meta["name"], "pod": f"{namespace}/{pod}" if pod else None,
             "podClaimName": (meta.get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) if pod else None,
-            "allocated": [{k: r.get(k) for k in ("request", "driver", "pool", "device")} for r in results],
+            "allocated": [{k: r[k] for k in _ALLOCATED_FIELDS if k in r} for r in results],
             "reservedFor": [f"{namespace}/{r.get('name')}" for r in reserved_for(claim)]}
 
 

@@ -9,7 +9,8 @@ resource counting milli-GPUs per node; what that and the rest of the mapping can
 in `Conversion.notes`, which the command prints and writes into the scenario. With
 `gpus="dra"` GPUs are devices published in ResourceSlices and claimed through
 ResourceClaimTemplates instead, and a share, which a device cannot be without DRA's alpha
-consumable capacity, takes a whole GPU.
+consumable capacity, takes a whole GPU; with `gpus="dra-shared"` that gate is on, every GPU
+allows multiple allocations of its 1000 milli-GPUs, and a share claims its part of one GPU.
 """
 
 from __future__ import annotations
@@ -46,7 +47,9 @@ NAMESPACE = "default"
 # Whole GPUs as DRA devices: the driver name NVIDIA's DRA driver publishes them under.
 DRA_DRIVER = "gpu.nvidia.com"
 DEVICE_CLASS = DRA_DRIVER
-GPU_MODELS = ("extended", "dra")
+GPU_MODELS = ("extended", "dra", "dra-shared")
+# With consumable capacity: what a shared GPU publishes, in thousandths, for shares to consume.
+GPU_SHARE_CAPACITY = "milli"
 # The pod claim, and the request in its template, that asks for a pod's GPUs.
 GPU_CLAIM = "gpus"
 
@@ -81,7 +84,8 @@ class Options:
     `limit`: only the first N pods (by creation time). `interval`: with `saturated`, pods arrive
     this many seconds apart in trace order instead of at their trace times (see SATURATED_INTERVAL).
     `gpus`: GPUs as the extended resources nvidia.com/gpu and milli-GPUs (`extended`), or as DRA
-    devices (`dra`), where a share is rounded up to a whole GPU."""
+    devices (`dra`), where a share is rounded up to a whole GPU, or as DRA devices that shares
+    split through consumable capacity (`dra-shared`)."""
 
     pods: str = "default"
     saturated: bool = False
@@ -105,6 +109,7 @@ class Conversion:
     counts: Counter[str] = field(default_factory=Counter)
     unplaceable: list[str] = field(default_factory=list)  # pods no node can hold, even an empty one
     claim_counts: set[int] = field(default_factory=set)  # with DRA, the GPU counts pods claim
+    share_millis: set[int] = field(default_factory=set)  # with shared GPUs, the shares pods claim
 
 
 def pod_file(directory: str, pods: str) -> str:
@@ -119,7 +124,8 @@ def convert(directory: str, options: Options = Options()) -> Conversion:
     if options.gpus not in GPU_MODELS:
         raise InputError([Problem("command line", None, "--gpus", f"{options.gpus!r}: expected one of "
                                   f"{', '.join(GPU_MODELS)}")])
-    dra = options.gpus == "dra"
+    dra = options.gpus != "extended"
+    shared = options.gpus == "dra-shared"
     nodes = _rows(os.path.join(directory, NODE_FILE), NODE_COLUMNS)
     pods = _rows(pod_file(directory, options.pods), POD_COLUMNS)
     pods.sort(key=lambda row: _int(row, "creation_time"))  # the trace's are sorted already; keep ties in file order
@@ -129,21 +135,22 @@ def convert(directory: str, options: Options = Options()) -> Conversion:
         pods = pods[: options.limit]
     preempt = options.saturated if options.preempt is None else options.preempt
     conv = Conversion([])
-    node_objs = [o for row in nodes for o in _node(row, dra, conv)]
+    node_objs = [o for row in nodes for o in _node(row, dra, shared, conv)]
     shapes = {(_int(r, "cpu_milli"), _int(r, "memory_mib"), _int(r, "gpu"), r["model"]) for r in nodes}
     events: list[dict[str, Any]] = []
     interval = options.interval if options.interval is not None else SATURATED_INTERVAL
     pod_objs = []
     for i, row in enumerate(pods):
         arrival = i * interval if options.saturated else _int(row, "creation_time")
-        pod_objs.append(_pod(row, arrival, options.saturated, dra, trace_end, events, conv))
+        pod_objs.append(_pod(row, arrival, options.saturated, dra, shared, trace_end, events, conv))
         if not _fits_somewhere(row, shapes):
             conv.unplaceable.append(row["name"])
             if not options.saturated and row["scheduled_time"] != "":
                 _delete_at(row, _int(row, "deletion_time"), events)
-    conv.notes = _notes(conv, options.saturated, preempt, interval, dra)
+    conv.notes = _notes(conv, options.saturated, preempt, interval, dra, shared)
     used = [q for key, q in QOS_CLASSES.items() if conv.counts[f"qos {key}"]]
-    devices = [_device_class(), *(_claim_template(n) for n in sorted(conv.claim_counts))] if dra else []
+    devices = [_device_class(), *(_claim_template(n) for n in sorted(conv.claim_counts)),
+               *(_share_template(m) for m in sorted(conv.share_millis))] if dra else []
     conv.objects = [_scenario(options, events, conv.notes), *(_priority_class(q, preempt) for q in used),
                     *devices, *node_objs, *pod_objs]
     return conv
@@ -173,7 +180,7 @@ def _seconds(row: dict[str, str], key: str) -> int | None:
     return _int(row, key) if row[key] != "" else None
 
 
-def _node(row: dict[str, str], dra: bool, conv: Conversion) -> list[dict[str, Any]]:
+def _node(row: dict[str, str], dra: bool, shared: bool, conv: Conversion) -> list[dict[str, Any]]:
     """The node and, with DRA, the ResourceSlice its GPUs are published in."""
     name, gpus, model = row["sn"], _int(row, "gpu"), row["model"]
     amounts = {"cpu": f"{_int(row, 'cpu_milli')}m", "memory": f"{_int(row, 'memory_mib')}Mi", "pods": str(MAX_PODS)}
@@ -181,7 +188,7 @@ def _node(row: dict[str, str], dra: bool, conv: Conversion) -> list[dict[str, An
     slices = []
     if gpus:
         if dra:
-            slices.append(_resource_slice(name, gpus, model))
+            slices.append(_resource_slice(name, gpus, model, shared))
         else:
             amounts[GPU] = str(gpus)
             amounts[GPU_MILLI] = str(gpus * 1000)
@@ -194,15 +201,19 @@ def _node(row: dict[str, str], dra: bool, conv: Conversion) -> list[dict[str, An
     return [node, *slices]
 
 
-def _resource_slice(node: str, gpus: int, model: str) -> dict[str, Any]:
+def _resource_slice(node: str, gpus: int, model: str, shared: bool) -> dict[str, Any]:
     """The node's whole GPUs as a DRA driver publishes them: one pool named after the node, in
-    one slice."""
+    one slice; `shared`, each GPU can be split into shares of its 1000 milli-GPUs."""
     devices = []
     for i in range(gpus):
         attributes: dict[str, Any] = {"index": {"int": i}}
         if model:
             attributes["model"] = {"string": model}
-        devices.append({"name": f"gpu-{i}", "attributes": attributes})
+        device: dict[str, Any] = {"name": f"gpu-{i}", "attributes": attributes}
+        if shared:
+            device["allowMultipleAllocations"] = True
+            device["capacity"] = {GPU_SHARE_CAPACITY: {"value": "1000"}}
+        devices.append(device)
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{node}-gpus"},
             "spec": {"driver": DRA_DRIVER, "nodeName": node,
                      "pool": {"name": node, "generation": 1, "resourceSliceCount": 1}, "devices": devices}}
@@ -225,7 +236,20 @@ def _claim_template(gpus: int) -> dict[str, Any]:
                 {"name": GPU_CLAIM, "exactly": {"deviceClassName": DEVICE_CLASS, "count": gpus}}]}}}}
 
 
-def _pod(row: dict[str, str], arrival: int, saturated: bool, dra: bool, trace_end: int,
+def _share_template_name(milli: int) -> str:
+    return f"gpu-share-{milli}"
+
+
+def _share_template(milli: int) -> dict[str, Any]:
+    """What every pod asking for `milli` thousandths of one GPU claims: a share of one device."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": _share_template_name(milli), "namespace": NAMESPACE},
+            "spec": {"spec": {"devices": {"requests": [
+                {"name": GPU_CLAIM, "exactly": {"deviceClassName": DEVICE_CLASS,
+                                                "capacity": {"requests": {GPU_SHARE_CAPACITY: str(milli)}}}}]}}}}
+
+
+def _pod(row: dict[str, str], arrival: int, saturated: bool, dra: bool, shared: bool, trace_end: int,
          events: list[dict[str, Any]], conv: Conversion) -> dict[str, Any]:
     name, qos, phase = row["name"], row["qos"], row["pod_phase"]
     if qos not in QOS_CLASSES:
@@ -238,7 +262,11 @@ def _pod(row: dict[str, str], arrival: int, saturated: bool, dra: bool, trace_en
     if sharing:
         conv.counts["sharing"] += 1
     claimed = gpus if dra else 0  # whole GPUs asked for through a claim; a share takes one
-    if claimed:
+    template = _claim_template_name(claimed)
+    if claimed and sharing and shared:
+        conv.share_millis.add(milli)
+        template = _share_template_name(milli)
+    elif claimed:
         conv.claim_counts.add(claimed)
     elif sharing:
         limits[GPU_MILLI] = str(milli)
@@ -256,7 +284,7 @@ def _pod(row: dict[str, str], arrival: int, saturated: bool, dra: bool, trace_en
     spec: dict[str, Any] = {"priorityClassName": QOS_CLASSES[qos].name, "restartPolicy": "Never",
                             "containers": [container]}
     if claimed:
-        spec["resourceClaims"] = [{"name": GPU_CLAIM, "resourceClaimTemplateName": _claim_template_name(claimed)}]
+        spec["resourceClaims"] = [{"name": GPU_CLAIM, "resourceClaimTemplateName": template}]
     models = sorted(set(filter(None, row["gpu_spec"].split("|"))))
     if models:
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
@@ -316,6 +344,8 @@ def _scenario(options: Options, events: list[dict[str, Any]], notes: list[str]) 
     name = "alibaba-gpu-" + os.path.basename(options.pods).removesuffix(".csv").removeprefix("openb_pod_list_")
     events.sort(key=lambda e: int(e["at"][:-1]))
     spec: dict[str, Any] = {"startTime": _stamp(0)}
+    if options.gpus == "dra-shared":
+        spec["featureGates"] = {"DRAConsumableCapacity": True}
     if events:
         spec["events"] = events
     return {"apiVersion": "kubesched.io/v1alpha1", "kind": "Scenario",
@@ -324,10 +354,17 @@ def _scenario(options: Options, events: list[dict[str, Any]], notes: list[str]) 
             "spec": spec}
 
 
-def _notes(conv: Conversion, saturated: bool, preempt: bool, interval: int, dra: bool) -> list[str]:
+def _notes(conv: Conversion, saturated: bool, preempt: bool, interval: int, dra: bool, shared: bool) -> list[str]:
     """What the scenario cannot say about the trace, with how many pods it touches."""
     counts = conv.counts
     sharing = (
+        f"GPU sharing: {counts['sharing']} pods ask for part of one GPU; GPUs are DRA devices of driver "
+        f"{DRA_DRIVER} (a ResourceSlice per GPU node) that allow multiple allocations of their "
+        f"{GPU_SHARE_CAPACITY} capacity of 1000, with DRA's alpha consumable capacity on "
+        "(DRAConsumableCapacity): a share claims its thousandths of one GPU (ResourceClaimTemplates "
+        "gpu-share-M), a whole GPU all of it (gpus-N), so shares are packed per GPU as the trace's own "
+        "scheduler packs them."
+    ) if shared else (
         f"GPU sharing: {counts['sharing']} pods ask for part of one GPU; GPUs are DRA devices of driver "
         f"{DRA_DRIVER} (a ResourceSlice per GPU node, ResourceClaimTemplates gpus-N), which cannot be shared "
         "without DRA's alpha consumable capacity, so a share takes a whole GPU: placements are pessimistic."

@@ -214,6 +214,7 @@ def test_rbac_grants_every_request_the_live_commands_make_and_no_more() -> None:
     assert scheduler.allows("update", "resource.k8s.io:resourceclaims")
     assert scheduler.allows("update", "resource.k8s.io:resourceclaims/status")
     assert not scheduler.allows("update", "resource.k8s.io:resourceslices")
+    assert scheduler.allows("watch", "resource.k8s.io:devicetaintrules")  # with DRADeviceTaintRules
     assert scheduler.allows("create", "events.k8s.io:events")
     assert scheduler.allows("create", "coordination.k8s.io:leases", "kube-system")
     for verb in ("get", "update"):

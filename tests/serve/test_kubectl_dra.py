@@ -121,3 +121,27 @@ def test_beta_versions_are_not_served(served: Served) -> None:
     out = served.kubectl("get", "resourceclaims.v1beta1.resource.k8s.io", check=False)
     assert "the server doesn't have a resource type" in out
     assert "v1" in served.kubectl("api-versions").split("resource.k8s.io/")[1].split()[0]
+
+
+def test_device_taint_rules_are_served_in_v1alpha3(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", input="""
+apiVersion: resource.k8s.io/v1alpha3
+kind: DeviceTaintRule
+metadata: {name: fabric-down}
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: gpu-1}
+  taint: {key: example.com/fabric-down, effect: NoExecute}
+""")
+    rules = served.kubectl("get", "devicetaintrules").splitlines()
+    assert rules[0].split() == ["NAME", "AGE"] and rules[1].split()[0] == "fabric-down"
+    rule = json.loads(served.kubectl("get", "devicetaintrule", "fabric-down", "-o", "json"))
+    assert rule["spec"]["taint"]["timeAdded"]  # stamped by the API server
+    out = served.kubectl("apply", "-f", "-", check=False, input="""
+apiVersion: resource.k8s.io/v1alpha3
+kind: DeviceTaintRule
+metadata: {name: broken}
+spec:
+  taint: {key: example.com/x, effect: PreferNoSchedule}
+""")
+    assert 'spec.taint.effect: Unsupported value: "PreferNoSchedule": supported values: "NoExecute", ' \
+           '"NoSchedule", "None"' in out, out

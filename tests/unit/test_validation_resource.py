@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.api.features import FeatureGates
 from kubesched.api.validation.objects import object_problems
 from kubesched.apiserver.errors import Invalid
 from kubesched.apiserver.server import APIServer
@@ -153,7 +154,8 @@ def api() -> APIServer:
     return server
 
 
-def test_claims_are_stored_with_upstreams_defaults(api: APIServer) -> None:
+def test_claims_are_stored_with_upstreams_defaults() -> None:
+    api = APIServer(MemoryStore(), now=lambda: 0.0, features=FeatureGates({"DRADeviceTaints": True}))  # tolerations kept
     stored = api.create(claim(exact(tolerations=[{"key": "k"}]), {"name": "any", "firstAvailable": [
         {"name": "one", "deviceClassName": "x"}, {"name": "all", "deviceClassName": "x", "allocationMode": "All"}]}))
     requests = stored["spec"]["devices"]["requests"]

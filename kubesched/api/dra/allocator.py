@@ -18,12 +18,14 @@ abort the attempt; "no devices" is simply no allocation.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from kubesched.api.dra import capacity as cc
 from kubesched.api.dra.cel import CELError, compile_selector, device_view
+from kubesched.api.dra.taints import prevents_allocation
 from kubesched.api.quantity import parse_quantity
 from kubesched.api.selectors import NodeSelector, SelectorError
 
@@ -49,6 +51,11 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = False
     device_taints: bool = False
+    consumable_capacity: bool = False
+    # DRADeviceBindingConditions with DRAResourceClaimDeviceStatus (DeviceBindingAndStatus): only
+    # then may a device with binding conditions be allocated; upstream then runs its
+    # "incubating" allocator, whose decisions match the stable one's here.
+    device_binding: bool = False
 
 
 @dataclass
@@ -57,14 +64,15 @@ class Device:
 
     name: str
     obj: Obj
-    signature: str  # what selectors can see: driver, attributes, capacity
+    signature: str  # what selectors can see: driver, attributes, capacity, whether it is shared
     driver: str
     _view: Any = None
 
     def view(self) -> Any:
         if self._view is None:
             basic = self.obj
-            self._view = device_view(self.driver, basic.get("attributes"), basic.get("capacity"))
+            self._view = device_view(self.driver, basic.get("attributes"), basic.get("capacity"),
+                                     basic.get("allowMultipleAllocations") is True)
         return self._view
 
 
@@ -94,6 +102,8 @@ def parse_slice(obj: Obj) -> Slice:
     devices = []
     for d in spec.get("devices") or ():
         sig = json.dumps([driver, d.get("attributes"), d.get("capacity")], sort_keys=True, separators=(",", ":"))
+        if d.get("allowMultipleAllocations") is True:
+            sig += "+shared"
         devices.append(Device(d.get("name", ""), d, sig, driver))
     found = Slice(obj, driver, pool.get("name", ""), int(pool.get("generation") or 0),
                   int(pool.get("resourceSliceCount") or 0), devices)
@@ -308,6 +318,36 @@ class MatchAttribute:
             self.count -= 1
 
 
+class DistinctAttribute(MatchAttribute):
+    """No two devices of the named requests share a value of an attribute (consumable
+    capacity's `distinctAttribute`: two shares of one device are then never given to one claim).
+    As upstream, the values are kept per request, so a request's later device replaces its
+    earlier one's value."""
+
+    def __init__(self, requests: Sequence[str], attribute: str) -> None:
+        super().__init__(requests, attribute)
+        self.values: dict[str, Obj] = {}
+
+    def add(self, request: str, sub: str, device: Device) -> bool:
+        if not self._applies(request, sub):
+            return True
+        value = self._lookup(device)
+        if value is None:
+            return False
+        for seen in self.values.values():
+            kind = next((k for k in ("string", "int", "bool", "version") if k in value), None)
+            if kind is None:
+                return False
+            if kind in seen and seen[kind] == value[kind]:
+                return False
+        self.values[request] = value
+        return True
+
+    def remove(self, request: str, sub: str, device: Device) -> None:
+        if self._applies(request, sub):
+            self.values.pop(request, None)
+
+
 def _claim_key(claim: Obj) -> str:
     return f"{claim['metadata'].get('namespace', '')}/{claim['metadata']['name']}"
 
@@ -318,12 +358,18 @@ class Allocator:
 
     def __init__(self, features: Features, allocated: Container[DeviceID], get_class: Callable[[str], Obj | None],
                  slices_for_node: Callable[[Obj], Iterable[Obj]],
-                 pool_slices: Callable[[str, str], Iterable[Obj]]) -> None:
+                 pool_slices: Callable[[str, str], Iterable[Obj]],
+                 consumed: Mapping[DeviceID, cc.Amounts] | None = None, shared: Container[DeviceID] = ()) -> None:
+        """`allocated` are the devices held whole; with consumable capacity, `consumed` is what the
+        shares of each shared device hold together and `shared` the devices with any share
+        (upstream's AllocatedState)."""
         self.features = features
         self.allocated = allocated
         self.get_class = get_class
         self.slices_for_node = slices_for_node
         self.pool_slices = pool_slices
+        self.consumed: Mapping[DeviceID, cc.Amounts] = consumed or {}
+        self.shared = shared
 
     def allocate(self, node: Obj, claims: Sequence[Obj]) -> list[Obj] | None:
         """One allocation result per claim, or None when the node cannot satisfy them all."""
@@ -345,6 +391,11 @@ class _Run:
         self.pool_by_key: dict[tuple[str, str], Pool] = {}
         self.counters_left: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         self.counters_taken: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        # Consumable capacity: what this attempt gives out of each shared device, and its shares.
+        self.allocating_capacity: dict[DeviceID, cc.Amounts] = {}
+        self.allocating_shares: dict[DeviceID, int] = {}
+        self.shares: dict[tuple[int, int], cc.Consumption] = {}  # (claim, result index) -> consumption
+        self.consumptions: dict[tuple[int, str], cc.Consumption | None] = {}  # by request and device signature
 
     def run(self) -> list[Obj] | None:
         self.pools = gather_pools(self.a.slices_for_node(self.node), self.node, self.a.features, self.a.pool_slices)
@@ -353,6 +404,11 @@ class _Run:
             min_devices = 0
             for ri, req in enumerate(((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()):
                 subs = req.get("firstAvailable") or []
+                if not self.a.features.consumable_capacity and (
+                        (req.get("exactly") or {}).get("capacity") is not None
+                        or any(sub.get("capacity") is not None for sub in subs)):
+                    raise AllocationError(f"claim {_claim_key(claim)}, request {req.get('name')}: has capacity "
+                                          "requests, but the DRAConsumableCapacity feature is disabled")
                 if subs:
                     if not self.a.features.prioritized_list:
                         raise AllocationError(f"claim {_claim_key(claim)}, request {req.get('name')}: has subrequests, "
@@ -378,10 +434,13 @@ class _Run:
                                       f"exceeds the claim limit of {MAX_RESULTS}")
             constraints = []
             for i, c in enumerate(((claim.get("spec") or {}).get("devices") or {}).get("constraints") or ()):
-                if c.get("matchAttribute") is None:
+                if c.get("matchAttribute") is not None:
+                    constraints.append(MatchAttribute(c.get("requests") or (), c["matchAttribute"]))
+                elif c.get("distinctAttribute") is not None:
+                    constraints.append(DistinctAttribute(c.get("requests") or (), c["distinctAttribute"]))
+                else:
                     raise AllocationError(f"claim {_claim_key(claim)}, constraint #{i}: empty constraint "
                                           "(unsupported constraint type?)")
-                constraints.append(MatchAttribute(c.get("requests") or (), c["matchAttribute"]))
             self.constraints.append(constraints)
         try:
             done = self._one(0, 0, 0, 0, False)
@@ -420,7 +479,9 @@ class _Run:
                                           f"but resource pool {pool.driver}/{pool.name} is currently invalid")
                 for s in pool.slices:
                     for d in s.devices:
-                        if self._selectable(key, rd, s, d):
+                        if self._selectable(key, rd, s, d) and (
+                                not self.a.features.consumable_capacity
+                                or self._consumption(rd, (pool.driver, pool.name, d.name), d) is not None):
                             rd.all_devices.append((d, pool))
             rd.num_devices = len(rd.all_devices)
         else:
@@ -433,6 +494,9 @@ class _Run:
         found = self.selectable.get(cache_key)
         if found is not None:
             return found
+        if not self.a.features.device_binding and d.obj.get("bindingConditions"):
+            self.selectable[cache_key] = False  # binding conditions need their feature
+            return False
         class_selectors = (rd.device_class or {}).get("spec", {}).get("selectors") or ()
         where_class = f"class {(rd.device_class or {}).get('metadata', {}).get('name', '')}"
         where_claim = f"claim {_claim_key(self.claims[key[0]])}"
@@ -508,6 +572,7 @@ class _Run:
                 undo()
             return done
         key = (ci, ri, si)
+        capacity = self.a.features.consumable_capacity
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
@@ -520,6 +585,8 @@ class _Run:
                     elif self._in_use(dev):
                         continue
                     if not self._selectable(key, rd, s, d):
+                        continue
+                    if capacity and self._consumption(rd, dev, d) is None:
                         continue
                     undo = self._take(ci, rd, dev, s, d, must=False)
                     if undo is None:
@@ -539,38 +606,89 @@ class _Run:
         """allocateDevice: mark the device as going to claim `ci` if it is free and the claim's
         constraints accept it; returns how to undo that, or None."""
         request = rd.request
+        shared = self.a.features.consumable_capacity and d.obj.get("allowMultipleAllocations") is True
         if request.admin:
-            if ci in self.allocating.get(dev, ()):
+            if not shared and ci in self.allocating.get(dev, ()):
                 return None
         elif self._in_use(dev):
             return None
         uses = d.obj.get("consumesCounters") or []
-        if uses and (not self.a.features.partitionable_devices or not self._consume(dev, uses, 1)):
+        if uses and not self.a.features.partitionable_devices:
             return None
+        # A shared device's counters are drawn once, by the share that starts using it.
+        counted = bool(uses) and not (shared and self._capacity_in_use(dev))
+        if counted and not self._consume(dev, uses, 1):
+            return None
+        if self.a.features.device_taints and d.obj.get("taints") and \
+                prevents_allocation(d.obj["taints"], request.spec.get("tolerations") or []):
+            return None  # upstream keeps the counters just taken until this node's search ends
         base, sub = (request.parent, request.name) if request.parent else (request.name, "")
         constraints = self.constraints[ci]
         for i, c in enumerate(constraints):
             if not c.add(base, sub, d):
                 for prior in constraints[:i]:
                     prior.remove(base, sub, d)
-                if uses:
+                if counted:
                     self._consume(dev, uses, -1)
                 if must:
                     raise AllocationError(f"claim {_claim_key(self.claims[ci])}, request {request.name}: cannot add "
                                           f"device {'/'.join(dev)} because a claim constraint would not be satisfied")
                 return None
-        self.allocating.setdefault(dev, set()).add(ci)
+        consumed = self._consumption(rd, dev, d) if self.a.features.consumable_capacity else None
+        if self.a.features.consumable_capacity and consumed is None:
+            for c in constraints:
+                c.remove(base, sub, d)
+            if counted:
+                self._consume(dev, uses, -1)
+            return None
+        if not shared:
+            self.allocating.setdefault(dev, set()).add(ci)
         self.results[ci].append((request, dev, s, d))
         mark = len(self.results[ci]) - 1
+        if shared:
+            assert consumed is not None
+            self.shares[(ci, mark)] = consumed
+            cc.add(self.allocating_capacity.setdefault(dev, {}), {n: a for n, (a, _) in consumed.items()})
+            self.allocating_shares[dev] = self.allocating_shares.get(dev, 0) + 1
 
         def undo() -> None:
             for c in constraints:
                 c.remove(base, sub, d)
-            if uses:
+            if counted:
                 self._consume(dev, uses, -1)
-            self.allocating[dev].discard(ci)
+            if shared:
+                taken = self.shares.pop((ci, mark))
+                cc.add(self.allocating_capacity[dev], {n: a for n, (a, _) in taken.items()}, -1)
+                self.allocating_shares[dev] -= 1
+                if not self.allocating_shares[dev]:
+                    del self.allocating_shares[dev], self.allocating_capacity[dev]
+            else:
+                self.allocating[dev].discard(ci)
             del self.results[ci][mark:]
         return undo
+
+    def _consumption(self, rd: RequestData, dev: DeviceID, d: Device) -> cc.Consumption | None:
+        """CmpRequestOverCapacity: what the request would consume of the device, if that fits
+        beside the allocated shares and this attempt's (any device: one that is not shared must
+        hold the amounts asked for)."""
+        capacities = cc.device_capacity(d.signature, d.obj.get("capacity"))
+        if capacities is None:
+            return None
+        key = (id(rd), d.signature)
+        if key in self.consumptions:
+            consumed = self.consumptions[key]
+        else:
+            spec = rd.request.spec
+            consumed = self.consumptions[key] = cc.consumption(capacities, cc.requested(spec),
+                                                               cc.requested_text(spec))
+        if consumed is None or not cc.fits(capacities, consumed, self.a.consumed.get(dev),
+                                           self.allocating_capacity.get(dev)):
+            return None
+        return consumed
+
+    def _capacity_in_use(self, dev: DeviceID) -> bool:
+        """deviceCapacityInUse: allocated shares, or shares given out by this attempt, use it."""
+        return dev in self.a.consumed or dev in self.allocating_shares
 
     def _available(self, key: tuple[str, str]) -> dict[str, dict[str, Fraction]]:
         """A pool's counters less what its allocated devices (on any node) consume."""
@@ -580,7 +698,8 @@ class _Run:
             found = {name: dict(counters) for name, counters in pool.counter_sets.items()}
             for s in [*pool.slices, *pool.elsewhere]:
                 for d in s.devices:
-                    if (pool.driver, pool.name, d.name) in self.a.allocated:
+                    dev = (pool.driver, pool.name, d.name)
+                    if dev in self.a.allocated or dev in self.a.shared or dev in self.a.consumed:
                         for use in d.obj.get("consumesCounters") or ():
                             left = found.get(use.get("counterSet", ""), {})
                             for counter, amount in _amounts(use.get("counters")).items():
@@ -611,13 +730,22 @@ class _Run:
         """The AllocationResult: devices, configuration (the classes' first, then the claim's)
         and the node selector."""
         devices = []
-        for request, (driver, pool, name), _s, _d in self.results[ci]:
+        for i, (request, (driver, pool, name), _s, d) in enumerate(self.results[ci]):
             entry: Obj = {"request": request.full_name, "driver": driver, "pool": pool, "device": name}
             if request.admin:
                 entry["adminAccess"] = True
             tolerations = request.spec.get("tolerations")
             if tolerations:
                 entry["tolerations"] = tolerations
+            share = self.shares.get((ci, i))
+            if share is not None:
+                entry["shareID"] = cc.share_id(claim, i)
+                if share:
+                    entry["consumedCapacity"] = {n: text for n, (_, text) in share.items()}
+            if self.a.features.device_binding:
+                for key in ("bindingConditions", "bindingFailureConditions"):
+                    if d.obj.get(key):
+                        entry[key] = list(d.obj[key])
             devices.append(entry)
         spec_devices = (claim.get("spec") or {}).get("devices") or {}
         requests = spec_devices.get("requests") or []
@@ -673,9 +801,10 @@ class _Run:
                 node_name, selector = d.obj.get("nodeName"), d.obj.get("nodeSelector")
             else:
                 node_name, selector = spec.get("nodeName"), spec.get("nodeSelector")
-            if node_name:
+            if node_name or (self.a.features.device_binding and d.obj.get("bindsToNode")):
+                # A node-local device, or one that binds to the node it is allocated for.
                 return {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": MATCH_FIELDS_NAME, "operator": "In", "values": [node_name]}]}]}
+                    {"key": MATCH_FIELDS_NAME, "operator": "In", "values": [self.node["metadata"]["name"]]}]}]}
             terms = (selector or {}).get("nodeSelectorTerms") or []
             if len(terms) == 1:
                 for src, dst in ((terms[0].get("matchFields") or [], fields),
@@ -707,3 +836,14 @@ def allocated_devices(claim: Obj) -> list[DeviceID]:
         return []
     return [(r.get("driver", ""), r.get("pool", ""), r.get("device", ""))
             for r in (allocation.get("devices") or {}).get("results") or () if not r.get("adminAccess")]
+
+
+def allocated_shares(claim: Obj) -> list[tuple[DeviceID, cc.Amounts]]:
+    """The shares of devices a claim's allocation holds (results with a shareID) and what each
+    consumes; admin access holds none."""
+    allocation = (claim.get("status") or {}).get("allocation")
+    if not allocation:
+        return []
+    return [((r.get("driver", ""), r.get("pool", ""), r.get("device", "")), cc.result_consumption(r))
+            for r in (allocation.get("devices") or {}).get("results") or ()
+            if r.get("shareID") is not None and not r.get("adminAccess")]

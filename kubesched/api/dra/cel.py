@@ -1,6 +1,7 @@
 """CEL device selectors, as DeviceClasses and claim requests write them (resource.k8s.io).
 
-A selector sees one variable, `device`: its `driver`, and its `attributes` and `capacity` keyed by
+A selector sees one variable, `device`: its `driver`, `allowMultipleAllocations` (consumable
+capacity's: whether the device can be shared), and its `attributes` and `capacity` keyed by
 domain then name, where a name without a domain takes the driver's (so a driver's own `model` is
 `device.attributes['gpu.example.com'].model`). An unknown domain reads as an empty map; a missing
 name in a known one is a runtime error, as upstream's map proxy makes it. Capacities are
@@ -298,9 +299,10 @@ def split_name(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
-def device_view(driver: str, attributes: dict[str, Any] | None, capacity: dict[str, Any] | None
-                ) -> celtypes.MapType:
-    """The `device` variable for one device of a ResourceSlice (v1 field names)."""
+def device_view(driver: str, attributes: dict[str, Any] | None, capacity: dict[str, Any] | None,
+                shared: bool = False) -> celtypes.MapType:
+    """The `device` variable for one device of a ResourceSlice (v1 field names);
+    `allowMultipleAllocations` is consumable capacity's."""
     attrs: dict[str, dict[str, Any]] = {}
     for name, value in (attributes or {}).items():
         domain, ident = split_name(name, driver)
@@ -311,6 +313,7 @@ def device_view(driver: str, attributes: dict[str, Any] | None, capacity: dict[s
         caps.setdefault(domain, {})[celtypes.StringType(ident)] = _quantity((value or {}).get("value", "0"))
     return celtypes.MapType({
         celtypes.StringType("driver"): celtypes.StringType(driver),
+        celtypes.StringType("allowMultipleAllocations"): celtypes.BoolType(shared),
         celtypes.StringType("attributes"): _Domains({celtypes.StringType(d): celtypes.MapType(v) for d, v in attrs.items()}),
         celtypes.StringType("capacity"): _Domains({celtypes.StringType(d): celtypes.MapType(v) for d, v in caps.items()}),
     })

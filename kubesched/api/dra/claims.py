@@ -40,7 +40,8 @@ def claim_name(pod: Obj, pod_claim: Obj) -> tuple[str | None, bool]:
 
 
 def resolved_names(pod: Obj) -> list[str]:
-    """The names of the claims the pod's claims resolve to so far (templates' once made)."""
+    """The names of the claims the pod's claims resolve to so far (templates' once made), and
+    the claim the scheduler made for its extended resources, if any."""
     names = []
     for pod_claim in pod_claims(pod):
         try:
@@ -49,7 +50,17 @@ def resolved_names(pod: Obj) -> list[str]:
             continue
         if name is not None:
             names.append(name)
+    extended = extended_claim_name(pod)
+    if extended is not None:
+        names.append(extended)
     return names
+
+
+def extended_claim_name(pod: Obj) -> str | None:
+    """The claim the scheduler made for the pod's extended resources backed by DRA
+    (`status.extendedResourceClaimStatus`), if any."""
+    status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+    return status.get("resourceClaimName") or None
 
 
 def is_for_pod(pod: Obj, claim: Obj) -> str | None:

@@ -49,7 +49,7 @@ def _probe(allocator: Allocator, node: Obj, request: Obj, **fields: Any) -> list
     held."""
     exact = {k: v for k, v in request.items() if k not in ("count", "adminAccess")} | fields
     free = copy.copy(allocator)
-    free.allocated = frozenset()
+    free.allocated, free.consumed, free.shared = frozenset(), {}, frozenset()
     claim = {"metadata": {"name": "diagnosis"}, "spec": {"devices": {"requests": [
         {"name": "probe", "exactly": exact}]}}}
     try:
@@ -61,13 +61,13 @@ def _probe(allocator: Allocator, node: Obj, request: Obj, **fields: Any) -> list
 
 def _matching(allocator: Allocator, node: Obj, request: Obj) -> tuple[int, int] | None:
     """How many devices on the node `request`'s class and selectors select, and how many of
-    those other claims hold (allocation mode All); None when some match but they cannot all be
+    those other claims hold, whole or in part (shares of a device's capacity) (allocation mode All); None when some match but they cannot all be
     taken at once (more than one claim may hold, or an incomplete pool)."""
     results = _probe(allocator, node, request, allocationMode="All")
     if results is None:
         return None if _probe(allocator, node, request, allocationMode="ExactCount", count=1) else (0, 0)
     devices = [(r.get("driver", ""), r.get("pool", ""), r.get("device", "")) for r in results]
-    return len(devices), sum(1 for d in devices if d in allocator.allocated)
+    return len(devices), sum(1 for d in devices if d in allocator.allocated or d in allocator.consumed)
 
 
 def _request(allocator: Allocator, node: Obj, request: Obj) -> str:

@@ -30,6 +30,7 @@ from kubesched.api.validation.node import _runtime_class
 from kubesched.api.validation.policy import _pdb
 from kubesched.api.validation.resource import (
     _device_class,
+    _device_taint_rule,
     _resource_claim,
     _resource_claim_template,
     _resource_slice,
@@ -64,12 +65,14 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "ResourceSlice": ("resource.k8s.io/v1",),
     "ResourceClaim": ("resource.k8s.io/v1",),
     "ResourceClaimTemplate": ("resource.k8s.io/v1",),
+    "DeviceTaintRule": ("resource.k8s.io/v1alpha3",),
 }
 # Kinds that are cluster objects (have metadata; created, deleted and patched through the API).
 OBJECT_KINDS = ("Namespace", "Node", "Pod", "PriorityClass", "PodDisruptionBudget", "RuntimeClass",
                 "ReplicaSet", "Deployment", "DaemonSet", "StatefulSet", "ReplicationController", "Job", "CronJob",
                 "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver", "LimitRange",
-                "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+                "ResourceQuota", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+                "DeviceTaintRule")
 _KIND_CHECKS: dict[str, KindCheck] = {
     "Pod": _pod,
     "Node": _node,
@@ -95,6 +98,7 @@ _KIND_CHECKS: dict[str, KindCheck] = {
     "ResourceSlice": _resource_slice,
     "ResourceClaim": _resource_claim,
     "ResourceClaimTemplate": _resource_claim_template,
+    "DeviceTaintRule": _device_taint_rule,
 }
 # The kinds kubesched models: their apiVersions and their checks.
 KINDS: dict[str, KindRule] = {kind: (versions, _KIND_CHECKS[kind]) for kind, versions in API_VERSIONS.items()}

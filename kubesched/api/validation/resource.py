@@ -1,4 +1,5 @@
-"""resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims and their templates, as
+"""resource.k8s.io/v1: DeviceClasses, ResourceSlices, ResourceClaims and their templates (and the
+v1alpha3 DeviceTaintRule), as
 kube-apiserver v1.35 checks them (pkg/apis/resource/validation).
 
 The allocator trusts what these rules let through: a request names a class and has one form, a
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import re
 from collections.abc import Callable, Hashable
+from fractions import Fraction
 from typing import Any
 
 from kubesched.api.dra.cel import MAX_EXPRESSION_LENGTH, CELError, compile_selector
 from kubesched.api.names import dns_label_errors, dns_subdomain_errors
-from kubesched.api.quantity import QuantityError, parse_quantity
+from kubesched.api.quantity import QuantityError, canonical, parse_quantity, quantity_format, quantity_string
 from kubesched.api.validation.checker import (
     POSITIVE_MSG,
     Checker,
@@ -47,6 +50,7 @@ POOL_NAME_MAX_LENGTH = 253
 OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
 DEVICE_TAINTS_MAX = 16
 BINDING_CONDITIONS_MAX = 4
+CAPACITY_VALID_VALUES_MAX = 10  # CapacityRequestPolicyDiscreteMaxOptions
 EXACT_COUNT, ALL = "ExactCount", "All"
 ALLOCATION_MODES = (ALL, EXACT_COUNT)
 TOLERATION_OPERATORS = ("Equal", "Exists")
@@ -308,6 +312,12 @@ def _device_fields(c: Checker, request: dict[str, Any], path: str) -> None:
     _selectors(c, request, path)
     _allocation_mode(c, request, path)
     _tolerations(c, request, path)
+    capacity = c.get(request, "capacity", path, dict)
+    asked = c.get(capacity, "requests", subpath(path, "capacity"), dict) if capacity is not None else None
+    for name, amount in (asked or {}).items():
+        requests_path = subpath(path, "capacity.requests")
+        _qualified_name(c, name, requests_path)
+        _quantity(c, amount, f"{requests_path}[{name}]")
 
 
 def _request(c: Checker, request: dict[str, Any], path: str) -> None:
@@ -695,26 +705,18 @@ def _device(c: Checker, device: dict[str, Any], path: str, per_device: bool) -> 
         _qualified_name(c, name, subpath(path, "capacity"))
         if c.typed(cap, item_path, dict) is None:
             continue
+        amount = None
         if cap.get("value") is None:
             c.required(subpath(item_path, "value"))
         else:
-            try:
-                parse_quantity(cap["value"])
-            except QuantityError as e:
-                c.err(subpath(item_path, "value"), str(e))
-        if cap.get("requestPolicy") is not None and device.get("allowMultipleAllocations") is not True:
+            amount = _quantity(c, cap["value"], subpath(item_path, "value"))
+        policy = c.get(cap, "requestPolicy", item_path, dict)
+        if policy is not None and device.get("allowMultipleAllocations") is not True:
             c.err(subpath(item_path, "requestPolicy"), "Forbidden: allowMultipleAllocations must be true")
+        elif policy is not None and amount is not None:
+            _request_policy(c, amount, policy, subpath(item_path, "requestPolicy"))
     for taint_path, taint in _dicts(c, _items(c, device, "taints", path, DEVICE_TAINTS_MAX)):
-        key = c.get(taint, "key", taint_path, str) or ""
-        _label_name(c, key, subpath(taint_path, "key"))
-        value = c.get(taint, "value", taint_path, str) or ""
-        if value:
-            c.names(value, subpath(taint_path, "value"), label_value_errors)
-        effect = c.get(taint, "effect", taint_path, str)
-        if not effect:
-            c.required(subpath(taint_path, "effect"))
-        elif effect not in TAINT_EFFECTS:
-            c.unsupported(subpath(taint_path, "effect"), effect, TAINT_EFFECTS)
+        _taint(c, taint, taint_path)
     placed = [k for k in ("nodeName", "nodeSelector", "allNodes") if device.get(k) is not None]
     if per_device:
         _device_node(c, device, path)
@@ -722,6 +724,90 @@ def _device(c: Checker, device: dict[str, Any], path: str, per_device: bool) -> 
         c.invalid(path, _NULL, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
                   "`perDeviceNodeSelection` is set to true in the ResourceSlice spec")
     _binding_conditions(c, device, path)
+
+
+def _quantity(c: Checker, raw: Any, path: str) -> tuple[Fraction, str] | None:
+    """A quantity's value and how Kubernetes prints it (None, told, when it does not parse)."""
+    try:
+        return parse_quantity(raw), quantity_string(raw)
+    except QuantityError as e:
+        c.err(path, str(e))
+        return None
+
+
+def _request_policy(c: Checker, capacity: tuple[Fraction, str], policy: dict[str, Any], path: str) -> None:
+    """A shared device's capacity requestPolicy (validateRequestPolicy): one of `validValues` and
+    `validRange`, either with a `default` it admits, within the capacity."""
+    values = c.get(policy, "validValues", path, list)
+    valid_range = c.get(policy, "validRange", path, dict)
+    if values and valid_range is not None:
+        c.err(path, 'Forbidden: exactly one policy can be specified, cannot specify "validValues" and "validRange" '
+                    "at the same time")
+        return
+    if not values and valid_range is None:
+        return
+    default = None
+    if policy.get("default") is None:
+        c.required(subpath(path, "default"), f"required when {'validValues' if values else 'validRange'} is defined")
+    else:
+        default = _quantity(c, policy["default"], subpath(path, "default"))
+    if default is None:
+        return
+    if values:
+        _valid_values(c, capacity, default, values, subpath(path, "validValues"))
+    elif valid_range is not None:
+        _valid_range(c, capacity, default, valid_range, subpath(path, "validRange"))
+
+
+def _valid_values(c: Checker, capacity: tuple[Fraction, str], default: tuple[Fraction, str], raw: list[Any],
+                  path: str) -> None:
+    values = [_quantity(c, v, f"{path}[{i}]") for i, v in enumerate(raw)]
+    if any(v is None for v in values):
+        return
+    parsed = [v for v in values if v is not None]
+    for i in range(len(parsed) - 1):
+        if parsed[i][0] > parsed[i + 1][0]:
+            c.invalid(f"{path}[{i + 1}]", parsed[i + 1][1], "values must be sorted in ascending order")
+    if _too_many(c, path, len(parsed), CAPACITY_VALID_VALUES_MAX):
+        return
+    for i, (value, text) in enumerate(parsed):
+        if value > capacity[0]:
+            c.invalid(f"{path}[{i}]", text, f"option is larger than capacity value: {capacity[1]}")
+    _unique(c, [(f"{path}[{i}]", str(math.ceil(value))) for i, (value, _) in enumerate(parsed)])
+    if all(value != default[0] for value, _ in parsed):
+        c.invalid(path, default[1], "default value is not valid according to the requestPolicy")
+
+
+def _valid_range(c: Checker, capacity: tuple[Fraction, str], default: tuple[Fraction, str], valid_range: dict[str, Any],
+                 path: str) -> None:
+    if valid_range.get("min") is None:
+        c.required(subpath(path, "min"), "required when validRange is defined")
+        return
+    bounds = {k: _quantity(c, valid_range[k], subpath(path, k)) if valid_range.get(k) is not None else None
+              for k in ("min", "max", "step")}
+    low, high, step = bounds["min"], bounds["max"], bounds["step"]
+    if low is None:
+        return
+    if low[0] > capacity[0]:
+        c.invalid(subpath(path, "min"), low[1], f"min is larger than capacity value: {capacity[1]}")
+    if default[0] < low[0]:
+        c.invalid(subpath(path, "min"), default[1], f"default is less than min: {low[1]}")
+    if high is not None:
+        if low[0] > high[0]:
+            c.invalid(subpath(path, "max"), low[1], f"min is larger than max: {high[1]}")
+        if high[0] > capacity[0]:
+            c.invalid(subpath(path, "max"), high[1], f"max is larger than capacity value: {capacity[1]}")
+        if default[0] > high[0]:
+            c.invalid(subpath(path, "max"), default[1], f"default is more than max: {high[1]}")
+    if step is not None:
+        one_step = low[0] + step[0]
+        if one_step > capacity[0]:
+            shown = canonical(one_step, quantity_format(valid_range["min"]))
+            c.invalid(subpath(path, "step"), step[1], f"one step {shown} is larger than capacity value: {capacity[1]}")
+        for value in (default, high):
+            if value is not None and step[0] and (math.ceil(value[0]) - math.ceil(low[0])) % math.ceil(step[0]):
+                c.invalid(subpath(path, "step"), value[1],
+                          f"value is not a multiple of a given step ({step[1]}) from ({low[1]})")
 
 
 def _device_node(c: Checker, device: dict[str, Any], path: str) -> None:
@@ -747,6 +833,42 @@ def _device_node(c: Checker, device: dict[str, Any], path: str) -> None:
         c.required(path, message)
     elif len(chosen) > 1:
         c.invalid(path, "{" + ", ".join(chosen) + "}", message)
+
+
+def _taint(c: Checker, taint: dict[str, Any], path: str) -> None:
+    """A device taint: a label-name key, a label value, one of the known effects."""
+    _label_name(c, c.get(taint, "key", path, str) or "", subpath(path, "key"))
+    value = c.get(taint, "value", path, str) or ""
+    if value:
+        c.names(value, subpath(path, "value"), label_value_errors)
+    effect = c.get(taint, "effect", path, str)
+    if not effect:
+        c.required(subpath(path, "effect"))
+    elif effect not in TAINT_EFFECTS:
+        c.unsupported(subpath(path, "effect"), effect, TAINT_EFFECTS)
+    c.get(taint, "timeAdded", path, str)
+
+
+# ---- device taint rules ------------------------------------------------------------------------
+
+def _device_taint_rule(c: Checker, obj: dict[str, Any], path: str) -> None:
+    """resource.k8s.io/v1alpha3 DeviceTaintRule: a selector of driver, pool and device names
+    (v1.35 no longer has its class and CEL selectors) and one taint."""
+    spec_path = subpath(path, "spec")
+    spec = c.get(obj, "spec", path, dict) or {}
+    selector_path = subpath(spec_path, "deviceSelector")
+    selector = c.get(spec, "deviceSelector", spec_path, dict)
+    if selector is not None:
+        if (driver := c.get(selector, "driver", selector_path, str)) is not None:
+            _csi_driver_name(c, driver, subpath(selector_path, "driver"))
+        if (pool := c.get(selector, "pool", selector_path, str)) is not None:
+            _pool_name(c, pool, subpath(selector_path, "pool"))
+        if (device := c.get(selector, "device", selector_path, str)) is not None:
+            if not device:
+                c.required(subpath(selector_path, "device"))
+            else:
+                _dns_label(c, device, subpath(selector_path, "device"))
+    _taint(c, c.get(spec, "taint", spec_path, dict) or {}, subpath(spec_path, "taint"))
 
 
 def _attribute(c: Checker, attribute: dict[str, Any], path: str) -> None:

@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from kubesched.api.dra import binding
 from kubesched.api.dra.allocator import AllocationError, Allocator, Features, NodeAllocationError
+from kubesched.api.dra.capacity import stamp_share_ids
 from kubesched.api.dra.claims import (
     FINALIZER,
     ClaimNameError,
@@ -45,6 +47,8 @@ from kubesched.api.dra.diagnosis import diagnose
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import NodeSelector, SelectorError
 from kubesched.apiserver.errors import APIError
+from kubesched.scheduler import draextended
+from kubesched.scheduler.draextended import ExtendedClaim
 from kubesched.scheduler.framework import (
     ActionType,
     ClusterEvent,
@@ -134,15 +138,21 @@ class DRAState:
     claims: list[Obj] = field(default_factory=list)  # one per pod claim that has a claim
     # The allocated claims whose allocation admits only some nodes: (index, its node selector).
     restricted: list[tuple[int, NodeSelector]] = field(default_factory=list)
+    # Allocated claims whose binding failed or timed out (binding conditions): no node will do.
+    given_up: list[int] = field(default_factory=list)
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
     allocations: dict[int, Obj] = field(default_factory=dict)  # set by Reserve, written by PreBind
     fingerprint: str = ""  # of the claims to allocate: pods asking alike share allocation outcomes
     pending: list[int] = field(default_factory=list)  # the claims to allocate, as PreFilter found them
     outcomes: Outcomes | None = None  # the allocation outcomes of this pod's kind of request
+    extended: ExtendedClaim | None = None  # the claim for extended resources backed by DRA
 
     def allocations_for(self, node: NodeInfo) -> list[Obj] | None:
         """The allocation Filter found for `node` (None: it found none)."""
+        if self.extended is not None:
+            found = self.extended.per_node.get(node.name)
+            return found[0] if found is not None else None
         if self.outcomes is None or node.slot >= len(self.outcomes.code) or self.outcomes.code[node.slot]:
             return None
         return self.outcomes.results.get(node.slot)
@@ -168,8 +178,14 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         gates = handle.features
         self.features = Features(admin_access=gates.enabled("DRAAdminAccess"),
                                  prioritized_list=gates.enabled("DRAPrioritizedList"),
-                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"))
+                                 partitionable_devices=gates.enabled("DRAPartitionableDevices"),
+                                 consumable_capacity=gates.enabled("DRAConsumableCapacity"),
+                                 device_taints=gates.enabled("DRADeviceTaints"),
+                                 device_binding=gates.enabled("DRADeviceBindingConditions")
+                                 and gates.enabled("DRAResourceClaimDeviceStatus"))
+        self.extended_resources = gates.enabled("DRAExtendedResource")
         self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
+        self.binding_timeout = binding.BINDING_TIMEOUT
 
     # ---- the pod's claims ----------------------------------------------------------------------
 
@@ -209,7 +225,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
-        if not pod_claims(pod.obj):
+        extended = self._extended(pod) if self.extended_resources and pod.requests else None
+        if not pod_claims(pod.obj) and extended is None:
             state[STATE_KEY] = DRAState()
             return None, SKIP
         s = DRAState()
@@ -218,7 +235,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             found = self._pod_claims(pod.obj)
         except ClaimsError as e:
             return None, _unresolvable(str(e))
-        if not found:
+        if not found and extended is None:
             return None, SKIP
         dra = self.handle.dra
         claims: list[Obj] = []
@@ -233,6 +250,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                         restricted.append((len(claims), NodeSelector.compile(node_selector)))
                     except SelectorError as e:
                         return None, _error(str(e))
+                if self.features.device_binding and self._binding_given_up(claim):
+                    s.given_up.append(len(claims))
             else:
                 if dra.has_pending_allocation(claim["metadata"].get("uid", "")):
                     return None, _unresolvable(f"resource claim {claim_key(claim)} is in the process of being allocated")
@@ -240,14 +259,42 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if problem is not None:
                     return None, problem
             claims.append(claim)
-        s.claims, s.restricted = claims, restricted  # only now: PostFilter reads a failed PreFilter as no claims
+        if extended is not None:
+            claim = extended.claim
+            if allocation(claim) is not None:
+                if not can_be_reserved(claim) and not is_reserved_for(pod.uid, claim):
+                    return None, _unresolvable("resourceclaim in use")
+            elif dra.has_pending_allocation(extended.uid):
+                return None, _unresolvable(f"resource claim {claim_key(claim)} is in the process of being allocated")
+        # Only now: PostFilter reads a failed PreFilter as no claims.
+        s.claims, s.restricted, s.extended = claims, restricted, extended
         s.pending = [i for i, c in enumerate(claims) if allocation(c) is None]
-        if s.pending:
-            s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
-                                    dra.pool_slices)
+        if s.pending or (extended is not None and allocation(extended.claim) is None):
+            if self.features.consumable_capacity:  # GatherAllocatedState: shares apart from whole devices
+                s.allocator = Allocator(self.features, dra.whole, self._get_class, dra.slices_for_node,
+                                        dra.pool_slices, dra.consumed, dra.shares)
+            else:
+                s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
+                                        dra.pool_slices)
+        if s.pending and extended is None:
             s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in s.pending], sort_keys=True)
             s.outcomes = self._table(s.fingerprint)
         return None, SUCCESS
+
+    def _binding_given_up(self, claim: Obj) -> bool:
+        """Filter's check of an allocated claim with binding conditions: a failure condition is
+        True, or the conditions did not all turn True within the binding timeout."""
+        try:
+            ready = binding.ready_for_binding(claim)
+        except binding.BindingFailed:
+            return True
+        api = self.handle.api
+        return not ready and api is not None and binding.timed_out(claim, self.handle.now(), self.binding_timeout,
+                                                                   api.seconds)
+
+    def _extended(self, pod: PodInfo) -> ExtendedClaim | None:
+        dra = self.handle.dra
+        return draextended.find(pod, dra.extended_resource_classes(), dra.extended_claim(pod.uid))
 
     def _get_class(self, name: str) -> Obj | None:
         return self.handle.get_object("DeviceClass", "", name)
@@ -298,6 +345,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         s: DRAState = state[STATE_KEY]
+        if s.extended is not None:
+            return self._filter_extended(s, pod, node)
         if s.outcomes is not None:
             stamp = int(self.handle.dra.stamps(np.array([node.slot]))[0])
             s.outcomes.ensure(node.slot)
@@ -307,6 +356,36 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             if isinstance(outcome, Status):
                 return outcome
         unavailable = [i for i, selector in s.restricted if not selector.matches(node.labels, node.name)]
+        unavailable += s.given_up
+        if unavailable:
+            s.unavailable.update(unavailable)
+            return _unresolvable(NOT_AVAILABLE)
+        return SUCCESS
+
+    def _filter_extended(self, s: DRAState, pod: PodInfo, node: NodeInfo) -> Status:
+        """Filter for a pod with extended resources backed by DRA: the node's own variant of the
+        extended-resource claim is allocated with the pod's claims (never remembered across pods)."""
+        x = s.extended
+        assert x is not None
+        claim, reason = draextended.node_claim(x, pod, node)
+        if reason is not None:
+            return _unresolvable(reason)
+        if claim is None and not s.claims:
+            return SUCCESS  # the node's device plugin serves the pod's extended resources
+        unavailable = [i for i, selector in s.restricted if not selector.matches(node.labels, node.name)]
+        if s.allocator is not None and (s.pending or claim is not None):
+            to_allocate = [s.claims[i] for i in s.pending] + ([claim] if claim is not None else [])
+            try:
+                found = s.allocator.allocate(node.obj, to_allocate)
+            except NodeAllocationError as e:
+                return _unresolvable(str(e))
+            except AllocationError as e:
+                return _error(str(e))
+            if found is None:
+                return _CANNOT
+            if not unavailable:
+                own = found[len(s.pending):]
+                x.per_node[node.name] = (found[:len(s.pending)], claim, own[0] if own else None)
         if unavailable:
             s.unavailable.update(unavailable)
             return _unresolvable(NOT_AVAILABLE)
@@ -318,7 +397,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         remembered outcome, the stale ones searched again."""
         s: DRAState = state[STATE_KEY]
         outcomes = s.outcomes
-        if outcomes is None or s.restricted:
+        if outcomes is None or s.restricted or s.given_up:
             return None
         if len(slots):
             outcomes.ensure(int(slots.max()))
@@ -347,7 +426,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if STATE_KEY not in state:
             return None, self._no_state
         s: DRAState = state[STATE_KEY]
-        if not s.claims:
+        if not s.claims and s.extended is None:
             return None, self._nothing
         for index in sorted(s.unavailable):
             claim = s.claims[index]
@@ -361,6 +440,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 except APIError as e:
                     return None, _error(e.message)
                 return None, Status(Code.UNSCHEDULABLE, ("deallocation of ResourceClaim completed",), NAME)
+        if s.extended is not None and not s.extended.in_memory:
+            # An earlier attempt's extended-resource claim: deleted so the next attempt starts anew.
+            api = self.handle.api
+            assert api is not None
+            try:
+                draextended.delete(api, s.extended.claim)
+            except APIError as e:
+                return None, _error(e.message)
+            return None, Status(Code.UNSCHEDULABLE, ("deletion of ResourceClaim completed",), NAME)
         return None, Status(Code.UNSCHEDULABLE, ("still not schedulable",), NAME)
 
     # ---- PreScore / Score ------------------------------------------------------------------------
@@ -397,6 +485,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         if s is None:
             return _error(NOT_FOUND)
         pending = s.pending
+        if s.extended is not None and s.allocator is not None:
+            found = s.extended.per_node.get(node_name)
+            if found is not None and found[1] is not None:
+                x = s.extended
+                x.node_claim, x.allocation = found[1], deep_copy(found[2])
+                claim = deep_copy(found[1])
+                claim["metadata"].setdefault("finalizers", []).append(FINALIZER)
+                claim.setdefault("status", {})["allocation"] = x.allocation
+                self.handle.dra.signal_pending_allocation(x.uid, claim)
         if not pending or s.allocator is None:
             return SUCCESS
         node = self.handle.cache.nodes.get(node_name)
@@ -409,6 +506,8 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
             stored = s.claims[index]
             finalizers = stored["metadata"].get("finalizers") or []
             result = deep_copy(result)  # the remembered outcome stays as the allocator left it
+            if self.features.consumable_capacity:
+                stamp_share_ids(stored, result)
             # The claim as it will be once bound; only the parts that change are copied.
             claim = {**stored, "metadata": {**stored["metadata"], "finalizers": (
                 finalizers if FINALIZER in finalizers else [*finalizers, FINALIZER])},
@@ -429,6 +528,12 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 with contextlib.suppress(APIError):  # retried when the pod is scheduled again, as upstream leaves it
                     api.update_status("ResourceClaim", meta.get("namespace", ""), meta["name"],
                                       lambda status: _unreserve(status, pod.uid))
+        x = s.extended
+        if x is not None:
+            self.handle.dra.remove_pending_allocation(x.uid)
+            if not x.in_memory and api is not None:
+                with contextlib.suppress(APIError):  # logged and left to the next attempt upstream
+                    draextended.delete(api, x.claim)
 
     # ---- PreBind ---------------------------------------------------------------------------------
 
@@ -436,7 +541,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s: DRAState | None = state.get(STATE_KEY)
         if s is None:
             return _error(NOT_FOUND)
-        return SKIP if not s.claims else SUCCESS
+        return SKIP if not s.claims and s.extended is None else SUCCESS
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         s: DRAState | None = state.get(STATE_KEY)
@@ -449,7 +554,62 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 s.claims[index] = self._bind_claim(s, index, pod)
             except (APIError, _BindError) as e:
                 return _error(e.message if isinstance(e, APIError) else str(e))
-        return SUCCESS
+        x = s.extended
+        if x is not None and not is_reserved_for(pod.uid, x.claim):
+            api = self.handle.api
+            assert api is not None
+            try:
+                draextended.bind(api, x, pod)
+            except APIError as e:
+                return _error(e.message)
+            except RuntimeError as e:
+                return _error(str(e))
+            finally:
+                if x.allocation is not None:
+                    self.handle.dra.remove_pending_allocation(x.uid)
+        if not self.features.device_binding or not binding.has_binding_conditions(s.claims):
+            return SUCCESS
+        api = self.handle.api
+        assert api is not None
+        api.record_event(pod.obj, "Normal", "BindingConditionsPending",
+                         f"waiting for binding conditions for device on node {node_name}", source=pod.scheduler_name)
+        self._wait_for_binding(s, pod, self.handle.now(), self.handle.now() + self.binding_timeout)
+        return Status(Code.WAIT, (), NAME)
+
+    def _wait_for_binding(self, s: DRAState, pod: PodInfo, due: float, deadline: float) -> None:
+        """wait.PollUntilContextTimeout with an immediate first check: the claims are read at once
+        and every 5s before the deadline; then "device binding timeout"."""
+        def check() -> None:
+            if self.handle.now() >= deadline:
+                self.handle.resume_pre_bind(pod.uid, _error("device binding timeout"))
+                return
+            try:
+                ready = self._pod_ready_for_binding(s)
+            except binding.BindingFailed as e:
+                self.handle.resume_pre_bind(pod.uid, _error(str(e)))
+                return
+            if ready:
+                self.handle.resume_pre_bind(pod.uid, SUCCESS)
+            else:
+                self._wait_for_binding(s, pod, due + binding.POLL_INTERVAL, deadline)
+
+        self.handle.call_later(max(0.0, min(due, deadline) - self.handle.now()), check)
+
+    def _pod_ready_for_binding(self, s: DRAState) -> bool:
+        """isPodReadyForBinding, on the claims as they are now."""
+        api = self.handle.api
+        assert api is not None
+        for index, claim in enumerate(s.claims):
+            meta = claim["metadata"]
+            current = self.handle.get_object("ResourceClaim", meta.get("namespace", ""), meta["name"])
+            if current is None:
+                raise binding.BindingFailed(f'resourceclaim.resource.k8s.io "{meta["name"]}" not found')
+            s.claims[index] = current
+            if not binding.ready_for_binding(current):
+                if binding.timed_out(current, self.handle.now(), self.binding_timeout, api.seconds):
+                    raise binding.BindingFailed(f"claim {meta['name']} binding timeout")
+                return False
+        return True
 
     def _bind_claim(self, s: DRAState, index: int, pod: PodInfo) -> Obj:
         """Writes the allocation Reserve chose (if any) and the pod's reservation."""
@@ -476,6 +636,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                 if result is not None:
                     status["allocation"] = result
                 status["reservedFor"] = [*(status.get("reservedFor") or ()), reference]
+                if self.features.device_binding and status.get("allocation") \
+                        and not status["allocation"].get("allocationTimestamp"):
+                    status["allocation"] = {**status["allocation"], "allocationTimestamp": api.timestamp()}
             return api.update_status("ResourceClaim", namespace, name, write)
         finally:
             if result is not None:

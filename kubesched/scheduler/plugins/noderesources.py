@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from kubesched.api.dra.extended import is_extended_resource_name
 from kubesched.scheduler.cache import NodeTable
 from kubesched.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -121,14 +122,18 @@ def _validate_fit_args(args: dict) -> None:
 
 
 class _FitState:
-    """The pod's filtered requests: base resources then its scalar resources, in a fixed order."""
+    """The pod's filtered requests: base resources then its scalar resources, in a fixed order.
+    `deferred` (DRAExtendedResource) names those left to DynamicResources on a node whose
+    allocatable does not list them."""
 
-    def __init__(self, pod: PodInfo, ignored: set[str], ignored_groups: set[str]) -> None:
+    def __init__(self, pod: PodInfo, ignored: set[str], ignored_groups: set[str],
+                 deferred: frozenset[str] = frozenset()) -> None:
         names = [n for n in BASE if pod.requests.get(n)]
         names += sorted(n for n, v in pod.requests.items()
                         if _is_scalar(n) and v and n not in ignored and n.split("/")[0] not in ignored_groups)
         self.names = names
         self.amounts = [pod.requests[n] for n in names]
+        self.deferred = deferred
         self.statuses: dict[int, Status] = {}
         self._layout: tuple[dict[str, int], int, _FitLayout] | None = None
 
@@ -150,16 +155,21 @@ class _FitLayout:
         cols, amounts, bits = [columns[PODS]], [1], [1]
         self.missing = 0  # the code bits every node gets
         self.named: list[tuple[int, int]] = []  # (column, amount) of each resource a node reports
+        # Deferred resources some node reports: (row of the checks, name, column, amount).
+        self.deferred: list[tuple[int, str, int, int]] = []
         for i, (name, amount) in enumerate(zip(s.names, s.amounts, strict=True)):
             col = columns.get(name)
             if col is None:
-                if amount > 0:
+                if amount > 0 and name not in s.deferred:
                     self.missing |= (2 << i) | UNRESOLVABLE_BIT
                 continue
+            if name in s.deferred:
+                self.deferred.append((len(cols), name, col, amount))
+            else:
+                self.named.append((col, amount))
             cols.append(col)
             amounts.append(amount)
             bits.append(2 << i)
-            self.named.append((col, amount))
         self.checks = list(zip(cols, amounts, strict=True))  # (column, amount needed free)
         self.cols = np.array(cols, dtype=np.int64)
         self.amounts = np.array(amounts, dtype=np.int64)[:, None]  # against (columns, nodes)
@@ -189,7 +199,9 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         super().__init__(handle, args)
         self.ignored = set(self.args.get("ignoredResources") or ())
         self.ignored_groups = set(self.args.get("ignoredResourceGroups") or ())
-        self._fit_states: dict[tuple[tuple[str, int], ...], _FitState] = {}  # by the pod's requests
+        # By the pod's requests and the resources deferred to DynamicResources.
+        self._fit_states: dict[tuple[tuple[tuple[str, int], ...], frozenset[str]], _FitState] = {}
+        self.dra_extended = handle.features.enabled("DRAExtendedResource")
         strategy = self.args.get("scoringStrategy") or {}
         self.strategy = strategy.get("type", "LeastAllocated")
         self.resources = _resources(strategy.get("resources"))
@@ -207,20 +219,35 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
                    ) -> tuple[PreFilterResult | None, Status]:
         # Shared by pods asking for the same: it depends only on the requests and this configuration.
-        key = tuple(pod.requests.items())
+        deferred = self._deferred(pod) if self.dra_extended else frozenset()
+        key = (tuple(pod.requests.items()), deferred)
         fit = self._fit_states.get(key)
         if fit is None:
             if len(self._fit_states) >= 4096:
                 self._fit_states.clear()
-            fit = self._fit_states[key] = _FitState(pod, self.ignored, self.ignored_groups)
+            fit = self._fit_states[key] = _FitState(pod, self.ignored, self.ignored_groups, deferred)
         state[FIT_STATE] = fit
         return None, SUCCESS
+
+    def _deferred(self, pod: PodInfo) -> frozenset[str]:
+        """DRAExtendedResource: the scalar resources Fit leaves to DynamicResources on a node that
+        does not list them. When the pod asks for an extended resource, those some DeviceClass
+        serves; otherwise, as upstream has it (no class mapping read), every scalar resource."""
+        scalars = [n for n, v in pod.requests.items() if v and _is_scalar(n)]
+        if not scalars:
+            return frozenset()
+        if any(is_extended_resource_name(n) for n in scalars):
+            mapping = self.handle.dra.extended_resource_classes()
+            return frozenset(n for n in scalars if n in mapping)
+        return frozenset(scalars)
 
     def _fit_code(self, s: _FitState, alloc: dict[str, int], req: dict[str, int], npods: int) -> int:
         code = 0
         if npods + 1 > alloc.get(PODS, 0):
             code |= 1  # never unresolvable: pods may leave
         for i, (name, amount) in enumerate(zip(s.names, s.amounts, strict=True)):
+            if name in s.deferred and name not in alloc:
+                continue  # DynamicResources allocates it there, if it can
             free = alloc.get(name, 0) - req.get(name, 0)
             if amount > free:
                 code |= 2 << i
@@ -243,6 +270,13 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         free = table.by_column("alloc").take(slots, axis=1)
         free -= table.by_column("req").take(slots, axis=1)
         short = free.take(layout.cols, axis=0) < layout.amounts
+        unresolvable = None
+        for row, name, col, amount in layout.deferred:
+            listed = np.fromiter((name in nodes[p].allocatable for p in positions.tolist()), dtype=bool,
+                                 count=len(positions))
+            short[row] &= listed
+            small = (table.by_column("alloc")[col].take(slots) < amount) & listed
+            unresolvable = small if unresolvable is None else unresolvable | small
         if not short.any():  # most pods fit most nodes: no bits to build
             codes = np.zeros(len(slots), dtype=np.int64)
         elif layout.float_bits is not None:  # summed exactly, and faster, in floating point
@@ -254,6 +288,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             codes |= table.alloc_derived(("NodeResourcesFit", beyond), _unresolvable(beyond)).take(slots)
         if layout.missing:
             codes |= layout.missing
+        if unresolvable is not None:
+            codes |= unresolvable * UNRESOLVABLE_BIT
         return codes
 
     def passes_all(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
@@ -261,7 +297,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         any node has requested leaves room for it: most cycles of a cluster that is filling up."""
         layout = state[FIT_STATE].layout(table)
         floor = table.alloc_floor()
-        if layout.missing or layout.beyond(floor):
+        if layout.missing or layout.deferred or layout.beyond(floor):
             return False  # some node could not hold it even empty
         ceiling = table.req_ceiling()
         return all(amount <= floor[col] - ceiling[col] for col, amount in layout.checks)
@@ -407,10 +443,16 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         return [ClusterEvent("AssignedPod", ActionType.Delete), ClusterEvent("Node", ActionType.Add, self._node_hint),
                 ClusterEvent("Node", ActionType.UpdateNodeAllocatable, self._node_hint), ClusterEvent("Pod", ActionType.Update)]
 
+    def _left_to_dra(self, name: str, alloc: dict[str, int]) -> bool:
+        """isFit's view with DRAExtendedResource: a scalar resource the node does not list may be
+        DynamicResources' to allocate."""
+        return self.dra_extended and _is_scalar(name) and name not in alloc
+
     def _fits_empty(self, pod: PodInfo, alloc: dict[str, int]) -> bool:
         s = _FitState(pod, self.ignored, self.ignored_groups)
         return alloc.get(PODS, 0) >= 1 and all(
-            amount <= alloc.get(name, 0) for name, amount in zip(s.names, s.amounts, strict=True))
+            amount <= alloc.get(name, 0) or self._left_to_dra(name, alloc)
+            for name, amount in zip(s.names, s.amounts, strict=True))
 
     def _node_hint(self, pod: PodInfo, old: dict | None, new: dict) -> bool:
         """Queue if the pod would fit the node when empty and, for an update, something it asks
@@ -422,7 +464,7 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
             return True
         before = node_allocatable(old)
         wanted = [n for n, v in pod.requests.items() if v] + [PODS]
-        return any(alloc.get(n, 0) > before.get(n, 0) for n in wanted)
+        return any(alloc.get(n, 0) > before.get(n, 0) or self._left_to_dra(n, alloc) for n in wanted)
 
 
 class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
