@@ -11,7 +11,8 @@ enableServiceLinks, host ports for host networking): upstream keeps those to Pod
 templates written before a default existed do not change.
 
 Malformed parts are left alone for validation to report: nothing here assumes a field has its
-documented type.
+documented type. The gates defaults depend on (ImageVolume, MaxUnavailableStatefulSet) are read at
+v1.35's defaults, which kubesched lets no one change.
 """
 
 from __future__ import annotations
