@@ -71,35 +71,36 @@ class Authorizer:
             role = None
         return (role or {}).get("rules") or []
 
-    def _grants(self, a: Attributes) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-        """(binding, rule) for every rule bound to the user that applies where the request does."""
+    def _grants(self, a: Attributes) -> Iterator[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
+        """(binding, subject, rule) for every rule bound to the user that applies where the request does."""
         bindings = list(self.store.list("ClusterRoleBinding"))
         if a.namespace:
             bindings += list(self.store.list("RoleBinding", a.namespace))
         for b in bindings:
             ns = b["metadata"].get("namespace", "")
-            if any(_subject_matches(s, ns, a.user, a.groups) for s in b.get("subjects") or []):
+            subject = next((s for s in b.get("subjects") or [] if _subject_matches(s, ns, a.user, a.groups)), None)
+            if subject is not None:
                 for rule in self._rules(b):
-                    yield b, rule
+                    yield b, subject, rule
 
     def authorize(self, a: Attributes) -> tuple[bool, str]:
         """(allowed, reason) with RBAC's reason for an allow."""
         if MASTERS in a.groups:
             return True, ""
-        for binding, rule in self._grants(a):
+        for binding, subject, rule in self._grants(a):
             if rule_allows(rule, a):
-                ref = binding["roleRef"]
-                where = f' of {ref["kind"]} "{ref["name"]}"'
-                kind = binding["kind"]
-                ns = binding["metadata"].get("namespace")
-                scope = f' in namespace "{ns}"' if ns else ""
-                return True, f'RBAC: allowed by {kind} "{binding["metadata"]["name"]}"{scope}{where}'
+                ref, ns = binding["roleRef"], binding["metadata"].get("namespace")
+                by = f'{binding["kind"]} "{binding["metadata"]["name"]}' + (f'/{ns}"' if ns else '"')
+                to = f'{subject["kind"]} "{subject["name"]}"'
+                if subject["kind"] == "ServiceAccount":
+                    to = f'ServiceAccount "{subject["name"]}/{subject.get("namespace") or ns}"'
+                return True, f'RBAC: allowed by {by} of {ref["kind"]} "{ref["name"]}" to {to}'
         return False, ""
 
     def rules_for(self, user: str, groups: list[str], namespace: str) -> list[dict[str, Any]]:
         """Every rule the user holds in a namespace: SelfSubjectRulesReview's answer."""
         probe = Attributes(user, groups, "", namespace=namespace)
-        return [rule for _, rule in self._grants(probe)]
+        return [rule for _, _, rule in self._grants(probe)]
 
 
 def aggregate(store: Store) -> list[dict[str, Any]]:
