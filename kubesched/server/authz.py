@@ -295,6 +295,7 @@ class Gate:
                                resource=res.get("resource", ""), subresource=res.get("subresource", ""),
                                name=res.get("name", ""))
         else:
+            non = non or {}
             asked = Attributes(who.name, who.groups, non.get("verb", ""), resource_request=False,
                                path=non.get("path", ""))
         allowed, reason = self.authorizer.authorize(asked)
