@@ -100,9 +100,11 @@ CLUSTER_ROLES: list[dict[str, Any]] = [
     _role("system:aggregate-to-edit", _EDIT, _to("edit")),
     _role("system:aggregate-to-view", _VIEW, _to("view")),
     _role("system:discovery", [{"verbs": ["get"], "nonResourceURLs": _DISCOVERY_URLS}]),
-    _role("system:basic-user", [_rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"]),
-                                _rule(["create"], ["authorization.k8s.io"],
-                                      ["selfsubjectaccessreviews", "selfsubjectrulesreviews"])]),
+    _role("system:auth-delegator", [_rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+                                    _rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"])]),
+    _role("system:basic-user", [_rule(["create"], ["authorization.k8s.io"],
+                                      ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+                                _rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"])]),
     _role("system:public-info-viewer", [{"verbs": ["get"], "nonResourceURLs": _PUBLIC_URLS}]),
 ]
 
