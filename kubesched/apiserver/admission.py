@@ -1,11 +1,11 @@
-"""Defaulting and admission, in the order the API server applies them to a create.
+"""Admission, in the order the API server applies it to a create (after the scheme's defaults,
+apiserver.defaults).
 
 Only the plugins whose effects the scheduling system can observe are here: LimitRanger (its
-defaulting; limitranger.py), Priority, DefaultTolerationSeconds and RuntimeClass, plus the
-defaulting that changes what the scheduler sees (requests copied from limits, the default
-scheduler name and grace period); then, once the object is valid and named, the validating
-phase: LimitRanger's checks and ResourceQuota (resourcequota.py). Each rejects with the message
-the real plugin uses.
+defaulting; limitranger.py), Priority, DefaultTolerationSeconds and RuntimeClass; then, once the
+object is valid and named, the validating phase: LimitRanger's checks and ResourceQuota
+(resourcequota.py). Each rejects with the message the real plugin uses. The Job strategy's
+generated selector is here too, as it needs the uid.
 """
 
 from __future__ import annotations
@@ -46,24 +46,6 @@ def system_priority_classes() -> list[Obj]:
         }
         for name, value in SYSTEM_PRIORITY_CLASSES.items()
     ]
-
-
-def default_pod(pod: Obj) -> None:
-    """Pod defaulting (pkg/apis/core/v1/defaults.go) that matters for scheduling."""
-    spec = pod.setdefault("spec", {})
-    spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("restartPolicy", "Always")
-    for group in ("initContainers", "containers"):
-        for c in spec.get(group) or ():
-            res = c.get("resources")
-            if res and res.get("limits"):
-                requests = res.setdefault("requests", {})
-                for name, limit in res["limits"].items():
-                    requests.setdefault(name, limit)
-            for port in c.get("ports") or ():
-                port.setdefault("protocol", "TCP")
-    pod.setdefault("status", {}).setdefault("phase", "Pending")
 
 
 def admit_priority_class(pc: Obj, store: Store) -> None:
@@ -168,7 +150,6 @@ def admit_pod(pod: Obj, store: Store, warn: Callable[[str], None] | None = None,
     the pod is one the cluster already runs: it was admitted when it was created, so what today's
     admission would refuse (a PriorityClass or RuntimeClass missing from the export, a changed
     class value) is reported through `warn`."""
-    default_pod(pod)
     limited = not existing and limitranger.default_pod(pod, store)
     for step in (admit_pod_priority, admit_runtime_class):
         try:
@@ -197,30 +178,17 @@ def validate_new(obj: Obj, store: Store, dra_extended: bool = False) -> None:
 
 JOB_NAME_LABELS = ("job-name", "batch.kubernetes.io/job-name")
 CONTROLLER_UID_LABELS = ("controller-uid", "batch.kubernetes.io/controller-uid")
-MAX_INT32 = 2**31 - 1
 
 
-def default_job(job: Obj) -> None:
-    """Job defaulting (SetDefaults_Job) and the selector the API server generates on create
-    (generateSelector, unless spec.manualSelector): the template is labelled with the Job's name
-    and uid, old and new label keys, and the selector picks the uid. Needs metadata.uid set."""
-    spec = job.setdefault("spec", {})
-    if spec.get("completions") is None and spec.get("parallelism") is None:
-        spec["completions"] = 1
-    spec.setdefault("parallelism", 1)
-    if spec.get("backoffLimit") is None:
-        spec["backoffLimit"] = MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6
-    spec.setdefault("completionMode", "NonIndexed")
-    spec.setdefault("suspend", False)
-    spec.setdefault("manualSelector", False)
-    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
-    template = spec.setdefault("template", {})
-    template_meta = template.setdefault("metadata", {})
-    meta = job["metadata"]
-    if template_meta.get("labels") and not meta.get("labels"):
-        meta["labels"] = dict(template_meta["labels"])
-    if spec["manualSelector"]:
+def generate_job_selector(job: Obj) -> None:
+    """The selector the Job strategy generates on create (generateSelector), unless
+    spec.manualSelector: the template is labelled with the Job's name and uid, old and new label
+    keys, and the selector picks the uid. Needs metadata.uid set and the Job defaulted."""
+    spec = job["spec"]
+    if spec.get("manualSelector"):
         return
+    meta = job["metadata"]
+    template_meta = spec.setdefault("template", {}).setdefault("metadata", {})
     labels = template_meta.setdefault("labels", {})
     for key in JOB_NAME_LABELS:
         labels.setdefault(key, meta.get("name", ""))

@@ -30,13 +30,14 @@ from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
-from kubesched.apiserver import admission, dra, dragates, limitranger
+from kubesched.apiserver import admission, dra, dragates
 from kubesched.apiserver import eviction as eviction_subresource
 from kubesched.apiserver.customresources import CustomResources
+from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
-from kubesched.apiserver.storage import STORAGE_KINDS, default_storage
+from kubesched.apiserver.storage import STORAGE_KINDS, default_storage_class
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import Conflict, NotFound, Store
 
@@ -132,16 +133,16 @@ class APIServer(StoreReads):
             meta["name"] = self._generate_name(kind, meta.get("namespace", ""), meta["generateName"])
         if not meta.get("name"):  # ValidateObjectMeta's first rule, whatever the kind
             raise Invalid.of(kind, _group(obj), "", ["metadata.name: Required value: name or generateName is required"])
+        set_defaults(obj)  # as decoding the request does; defaults are valid, so `validated` holds
         if kind == "Job":  # its generated selector names the uid, so the uid comes first
             meta["uid"] = meta.get("uid") or self._new_uid()
-            admission.default_job(obj)
-            validated = False  # defaulted since
+            admission.generate_job_selector(obj)
+            validated = False  # labelled since
         if kind in STORAGE_KINDS:
-            default_storage(obj, self.store)
+            default_storage_class(obj, self.store)
             validated = False
         elif kind == "LimitRange":
-            limitranger.default_limit_range(obj)
-            validated = False
+            validated = False  # the defaults set_defaults derived are checked against its min and max
         elif kind in dra.KINDS:
             dra.default(obj)
             stored = obj if existing else None  # what a snapshot holds is stored as it is
@@ -204,6 +205,7 @@ class APIServer(StoreReads):
             new["metadata"] = dict(current["metadata"])
             self._prepare_status(current, new)
         else:
+            set_defaults(new)
             self._validate_update(current, new)
         if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
@@ -232,6 +234,7 @@ class APIServer(StoreReads):
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
             self._prepare_status(current, new)
         else:
+            set_defaults(new)
             self._validate_update(current, new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
@@ -240,6 +243,13 @@ class APIServer(StoreReads):
 
     def _validate_update(self, current: Obj, new: Obj) -> None:
         """An update's validation: the object's own, and what its kind lets an update change."""
+        if current["metadata"].get("deletionTimestamp"):  # ValidateObjectMetaUpdate
+            had = set(current["metadata"].get("finalizers") or ())
+            added = [f for f in new["metadata"].get("finalizers") or () if f not in had]
+            if added:
+                raise Invalid.of(new["kind"], _group(new), new["metadata"].get("name", ""), [
+                    "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, "
+                    "found new finalizers []string{" + ", ".join(f'"{f}"' for f in added) + "}"])
         if new.get("kind") in dra.KINDS:
             dra.default(new)
             dra.drop_disabled_fields(new, current, self.features)

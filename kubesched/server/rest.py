@@ -22,6 +22,7 @@ from kubesched.api.loader import read_yaml
 from kubesched.api.objects import deep_copy, parse_time
 from kubesched.api.restmapping import Resource, for_kind
 from kubesched.apiserver.customresources import view as custom_view
+from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
 from kubesched.apiserver.server import APIServer
 from kubesched.server import events as events_view
@@ -306,6 +307,7 @@ class Rest:
             spec.setdefault("finalizers", ["kubernetes"])
         req.name = meta.get("name")
         self._check_namespace(req)
+        set_defaults(obj)  # before managedFields: the writer owns what decoding defaulted
         obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req))
         try:
             return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run))
@@ -351,6 +353,8 @@ class Rest:
         elif "status" in current or "status" in new:
             new["status"] = current.get("status", {}) if "status" in req.resource.subresources else \
                 new.get("status", current.get("status"))
+        if req.subresource != "status":
+            set_defaults(new)
         new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "",
                                           _typing(req))
         if req.dry_run:

@@ -248,6 +248,11 @@ def test_an_operators_finalizer_holds_the_object_until_removed(served: Served) -
     held = api.read_namespaced_config_map("held", "default")
     assert held.metadata.deletion_timestamp is not None and held.metadata.deletion_grace_period_seconds == 0
     assert held.metadata.finalizers == ["example.com/cleanup"]
+    with pytest.raises(ApiException) as refused:
+        api.patch_namespaced_config_map("held", "default", {"metadata": {"finalizers": ["example.com/cleanup",
+                                                                                         "example.com/more"]}})
+    assert refused.value.status == 422
+    assert 'found new finalizers []string{"example.com/more"}' in json.loads(refused.value.body)["message"]
     api.patch_namespaced_config_map("held", "default", {"metadata": {"finalizers": None}})
     with pytest.raises(ApiException) as gone:
         api.read_namespaced_config_map("held", "default")

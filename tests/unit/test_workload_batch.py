@@ -10,7 +10,8 @@ import pytest
 
 from kubesched.api.cron import Schedule, ScheduleError
 from kubesched.api.validation.objects import object_problems
-from kubesched.apiserver.admission import default_job
+from kubesched.apiserver.admission import generate_job_selector
+from kubesched.apiserver.defaults import default_job
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.cronjob import _rfc3339, job_name
 from kubesched.controllers.job import format_indexes, parse_indexes
@@ -88,6 +89,7 @@ def test_job_defaults_and_generated_selector() -> None:
     job = {"kind": "Job", "metadata": {"name": "pi", "uid": "u-1"},
            "spec": {"template": {"metadata": {"labels": {"app": "pi"}}, "spec": {}}}}
     default_job(job)
+    generate_job_selector(job)
     spec = job["spec"]
     assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (1, 1, 6)
     assert spec["podReplacementPolicy"] == "TerminatingOrFailed"
@@ -106,8 +108,11 @@ def test_delete_options_keep_an_owner_until_its_finalizer_goes() -> None:
     assert kept["metadata"]["deletionTimestamp"]
     api.patch("ConfigMap", "default", "owner", {"metadata": {"finalizers": None}})
     assert api.store.get("ConfigMap", "default", "owner") is None
-    api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plain", "finalizers": ["x/y"]}})
-    assert api.delete("ConfigMap", "default", "plain") is None  # no component removes x/y: not waited for
+    api.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "held", "finalizers": ["x/y"]}})
+    assert api.delete("ConfigMap", "default", "held") is not None  # an operator's: it stays until x/y goes
+    api.create({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "plain", "finalizers": ["kubernetes.io/pvc-protection"]}})
+    assert api.delete("ConfigMap", "default", "plain") is None  # Kubernetes' own, of a controller not run here
 
 
 # ---- budgets over pods whose controller the export lacks ------------------------------------------------

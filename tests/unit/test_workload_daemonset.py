@@ -52,7 +52,8 @@ def test_daemon_pods_are_pinned_tolerant_labelled_and_owned() -> None:
         no_execute = {t["key"]: t.get("tolerationSeconds") for t in p["spec"]["tolerations"]
                       if t.get("effect") == "NoExecute"}
         assert no_execute == {"node.kubernetes.io/not-ready": None, "node.kubernetes.io/unreachable": None}
-        assert p["metadata"]["labels"] == {"app": "agent", HASH_LABEL: compute_hash(TEMPLATE)}
+        stored = c.api.get("DaemonSet", "default", "agent")["spec"]["template"]  # as defaulted
+        assert p["metadata"]["labels"] == {"app": "agent", HASH_LABEL: compute_hash(stored)}
         ref = controller_of(p)
         assert ref is not None and ref["kind"] == "DaemonSet" and ref["name"] == "agent"
     assert status(c) == {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberMisscheduled": 0,

@@ -40,6 +40,11 @@ def scaling_events(c: Cluster) -> list[str]:
     return [e.message for e in c.recorder.events if e.reason == "ScalingReplicaSet" and e.object == "Deployment/default/web"]
 
 
+def template_hash(c: Cluster) -> str:
+    """The pod-template-hash of the Deployment's template as stored, that is defaulted."""
+    return compute_hash(the_deployment(c)["spec"]["template"])
+
+
 def condition(c: Cluster, ctype: str) -> dict[str, Any]:
     return next(x for x in the_deployment(c)["status"]["conditions"] if x["type"] == ctype)
 
@@ -47,7 +52,7 @@ def condition(c: Cluster, ctype: str) -> dict[str, Any]:
 def test_the_replica_set_is_named_and_labelled_by_the_template_hash() -> None:
     c = cluster(deployment(3))
     c.run(until=1)
-    h = compute_hash(TEMPLATE)
+    h = template_hash(c)
     rs = replica_sets(c)[f"web-{h}"]
     assert rs["metadata"]["labels"] == {"app": "web", HASH_LABEL: h}
     assert rs["spec"]["selector"] == {"matchLabels": {"app": "web", HASH_LABEL: h}}
@@ -74,7 +79,7 @@ def test_scaling_resizes_the_replica_set() -> None:
     c.run(until=1)
     c.api.patch("Deployment", "default", "web", {"spec": {"replicas": 1}})
     c.run(until=2)
-    h = compute_hash(TEMPLATE)
+    h = template_hash(c)
     rs = replica_sets(c)[f"web-{h}"]
     assert rs["spec"]["replicas"] == 1
     assert rs["metadata"]["annotations"]["deployment.kubernetes.io/desired-replicas"] == "1"
@@ -86,14 +91,14 @@ def test_a_template_change_recreates_and_an_old_template_brings_its_replica_set_
     v1 = {**TEMPLATE, "metadata": {**TEMPLATE["metadata"], "annotations": {"sim.kubesched.io/shutdown": "30s"}}}
     c = cluster(deployment(2, template=v1, strategy={"type": "Recreate"}))
     c.run(until=1)
-    old = f"web-{compute_hash(v1)}"
+    old = f"web-{template_hash(c)}"
     v2 = {**v1, "spec": {"containers": [{"name": "c", "image": "web:2"}]}}
     c.api.patch("Deployment", "default", "web", {"spec": {"template": v2}})
     c.run(until=2)
     assert replica_sets(c)[old]["spec"]["replicas"] == 0 and len(replica_sets(c)) == 1  # waits for the old pods
     assert the_deployment(c)["status"]["terminatingReplicas"] == 2
     c.run(until=40)
-    new = f"web-{compute_hash(v2)}"
+    new = f"web-{template_hash(c)}"
     assert replica_sets(c)[new]["spec"]["replicas"] == 2
     assert replica_sets(c)[new]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
     assert scaling_events(c)[1:] == [f"Scaled down replica set {old} from 2 to 0",

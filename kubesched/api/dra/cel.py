@@ -18,6 +18,7 @@ a full checker would find fails when it runs. cel-go's cost estimator is not rep
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -142,7 +143,11 @@ _FUNCTIONS: dict[str, Any] = {
     "minor": lambda v: celtypes.IntType(v.core[1]),
     "patch": lambda v: celtypes.IntType(v.core[2]),
 }
-_ENV = celpy.Environment()
+@functools.cache
+def _env() -> celpy.Environment:
+    """The CEL environment, built on first use: its parser takes a noticeable part of a second to
+    build, which a run that meets no CEL should not pay."""
+    return celpy.Environment()
 _KNOWN = {"device"} | set(_FUNCTIONS) | {"int", "uint", "double", "bool", "string", "bytes", "list", "map",
                                           "null_type", "type", "duration", "timestamp", "dyn"}
 
@@ -183,7 +188,7 @@ def _rewrite_binds(tree: lark.Tree) -> None:
             lark.Tree("exprlist", [init])])])])
         mapped: lark.Tree[Any] = lark.Tree("member", [lark.Tree("member_dot_arg", [
             listed, lark.Token(str(getattr(method, "type", "IDENT")), "map"), lark.Tree("exprlist", [var, body])])])
-        node.children = [lark.Tree("member_index", [mapped, _ENV.compile("0")])]
+        node.children = [lark.Tree("member_index", [mapped, _env().compile("0")])]
 
 
 _LITERAL_TYPES = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRING_LIT": "string",
@@ -264,7 +269,7 @@ def compile_selector(expression: str) -> Selector:
     if len(expression) > MAX_EXPRESSION_LENGTH:
         raise CELError(f"must be no more than {MAX_EXPRESSION_LENGTH} bytes")
     try:
-        tree = _ENV.compile(expression)
+        tree = _env().compile(expression)
     except celpy.CELParseError as e:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
         raise CELError(f"compilation failed: ERROR: <input>: Syntax error: {detail}") from None
@@ -276,7 +281,7 @@ def compile_selector(expression: str) -> Selector:
     output = _output_type(tree)
     if output not in (None, "bool"):
         raise CELError(f"must evaluate to bool or the unknown type, not {output}")
-    selector = Selector(expression, _ENV.program(tree, functions=_FUNCTIONS))
+    selector = Selector(expression, _env().program(tree, functions=_FUNCTIONS))
     _compiled[expression] = selector
     return selector
 

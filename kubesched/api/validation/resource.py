@@ -339,27 +339,38 @@ def _request(c: Checker, request: dict[str, Any], path: str) -> None:
         c.required(path, "exactly one of `exactly` or `firstAvailable` is required")
 
 
-# Claim specs found valid, as canonical JSON: the claims the controller makes from one template
-# all carry its spec, and every update of a claim repeats its immutable spec. Bounded.
-_VALID_SPECS: dict[str, None] = {}
-_VALID_SPECS_KEPT = 1024
+class _ValidOnce:
+    """Values found valid (with no warning), as canonical JSON, so an equal value is not checked
+    again: the claims the controller makes from one template all carry its spec, every update of
+    a claim repeats its immutable spec, and the devices of one node share an allocation's node
+    selector. Only for rules that see nothing but the value. Bounded."""
+
+    def __init__(self, kept: int = 1024) -> None:
+        self.kept = kept
+        self.valid: dict[str, None] = {}
+
+    def check(self, c: Checker, value: Any, run: Callable[[], None]) -> None:
+        try:
+            key = json.dumps(value, sort_keys=True) if isinstance(value, dict) else None
+        except (TypeError, ValueError):
+            key = None  # not JSON (a reader's odd value): checked, never remembered
+        if key is not None and key in self.valid:
+            return
+        before = len(c.problems), len(c.warnings or ())
+        run()
+        if key is not None and (len(c.problems), len(c.warnings or ())) == before:
+            if len(self.valid) >= self.kept:
+                self.valid.clear()
+            self.valid[key] = None
+
+
+_CLAIM_SPECS = _ValidOnce()
+_NODE_SELECTORS = _ValidOnce()
 
 
 def claim_spec(c: Checker, spec: Any, path: str) -> None:
-    """A ResourceClaimSpec: its requests, constraints and configuration. The rules see nothing
-    but the spec, so a spec once found valid (with no warning) is not checked again."""
-    try:
-        key = json.dumps(spec, sort_keys=True) if isinstance(spec, dict) else None
-    except (TypeError, ValueError):
-        key = None  # not JSON (a reader's odd value): checked, never remembered
-    if key is not None and key in _VALID_SPECS:
-        return
-    before = len(c.problems), len(c.warnings or ())
-    _claim_spec(c, spec, path)
-    if key is not None and (len(c.problems), len(c.warnings or ())) == before:
-        if len(_VALID_SPECS) >= _VALID_SPECS_KEPT:
-            _VALID_SPECS.clear()
-        _VALID_SPECS[key] = None
+    """A ResourceClaimSpec: its requests, constraints and configuration."""
+    _CLAIM_SPECS.check(c, spec, lambda: _claim_spec(c, spec, path))
 
 
 def _claim_spec(c: Checker, spec: Any, path: str) -> None:
@@ -572,8 +583,8 @@ def _allocation(c: Checker, allocation: dict[str, Any], path: str, names: Reques
             c.unsupported(subpath(conf_path, "source"), source, CONFIG_SOURCES)
         _request_refs(c, config, conf_path, names)
         _opaque(c, config, conf_path)
-    if allocation.get("nodeSelector") is not None:
-        _node_selector(c, allocation["nodeSelector"], subpath(path, "nodeSelector"))
+    if (selector := allocation.get("nodeSelector")) is not None:
+        _NODE_SELECTORS.check(c, selector, lambda: _node_selector(c, selector, subpath(path, "nodeSelector")))
 
 
 def _binding_conditions(c: Checker, holder: dict[str, Any], path: str) -> None:
