@@ -123,6 +123,19 @@ RESOURCES: tuple[Resource, ...] = (
     _r("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", namespaced=False),
     _r("DeviceTaintRule", "resource.k8s.io", "v1alpha3", "devicetaintrules", namespaced=False,
        subresources=("status",)),
+    # authentication.k8s.io/v1 and authorization.k8s.io/v1: answered, never stored (kubectl auth)
+    _r("SelfSubjectReview", "authentication.k8s.io", "v1", "selfsubjectreviews", namespaced=False,
+       verbs=("create",), stored=False),
+    _r("TokenReview", "authentication.k8s.io", "v1", "tokenreviews", namespaced=False, verbs=("create",),
+       stored=False),
+    _r("LocalSubjectAccessReview", "authorization.k8s.io", "v1", "localsubjectaccessreviews", verbs=("create",),
+       stored=False),
+    _r("SelfSubjectAccessReview", "authorization.k8s.io", "v1", "selfsubjectaccessreviews", namespaced=False,
+       verbs=("create",), stored=False),
+    _r("SelfSubjectRulesReview", "authorization.k8s.io", "v1", "selfsubjectrulesreviews", namespaced=False,
+       verbs=("create",), stored=False),
+    _r("SubjectAccessReview", "authorization.k8s.io", "v1", "subjectaccessreviews", namespaced=False,
+       verbs=("create",), stored=False),
     # rbac.authorization.k8s.io/v1: stored for the manifests operators and schedulers ship with
     _r("ClusterRoleBinding", "rbac.authorization.k8s.io", "v1", "clusterrolebindings", namespaced=False),
     _r("ClusterRole", "rbac.authorization.k8s.io", "v1", "clusterroles", namespaced=False),
@@ -137,7 +150,7 @@ RESOURCES: tuple[Resource, ...] = (
 
 # The groups in the order kube-apiserver lists them (`/apis`), each with its one served version.
 GROUPS: tuple[str, ...] = (
-    "apps", "events.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
+    "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
     "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "resource.k8s.io", "metrics.k8s.io",
 )
 # Groups an aggregated API server serves upstream: they publish no OpenAPI of kube-apiserver's.

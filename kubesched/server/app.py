@@ -22,6 +22,7 @@ from kubesched.api.restmapping import Resource, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
+from kubesched.server.authz import Gate
 from kubesched.server.custom import CustomResource
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
@@ -53,6 +54,7 @@ class Server:
         self.max_body = max_body
         self.bookmark_interval = bookmark_interval
         self.watches: set[Watch] = set()
+        self.gate = Gate(engine, token)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body + 1)
@@ -73,10 +75,12 @@ class Server:
     # ---- dispatch ------------------------------------------------------------------------------
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
-        if self.token is not None and request.headers.get("Authorization") != f"Bearer {self.token}":
-            return _status(st.status(401, "Unauthorized", "Unauthorized"))
         try:
-            return await self._route(request)
+            if (answer := await self.gate.filter(request)) is not None:
+                return answer
+            response = await self._route(request)
+            self.gate.after(request)
+            return response
         except web.HTTPRequestEntityTooLarge:
             return _status(st.status(413, "RequestEntityTooLarge",
                                      f"Request entity too large: limit is {self.max_body}"))

@@ -47,7 +47,7 @@ def test_token_and_body_limits(tmp_path: Path) -> None:
     try:
         assert served.url.startswith("https://")  # clients send tokens over TLS only
         code, answer = _request(served, "GET", "/api/v1/namespaces")
-        assert code == 401 and answer["reason"] == "Unauthorized"
+        assert code == 403 and answer["reason"] == "Forbidden"  # anonymous: authenticated by nobody
         code, _ = _request(served, "GET", "/api/v1/namespaces", headers={"Authorization": "Bearer wrong"})
         assert code == 401
         # The kubeconfig it wrote carries the token: kubectl just works.
