@@ -70,7 +70,7 @@ def run_pass() -> PassResult:
         cluster.create(obj)
     cluster.run()
     d = Descheduler(cluster.api, cluster.clock, load_policy(POLICY), [cluster.scheduler.config],
-                    cluster.kubelets.usage, cluster.pod_indexes)
+                    cluster.kubelets.usage, indexes=cluster.pod_indexes)
     d.start()
     start = time.perf_counter()
     record = d.run_pass()
