@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import math
 import os
 import resource
 import time
@@ -85,12 +86,16 @@ def main() -> None:
     if table.row_count:
         console.print(table)
     if not args.names or "Descheduler" in args.names:
-        r = run_pass()
-        passes = Table(title="Descheduler: one pass after a scale-up")
+        passes = Table(title="Descheduler: one pass after a scale-up (pass: process CPU)")
         for col in ("nodes", "pods", "evicted", "refused by budgets", "pass seconds", "replacements placed in"):
             passes.add_column(col, justify="right")
-        passes.add_row(str(r.nodes), str(r.pods), str(r.evicted), str(r.refused), f"{r.pass_seconds:.2f}",
-                       f"{r.replacements_seconds:.2f} s")
+        rows = [run_pass(0.5), run_pass(1.0)]
+        for r in rows:
+            passes.add_row(str(r.nodes), str(r.pods), str(r.evicted), str(r.refused), f"{r.pass_seconds:.2f}",
+                           f"{r.replacements_seconds:.2f} s")
+        small, large = rows
+        passes.caption = (f"growth: n^{math.log(large.pass_seconds / small.pass_seconds) / math.log(large.nodes / small.nodes):.2f}"
+                          " (n: nodes and pods, scaled together)")
         console.print(passes)
     if not args.names or "Loading" in args.names:
         times = load_times()

@@ -15,10 +15,25 @@ def pdb_selector(pdb: Obj) -> LabelSelector | None:
     raw = (pdb.get("spec") or {}).get("selector")
     if raw is None:
         return None
+    # Every eviction and every descheduler check asks each budget of the namespace again;
+    # compiling (with label validation) dominated, while a selector's text is cheap to key on.
+    return _compiled(repr(raw), raw)
+
+
+_COMPILED: dict[str, LabelSelector | None] = {}
+_COMPILED_MAX = 4096
+
+
+def _compiled(key: str, raw: Obj) -> LabelSelector | None:
+    if key in _COMPILED:
+        return _COMPILED[key]
     try:
-        selector = LabelSelector.compile(raw)
+        selector: LabelSelector | None = LabelSelector.compile(raw)
     except SelectorError:
-        return None
+        selector = None
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.clear()
+    _COMPILED[key] = selector
     return selector
 
 
