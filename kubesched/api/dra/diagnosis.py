@@ -60,9 +60,10 @@ def _probe(allocator: Allocator, node: Obj, request: Obj, **fields: Any) -> list
 
 
 def _matching(allocator: Allocator, node: Obj, request: Obj) -> tuple[int, int] | None:
-    """How many devices on the node `request`'s class and selectors select, and how many of
-    those other claims hold, whole or in part (shares of a device's capacity) (allocation mode All); None when some match but they cannot all be
-    taken at once (more than one claim may hold, or an incomplete pool)."""
+    """How many devices on the node `request`'s class and selectors select (allocation mode All),
+    and how many of those other claims hold, whole or in shares of its capacity; None when some
+    match but they cannot all be taken at once (more than one claim may hold, or an incomplete
+    pool)."""
     results = _probe(allocator, node, request, allocationMode="All")
     if results is None:
         return None if _probe(allocator, node, request, allocationMode="ExactCount", count=1) else (0, 0)
