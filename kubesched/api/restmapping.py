@@ -112,6 +112,24 @@ RESOURCES: tuple[Resource, ...] = (
     # apiextensions.k8s.io/v1: CustomResourceDefinitions, whose resources serve joins the API
     _r("CustomResourceDefinition", "apiextensions.k8s.io", "v1", "customresourcedefinitions", namespaced=False,
        short_names=("crd", "crds"), categories=("api-extensions",), subresources=("status",)),
+    # networking.k8s.io/v1: stored; nothing in kubesched acts on them (no ingress controller, no CNI)
+    _r("IngressClass", "networking.k8s.io", "v1", "ingressclasses", namespaced=False),
+    _r("Ingress", "networking.k8s.io", "v1", "ingresses", short_names=("ing",), subresources=("status",)),
+    _r("NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies", short_names=("netpol",)),
+    # autoscaling/v2 (v1, which needs converting, is not served yet)
+    _r("HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", short_names=("hpa",),
+       categories=ALL, subresources=("status",)),
+    # discovery.k8s.io/v1
+    _r("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices"),
+    # admissionregistration.k8s.io/v1: stored, not yet enforced
+    _r("MutatingWebhookConfiguration", "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+       namespaced=False, categories=("api-extensions",)),
+    _r("ValidatingAdmissionPolicy", "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies",
+       namespaced=False, categories=("api-extensions",), subresources=("status",)),
+    _r("ValidatingAdmissionPolicyBinding", "admissionregistration.k8s.io", "v1",
+       "validatingadmissionpolicybindings", namespaced=False, categories=("api-extensions",)),
+    _r("ValidatingWebhookConfiguration", "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+       namespaced=False, categories=("api-extensions",)),
     # coordination.k8s.io/v1
     _r("Lease", "coordination.k8s.io", "v1", "leases"),
     # events.k8s.io/v1: the same Events as core/v1, in the newer shape
@@ -148,10 +166,12 @@ RESOURCES: tuple[Resource, ...] = (
     _r("PodMetrics", "metrics.k8s.io", "v1beta1", "pods", verbs=("get", "list"), stored=False),
 )
 
-# The groups in the order kube-apiserver lists them (`/apis`), each with its one served version.
+# The groups in the order kube-apiserver lists them (`/apis`).
 GROUPS: tuple[str, ...] = (
-    "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "batch", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-    "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "resource.k8s.io", "metrics.k8s.io",
+    "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "autoscaling", "batch",
+    "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io", "admissionregistration.k8s.io",
+    "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io",
+    "resource.k8s.io", "metrics.k8s.io",
 )
 # Groups an aggregated API server serves upstream: they publish no OpenAPI of kube-apiserver's.
 AGGREGATED_GROUPS = frozenset({"metrics.k8s.io"})

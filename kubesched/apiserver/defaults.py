@@ -444,6 +444,110 @@ def default_persistent_volume_claim(claim: Obj) -> None:
         _unset(status, "phase", "Pending")
 
 
+# ---- networking, autoscaling, discovery, admissionregistration --------------------------------
+
+
+def _network_policy_ports(rules: Any) -> None:
+    for rule in _dicts(rules):
+        for port in _dicts(rule.get("ports")):
+            _unset(port, "protocol", "TCP")
+
+
+def default_network_policy(policy: Obj) -> None:
+    """Ports default to TCP; without policyTypes a policy is an Ingress one, and an Egress one too
+    when it has egress rules."""
+    if (spec := _child(policy, "spec")) is None:
+        return
+    _network_policy_ports(spec.get("ingress"))
+    _network_policy_ports(spec.get("egress"))
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress", "Egress"] if spec.get("egress") else ["Ingress"]
+
+
+def default_ingress(ingress: Obj) -> None:
+    if (status := _child(ingress, "status")) is not None and status.get("loadBalancer") is None:
+        status["loadBalancer"] = {}  # a struct, so always in the JSON
+
+
+def default_ingress_class(ingress_class: Obj) -> None:
+    spec = _child(ingress_class, "spec")
+    if spec is not None and (parameters := _dict(spec.get("parameters"))) is not None:
+        _unset(parameters, "scope", "Cluster")
+
+
+def _scaling_rules(rules: Any, window: int | None, policies: list[dict[str, Any]]) -> dict[str, Any]:
+    """The given rules with the direction's defaults where they say nothing."""
+    rules = dict(_dict(rules) or {})
+    if rules.get("stabilizationWindowSeconds") is None and window is not None:
+        rules["stabilizationWindowSeconds"] = window
+    _unset(rules, "selectPolicy", "Max")
+    if rules.get("policies") is None:
+        rules["policies"] = policies
+    return rules
+
+
+def default_horizontal_pod_autoscaler(hpa: Obj) -> None:
+    """minReplicas 1, a cpu target of 80% when no metric is given, and, once behavior is given at
+    all, each direction's rules filled in (scale down keeps no window: the controller's flag has it)."""
+    if (spec := _child(hpa, "spec")) is None:
+        return
+    if spec.get("minReplicas") is None:
+        spec["minReplicas"] = 1
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    if (behavior := _dict(spec.get("behavior"))) is not None:
+        behavior["scaleUp"] = _scaling_rules(behavior.get("scaleUp"), 0, [
+            {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}])
+        behavior["scaleDown"] = _scaling_rules(behavior.get("scaleDown"), None, [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}])
+    if (status := _child(hpa, "status")) is not None:
+        status.setdefault("desiredReplicas", 0)  # not omitempty
+
+
+def default_endpoint_slice(slice_: Obj) -> None:
+    for port in _dicts(slice_.get("ports")):
+        _unset(port, "name", "")
+        _unset(port, "protocol", "TCP")
+
+
+def _match_resources(match: dict[str, Any]) -> None:
+    _unset(match, "namespaceSelector", {})
+    _unset(match, "objectSelector", {})
+    _unset(match, "matchPolicy", "Equivalent")
+    for rules in ("resourceRules", "excludeResourceRules"):
+        for rule in _dicts(match.get(rules)):
+            _unset(rule, "scope", "*")
+
+
+def _webhook_configuration(config: Obj, mutating: bool) -> None:
+    for hook in _dicts(config.get("webhooks")):
+        _unset(hook, "failurePolicy", "Fail")
+        _unset(hook, "matchPolicy", "Equivalent")
+        _unset(hook, "namespaceSelector", {})
+        _unset(hook, "objectSelector", {})
+        _unset(hook, "timeoutSeconds", 10)
+        if mutating:
+            _unset(hook, "reinvocationPolicy", "Never")
+        for rule in _dicts(hook.get("rules")):
+            _unset(rule, "scope", "*")
+        if (service := _dict((_dict(hook.get("clientConfig")) or {}).get("service"))) is not None:
+            _unset(service, "port", 443)
+
+
+def default_validating_admission_policy(policy: Obj) -> None:
+    if (spec := _child(policy, "spec")) is None:
+        return
+    _unset(spec, "failurePolicy", "Fail")
+    if (match := _dict(spec.get("matchConstraints"))) is not None:
+        _match_resources(match)
+
+
+def default_validating_admission_policy_binding(binding: Obj) -> None:
+    if (spec := _child(binding, "spec")) is not None and (match := _dict(spec.get("matchResources"))) is not None:
+        _match_resources(match)
+
+
 DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "Pod": default_pod,
     "PodTemplate": default_pod_template,
@@ -463,6 +567,15 @@ DEFAULTERS: dict[str, Callable[[Obj], None]] = {
     "CronJob": default_cron_job,
     "StorageClass": default_storage_class,
     "CSIDriver": default_csi_driver,
+    "NetworkPolicy": default_network_policy,
+    "Ingress": default_ingress,
+    "IngressClass": default_ingress_class,
+    "HorizontalPodAutoscaler": default_horizontal_pod_autoscaler,
+    "EndpointSlice": default_endpoint_slice,
+    "ValidatingWebhookConfiguration": lambda config: _webhook_configuration(config, mutating=False),
+    "MutatingWebhookConfiguration": lambda config: _webhook_configuration(config, mutating=True),
+    "ValidatingAdmissionPolicy": default_validating_admission_policy,
+    "ValidatingAdmissionPolicyBinding": default_validating_admission_policy_binding,
 }
 
 

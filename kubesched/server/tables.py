@@ -775,6 +775,66 @@ def _secret_keys(secret: Obj) -> int:
     return len((secret.get("data") or {}).keys() | (secret.get("stringData") or {}).keys())
 
 
+def _hpa_metric(spec: Obj, status: Obj | None) -> str:
+    """One metric of formatHPAMetrics: `current/target`, `<unknown>` until the controller reports."""
+    kind = spec.get("type")
+    source_key = {"External": "external", "Pods": "pods", "Object": "object", "Resource": "resource",
+                  "ContainerResource": "containerResource"}.get(kind or "")
+    if source_key is None:
+        return "<unknown type>"
+    source = spec.get(source_key) or {}
+    target = source.get("target") or {}
+    current = (status or {}).get(source_key) if status else None
+    now = (current or {}).get("current") or {}
+    if kind in ("Resource", "ContainerResource"):
+        name = source.get("name", "")
+        if target.get("averageValue") is not None:
+            return f"{name}: {now.get('averageValue') if current else '<unknown>'}/{target['averageValue']}"
+        used = f"{now['averageUtilization']}%" if now.get("averageUtilization") is not None else "<unknown>"
+        goal = f"{target['averageUtilization']}%" if target.get("averageUtilization") is not None else "<auto>"
+        return f"{name}: {used}/{goal}"
+    if kind == "Pods":
+        return f"{now.get('averageValue') if current else '<unknown>'}/{target.get('averageValue')}"
+    if target.get("averageValue") is not None:
+        value = now.get("averageValue") if now.get("averageValue") is not None else "<unknown>"
+        return f"{value}/{target['averageValue']} (avg)"
+    return f"{now.get('value') if current else '<unknown>'}/{target.get('value')}"
+
+
+def _hpa_targets(hpa: Obj) -> str:
+    """formatHPAMetrics: the first two metrics, then how many more."""
+    specs = _get(hpa, "spec", "metrics") or []
+    if not specs:
+        return "<none>"
+    statuses = _get(hpa, "status", "currentMetrics") or []
+    shown = [_hpa_metric(spec, statuses[i] if i < len(statuses) else None) for i, spec in enumerate(specs)]
+    text = ", ".join(shown[:2])
+    return f"{text} + {len(shown) - 2} more..." if len(shown) > 2 else text
+
+
+def _hpa_cells(hpa: Obj, since: _Since) -> list[Cell]:
+    spec, meta = hpa.get("spec") or {}, hpa.get("metadata") or {}
+    ref = spec.get("scaleTargetRef") or {}
+    min_pods = spec.get("minReplicas")
+    return [meta.get("name") or "", f"{ref.get('kind', '')}/{ref.get('name', '')}", _hpa_targets(hpa),
+            "<unset>" if min_pods is None else str(min_pods), spec.get("maxReplicas", 0),
+            _get(hpa, "status", "currentReplicas") or 0, since(meta.get("creationTimestamp"))]
+
+
+def _param_kind(policy: Obj) -> str:
+    kind = _get(policy, "spec", "paramKind")
+    return "<unset>" if kind is None else f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}"
+
+
+def _param_ref(binding: Obj) -> str:
+    ref = _get(binding, "spec", "paramRef")
+    if ref is None:
+        return "<unset>"
+    if ref.get("name"):
+        return f"{ref.get('namespace') or '*'}/{ref['name']}"  # a name without a namespace: any
+    return _format_selector(ref["selector"]) if ref.get("selector") is not None else "<unset>"
+
+
 class _Printer(NamedTuple):
     columns: tuple[_Column, ...]
     cells: _CellsOf
@@ -1031,6 +1091,38 @@ _PRINTERS: dict[str, _Printer] = {
         _col("Attached", ("storage.v1.VolumeAttachmentStatus", "attached"), "boolean"),
         _AGE,
     ), _volume_attachment_cells),
+    "HorizontalPodAutoscaler": _Printer((
+        _NAME,
+        _col("Reference", ("autoscaling.v2.HorizontalPodAutoscalerSpec", "scaleTargetRef")),
+        _col("Targets", ("autoscaling.v2.HorizontalPodAutoscalerSpec", "metrics")),
+        _col("MinPods", ("autoscaling.v2.HorizontalPodAutoscalerSpec", "minReplicas")),
+        _col("MaxPods", ("autoscaling.v2.HorizontalPodAutoscalerSpec", "maxReplicas")),
+        _col("Replicas", ("autoscaling.v2.HorizontalPodAutoscalerStatus", "currentReplicas")),
+        _AGE,
+    ), _hpa_cells),
+    "MutatingWebhookConfiguration": _Printer((
+        _NAME,
+        _col("Webhooks", "Webhooks indicates the number of webhooks registered in this configuration", "integer"),
+        _AGE,
+    ), _named(lambda config: len(config.get("webhooks") or ()))),
+    "ValidatingWebhookConfiguration": _Printer((
+        _NAME,
+        _col("Webhooks", "Webhooks indicates the number of webhooks registered in this configuration", "integer"),
+        _AGE,
+    ), _named(lambda config: len(config.get("webhooks") or ()))),
+    "ValidatingAdmissionPolicy": _Printer((
+        _NAME,
+        _col("Validations", "Validations indicates the number of validation rules defined in this configuration",
+             "integer"),
+        _col("ParamKind", "ParamKind specifies the kind of resources used to parameterize this policy"),
+        _AGE,
+    ), _named(lambda policy: len(_get(policy, "spec", "validations") or ()), _param_kind)),
+    "ValidatingAdmissionPolicyBinding": _Printer((
+        _NAME,
+        _col("PolicyName", "PolicyName indicates the policy definition which the policy binding binded to"),
+        _col("ParamRef", "ParamRef indicates the param resource which sets the configration param"),
+        _AGE,
+    ), _named(lambda binding: _get(binding, "spec", "policyName") or "", _param_ref)),
     "EndpointSlice": _Printer((
         _NAME,
         _col("AddressType", ("discovery.v1.EndpointSlice", "addressType")),

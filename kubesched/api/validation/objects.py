@@ -14,6 +14,7 @@ from kubesched.api.names import group_of
 from kubesched.api.objects import namespaced
 from kubesched.api.served import is_custom_group, no_match, resource_kind
 from kubesched.api.validation.apps import _statefulset, _workload
+from kubesched.api.validation.autoscaling import _horizontal_pod_autoscaler
 from kubesched.api.validation.batch import _cronjob, _job_spec
 from kubesched.api.validation.checker import Checker, KindCheck, KindRule, _metadata, check_shape, subpath
 from kubesched.api.validation.core import (
@@ -26,6 +27,8 @@ from kubesched.api.validation.core import (
     _replication_controller,
     _resource_quota,
 )
+from kubesched.api.validation.discovery import _endpoint_slice
+from kubesched.api.validation.networking import _ingress
 from kubesched.api.validation.node import _runtime_class
 from kubesched.api.validation.policy import _pdb
 from kubesched.api.validation.resource import (
@@ -99,6 +102,13 @@ _KIND_CHECKS: dict[str, KindCheck] = {
     "ResourceClaim": _resource_claim,
     "ResourceClaimTemplate": _resource_claim_template,
     "DeviceTaintRule": _device_taint_rule,
+}
+# Kinds the API server stores for other components, with the simplest of upstream's rules: their
+# writes are checked, an input holding them is read as any stored kind is.
+STORED_CHECKS: dict[str, KindCheck] = {
+    "Ingress": _ingress,
+    "HorizontalPodAutoscaler": _horizontal_pod_autoscaler,
+    "EndpointSlice": _endpoint_slice,
 }
 # The kinds kubesched models: their apiVersions and their checks.
 KINDS: dict[str, KindRule] = {kind: (versions, _KIND_CHECKS[kind]) for kind, versions in API_VERSIONS.items()}
@@ -247,9 +257,14 @@ def object_problems(obj: dict[str, Any], checker: type[Checker] = Checker) -> li
     Kinds kubesched does not model (Event, ...) are accepted as they are. `checker` adds a
     reader's own rules (kubesched.input.annotations.SimulationChecker).
     """
-    if not isinstance(obj.get("kind"), str) or resource_kind(obj) not in OBJECT_KINDS:
+    if not isinstance(obj.get("kind"), str):
         return []
     problems: list[Problem] = []
+    if (stored_check := STORED_CHECKS.get(resource_kind(obj))) is not None:
+        stored_check(checker(LoadedObject(obj, "", 0), problems), obj, "")
+        return [f"{p.path}: {p.message}" for p in problems]
+    if resource_kind(obj) not in OBJECT_KINDS:
+        return []
     check_object(checker(LoadedObject(obj, "", 0), problems), obj, "", OBJECT_KINDS)
     return [f"{p.path}: {p.message}" if p.path else p.message for p in problems]
 
