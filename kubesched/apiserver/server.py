@@ -37,6 +37,7 @@ from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
+from kubesched.apiserver.serviceips import ServiceIPs
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage_class
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import Conflict, NotFound, Store
@@ -68,10 +69,12 @@ def waited(finalizer: str) -> bool:
 class APIServer(StoreReads):
     def __init__(self, store: Store, now: Callable[[], float], seed: int | None = 0,
                  epoch: datetime = DEFAULT_EPOCH, observer: Observer = NULL_OBSERVER,
-                 checker: type[Checker] = Checker, features: FeatureGates = DEFAULT_FEATURE_GATES) -> None:
+                 checker: type[Checker] = Checker, features: FeatureGates = DEFAULT_FEATURE_GATES,
+                 service_cidr: str | None = None) -> None:
         """`observer` is told of every Eviction request and its answer; `checker` validates what is
         written (with the rules of the simulation's annotations, when the cluster gives them);
-        `features` decide which gated fields a write keeps.
+        `features` decide which gated fields a write keeps. `service_cidr`: Services get cluster IPs
+        and node ports from it (serve); without it they keep what they say (an export's own range).
         `seed` None (a server whose store outlives it) draws UIDs and generated names from the
         system's randomness and numbers Events from the wall clock, as kube-apiserver does, so a
         restarted server never repeats a name it gave before."""
@@ -88,6 +91,7 @@ class APIServer(StoreReads):
         # DRAExtendedResource: ResourceQuota counts claims' devices in extended-resource names too.
         self.dra_extended_resource = features.enabled("DRAExtendedResource")
         self.custom = CustomResources(store)
+        self.service_ips = ServiceIPs(store, service_cidr) if service_cidr else None
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -157,6 +161,8 @@ class APIServer(StoreReads):
             self.custom.prepare_definition(obj, None)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
             raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
+        if kind == "Service" and self.service_ips is not None and not existing:
+            self.service_ips.allocate(obj)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
             obj["status"] = {}  # status is its controller's to write (PrepareForCreate)
         if kind == "Pod":
@@ -257,6 +263,8 @@ class APIServer(StoreReads):
             self._validate(new, dra.update_problems(current, new))
         else:
             self._validate(new)
+        if new.get("kind") == "Service" and self.service_ips is not None:
+            self.service_ips.allocate(new, current)
 
     def _prepare_status(self, current: Obj, new: Obj) -> None:
         """A status write as the status strategy takes it: gated fields dropped, then validated."""

@@ -90,6 +90,8 @@ class Cluster:
     store: Store = field(default_factory=MemoryStore)
     # False (serve): UIDs and generated names from the system's randomness, not from `seed`.
     reproducible_ids: bool = True
+    # Services get cluster IPs and node ports from this range (serve); None: as they are given.
+    service_cidr: str | None = None
     # Keeps what a run reports; None: nothing is kept but the store (serve).
     recorder: Recorder | None = field(default_factory=Recorder)
     # Without a recorder, refusals of the input and warnings are told to this instead (serve logs them).
@@ -98,7 +100,7 @@ class Cluster:
     def __post_init__(self) -> None:
         observer: Observer = self.recorder if self.recorder is not None else NULL_OBSERVER
         self.api = APIServer(self.store, self.clock.now, self.seed if self.reproducible_ids else None,
-                             self.epoch, observer, SimulationChecker, self.feature_gates)
+                             self.epoch, observer, SimulationChecker, self.feature_gates, self.service_cidr)
         if self.recorder is not None:  # first: it sees a removal before a controller replaces the pod
             self.recorder.start(self.api, self.clock)
             # What matters is every write but the Events (a simulation only adds them): repeated

@@ -19,6 +19,7 @@ from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.fieldschema import decode
 from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
 from kubesched.api.restmapping import RESOURCES
+from kubesched.apiserver.serviceips import SERVICE_CIDR, kubernetes_service
 from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.descheduler.policy import load_policy
@@ -98,7 +99,7 @@ class Engine:
                                other_scheduler_configs=configs[1:], epoch=epoch,
                                kubelet_config=scenario.kubelet_config if scenario else None,
                                descheduler_policy=policy, clock=clock, store=self.store, reproducible_ids=False,
-                               recorder=None, notes=self._note, feature_gates=gates)
+                               service_cidr=SERVICE_CIDR, recorder=None, notes=self._note, feature_gates=gates)
         self.api = self.cluster.api
         self.rest = Rest(self.api, Metrics(self.cluster.kubelets.usage, self.api.timestamp))
         self.custom = CustomResources(self.store)
@@ -120,6 +121,8 @@ class Engine:
                         self.cluster.restore(obj)
                     else:
                         clock.call_at(at, lambda obj=obj: self.cluster.create(obj))
+        if self.store.get("Service", "default", "kubernetes") is None:  # kube-apiserver keeps it
+            self.cluster.create(kubernetes_service())
         self.driver = RealtimeDriver(clock, options.speed, self._persist_time)
         clock.call_at(clock.now(), self._expire_events, daemon=True)
         _warm_up()
