@@ -24,7 +24,7 @@ def _backend(c: Checker, backend: Any, path: str) -> None:
         service_path = subpath(path, "service")
         if not service.get("name"):
             c.required(subpath(service_path, "name"))
-        port = service.get("port") if isinstance(service.get("port"), dict) else {}
+        port: dict[str, Any] = service["port"] if isinstance(service.get("port"), dict) else {}
         if port.get("name") and port.get("number"):
             c.invalid(path, "", "cannot set both port name & port number")
         elif not port.get("name") and not port.get("number"):
