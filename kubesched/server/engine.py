@@ -21,6 +21,7 @@ from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
 from kubesched.api.restmapping import RESOURCES
 from kubesched.apiserver.serviceips import SERVICE_CIDR, kubernetes_service
 from kubesched.cluster.cluster import Cluster
+from kubesched.controllers.endpointslice import EndpointSliceController
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubelet.nodestatus import NodeStatusReporter
@@ -108,6 +109,8 @@ class Engine:
         self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored},
                                               lambda: {r.store_kind for r in self.custom.all() if r.namespaced})
         self.namespaces.start()
+        self.endpoint_slices = EndpointSliceController(self.api, clock)
+        self.endpoint_slices.start()
         self.node_status = NodeStatusReporter(self.api, clock)
         self.node_status.start()
         if fresh:
