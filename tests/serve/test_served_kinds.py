@@ -9,7 +9,7 @@ import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from tests.serve.harness import Served
+from tests.serve.harness import Served, wait_for
 
 MANIFEST = """
 apiVersion: networking.k8s.io/v1
@@ -96,8 +96,8 @@ def test_services_get_cluster_ips_and_node_ports(served: Served) -> None:
                 ({"clusterIP": "10.0.0.1"}, "failed to allocate IP 10.0.0.1: the provided IP (10.0.0.1) is not in "
                  "the valid range. The range of valid IPs is 10.96.0.0/12"),
                 ({"type": "NodePort", "ports": [{"port": 80, "nodePort": np.spec.ports[0].node_port}]},
-                 "spec.ports[0].nodePort: Invalid value: %d: provided port is already allocated"
-                 % np.spec.ports[0].node_port)):
+                 f"spec.ports[0].nodePort: Invalid value: {np.spec.ports[0].node_port}: provided port is "
+                 "already allocated")):
             with pytest.raises(ApiException) as refused:
                 svc("refused", **spec)
             assert refused.value.status == 422 and message in json.loads(refused.value.body)["message"]
@@ -109,3 +109,55 @@ def test_services_get_cluster_ips_and_node_ports(served: Served) -> None:
         assert patched.spec.cluster_ip == a.spec.cluster_ip
     finally:
         api.api_client.close()
+
+
+WORKLOAD = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status:
+  allocatable: {cpu: "8", memory: 16Gi, pods: "110"}
+  capacity: {cpu: "8", memory: 16Gi, pods: "110"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: nginx, ports: [{name: http, containerPort: 8080}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}]
+"""
+
+
+def test_endpointslice_controller_lists_a_services_ready_pods(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", input=WORKLOAD)
+
+    def slices() -> list[dict]:
+        out = served.kubectl("get", "endpointslices", "-l", "kubernetes.io/service-name=web", "-o", "json")
+        return json.loads(out)["items"]
+
+    def ready() -> list[dict]:
+        found = slices()
+        endpoints = found[0].get("endpoints") or [] if len(found) == 1 else []
+        return found if len(endpoints) == 2 and all(e["conditions"]["ready"] for e in endpoints) else []
+
+    (es,) = wait_for(ready, what="two ready endpoints")
+    assert es["metadata"]["name"].startswith("web-")
+    assert es["metadata"]["labels"]["endpointslice.kubernetes.io/managed-by"] == "endpointslice-controller.k8s.io"
+    assert es["metadata"]["ownerReferences"][0]["kind"] == "Service"
+    assert es["ports"] == [{"name": "http", "port": 8080, "protocol": "TCP"}]
+    pods = json.loads(served.kubectl("get", "pods", "-l", "app=web", "-o", "json"))["items"]
+    assert sorted(e["addresses"][0] for e in es["endpoints"]) == sorted(p["status"]["podIP"] for p in pods)
+
+    served.kubectl("delete", "service", "web")
+    wait_for(lambda: not slices(), what="the slices to go with their Service")
