@@ -86,10 +86,13 @@ class ServiceIPs:
             if not spec.get("clusterIP") and not spec.get("clusterIPs") and _needs_ip(old) and old.get("clusterIP"):
                 spec["clusterIP"], spec["clusterIPs"] = old["clusterIP"], list(old.get("clusterIPs") or [old["clusterIP"]])
             requested = spec.get("clusterIP") or (spec.get("clusterIPs") or [""])[0]
-            if requested == "None":
+            was = old.get("clusterIP") if _needs_ip(old) else None
+            if was and requested and requested != was:  # ValidateServiceUpdate
+                problems.append(f'spec.clusterIPs[0]: Invalid value: []string{{"{requested}"}}: may not change once set')
+            elif requested == "None":
                 spec["clusterIP"], spec["clusterIPs"] = "None", ["None"]
             elif requested:
-                if problem := self._check_ip(requested, ips):
+                if requested != was and (problem := self._check_ip(requested, ips)):
                     problems.append(f'spec.clusterIPs: Invalid value: []string{{"{requested}"}}: '
                                     f"failed to allocate IP {requested}: {problem}")
                 spec["clusterIP"], spec["clusterIPs"] = requested, [requested]

@@ -107,6 +107,10 @@ def test_services_get_cluster_ips_and_node_ports(served: Served) -> None:
         assert svc("again", clusterIP="10.96.0.10").spec.cluster_ip == "10.96.0.10"
         patched = api.patch_namespaced_service("a", "default", {"metadata": {"labels": {"x": "y"}}})
         assert patched.spec.cluster_ip == a.spec.cluster_ip
+        with pytest.raises(ApiException) as changed:
+            api.patch_namespaced_service("a", "default", {"spec": {"clusterIP": "10.96.0.20"}})
+        assert 'spec.clusterIPs[0]: Invalid value: []string{"10.96.0.20"}: may not change once set' in \
+            json.loads(changed.value.body)["message"]
     finally:
         api.api_client.close()
 
