@@ -88,11 +88,20 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 def _normal(obj: dict[str, Any], like: dict[str, Any]) -> dict[str, Any]:
     """The object less what differs between two creations of it (its uid, which a Job's labels
-    repeat, resourceVersion, timestamps) and what controllers add once it is stored (status, their
-    annotations and managedFields entries), keeping annotations `like` has."""
+    repeat, resourceVersion, timestamps, a Service's allocated addresses and node ports) and what
+    controllers add once it is stored (status, their annotations and managedFields entries),
+    keeping annotations `like` has."""
     uid = obj["metadata"].get("uid")
     obj = json.loads(json.dumps(obj).replace(uid, "UID")) if uid else obj
     obj.pop("status", None)
+    if obj.get("kind") == "Service":
+        spec = obj.get("spec") or {}
+        for key in ("clusterIP", "clusterIPs"):
+            if spec.get(key) not in (None, "None", ["None"]):
+                spec[key] = "ALLOCATED"
+        for port in spec.get("ports") or ():
+            if "nodePort" in port:
+                port["nodePort"] = "ALLOCATED"
     meta = obj["metadata"]
     for key in ("uid", "resourceVersion", "creationTimestamp"):
         meta.pop(key, None)
