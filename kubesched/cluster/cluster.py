@@ -29,6 +29,7 @@ from kubesched.controllers.garbagecollector import GarbageCollector
 from kubesched.controllers.job import JobController
 from kubesched.controllers.nodelifecycle import NodeLifecycleController
 from kubesched.controllers.persistentvolume import PersistentVolumeController
+from kubesched.controllers.podautoscaler import HorizontalPodAutoscalerController
 from kubesched.controllers.podgc import PodGCController
 from kubesched.controllers.replicaset import ReplicaSetController, ReplicationControllerController
 from kubesched.controllers.resourceclaim import ResourceClaimController
@@ -133,6 +134,10 @@ class Cluster:
         for scheduler in self.schedulers:
             scheduler.start()
         self.kubelets.start()
+        # The HPA reads the usage the kubelets report, as upstream's reads metrics-server.
+        self.autoscaler = HorizontalPodAutoscalerController(self.api, self.clock, self.kubelets.usage.metrics_of,
+                                                            self.feature_gates)
+        self.autoscaler.start()
         self.descheduler: Descheduler | None = None
         if self.descheduler_policy is not None:
             from kubesched.descheduler.descheduler import Descheduler

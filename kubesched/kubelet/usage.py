@@ -60,6 +60,7 @@ from kubesched.kubelet.config import (
 
 USAGE_KEYS = ("cpu", "memory", "ephemeral-storage", "inodes", "pids", "writable-layer", "writable-layer-inodes")
 REQUESTED_KEYS = ("cpu", "memory", "ephemeral-storage")  # the keys that default to the requests
+METRICS_KEYS = ("cpu", "memory")  # what metrics-server reports
 POD_USAGE_PREFIX = "sim.kubesched.io/usage-"
 NODE_INODES = "sim.kubesched.io/inodes"
 NODE_PID_MAX = "sim.kubesched.io/pid-max"
@@ -277,6 +278,16 @@ class UsageTracker:
             else:
                 container.put(key, value)
         self._account(pu, 1)
+
+    def container_metrics(self, pu: PodUsage) -> dict[str, dict[str, int]]:
+        """What metrics-server reports of a running pod: each running container's cpu
+        (millicores) and memory (bytes). `kubectl top` and the HPA controller read these."""
+        return {c.name: {key: c.usage.get(key, 0) for key in METRICS_KEYS} for c in pu.containers if not c.terminated}
+
+    def metrics_of(self, pods: Iterable[Obj]) -> dict[str, dict[str, dict[str, int]]]:
+        """container_metrics of those of `pods` that run, by uid."""
+        found = (self.pods.get((pod.get("metadata") or {}).get("uid", "")) for pod in pods)
+        return {pu.uid: self.container_metrics(pu) for pu in found if pu is not None}
 
     def node_totals(self, node: str) -> dict[str, int]:
         return self.totals.get(node) or dict.fromkeys(USAGE_KEYS, 0)

@@ -12,15 +12,14 @@ from collections.abc import Callable
 from typing import Any
 
 from kubesched.api.quantity import format_amount
-from kubesched.kubelet.usage import UsageTracker
+from kubesched.kubelet.usage import METRICS_KEYS, UsageTracker
 
 Obj = dict[str, Any]
 WINDOW = "10s"  # metrics-server's default resolution
-SHOWN = ("cpu", "memory")
 
 
 def _usage(amounts: dict[str, int]) -> dict[str, str]:
-    return {key: format_amount(key, amounts.get(key, 0)) for key in SHOWN}
+    return {key: format_amount(key, amounts.get(key, 0)) for key in METRICS_KEYS}
 
 
 class Metrics:
@@ -41,7 +40,8 @@ class Metrics:
         for pu in self.usage.pods.values():
             if namespace is not None and pu.namespace != namespace:
                 continue
-            containers = [{"name": c.name, "usage": _usage(c.usage)} for c in pu.containers if not c.terminated]
+            containers = [{"name": name, "usage": _usage(amounts)}
+                          for name, amounts in self.usage.container_metrics(pu).items()]
             out.append({"kind": "PodMetrics", "apiVersion": "metrics.k8s.io/v1beta1",
                         "metadata": {"name": pu.name, "namespace": pu.namespace, "creationTimestamp": now,
                                      "labels": dict((pu.pod.get("metadata") or {}).get("labels") or {})},
