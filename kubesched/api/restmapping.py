@@ -116,9 +116,11 @@ RESOURCES: tuple[Resource, ...] = (
     _r("IngressClass", "networking.k8s.io", "v1", "ingressclasses", namespaced=False),
     _r("Ingress", "networking.k8s.io", "v1", "ingresses", short_names=("ing",), subresources=("status",)),
     _r("NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies", short_names=("netpol",)),
-    # autoscaling/v2 (v1, which needs converting, is not served yet)
+    # autoscaling/v2, and v1: the same objects in the older shape, converted both ways
     _r("HorizontalPodAutoscaler", "autoscaling", "v2", "horizontalpodautoscalers", short_names=("hpa",),
        categories=ALL, subresources=("status",)),
+    _r("HorizontalPodAutoscaler", "autoscaling", "v1", "horizontalpodautoscalers", short_names=("hpa",),
+       categories=ALL, subresources=("status",), stored_as="HorizontalPodAutoscaler"),
     # discovery.k8s.io/v1
     _r("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices"),
     # admissionregistration.k8s.io/v1: stored, not yet enforced

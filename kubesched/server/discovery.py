@@ -111,8 +111,10 @@ def storage_version_hash(resource: Resource) -> str | None:
     without storage (bindings, which only create) have none."""
     if "get" not in resource.verbs or not resource.stored:
         return None
-    group, ver = ("", "v1") if resource.stored_as else (resource.group, getattr(resource, "storage_version",
-                                                                                 resource.version))
+    stored = next((r for r in RESOURCES if r.kind == resource.stored_as and r.stored_as is None), None) \
+        if resource.stored_as else None
+    group, ver = (stored.group, stored.version) if stored else \
+        (resource.group, getattr(resource, "storage_version", resource.version))
     digest = hashlib.sha256(f"{group}/{ver}/{resource.store_kind}".encode()).digest()
     return base64.b64encode(digest[:8]).decode()
 

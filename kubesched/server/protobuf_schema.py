@@ -13,7 +13,7 @@ Where the facts come from: field numbers, wire types, struct order and which fie
 them (the descriptors kubectl v1.32 embeds), with the fields v1.33 to v1.35 added, read from the
 generated.proto files of those releases; JSON names and required fields are those of the v1.35
 OpenAPI definitions (kubesched.server.schema). Every kind `serve` stores is here, plus
-networking.k8s.io Ingress, IngressClass and NetworkPolicy, EndpointSlice, HorizontalPodAutoscaler,
+networking.k8s.io Ingress, IngressClass and NetworkPolicy, EndpointSlice, HorizontalPodAutoscaler (v2 and v1),
 and the bodies of subresources and deletes (Binding, Eviction, Scale, DeleteOptions). `KINDS` maps
 `apiVersion/kind` to its message; a bare kind (DeleteOptions) matches every apiVersion.
 """
@@ -31,6 +31,7 @@ KINDS: dict[str, str] = {
     "authorization.k8s.io/v1/SelfSubjectAccessReview": "authorization.v1.SelfSubjectAccessReview",
     "authorization.k8s.io/v1/SelfSubjectRulesReview": "authorization.v1.SelfSubjectRulesReview",
     "authorization.k8s.io/v1/SubjectAccessReview": "authorization.v1.SubjectAccessReview",
+    "autoscaling/v1/HorizontalPodAutoscaler": "autoscaling.v1.HorizontalPodAutoscaler",
     "autoscaling/v1/Scale": "autoscaling.v1.Scale",
     "autoscaling/v2/HorizontalPodAutoscaler": "autoscaling.v2.HorizontalPodAutoscaler",
     "batch/v1/CronJob": "batch.v1.CronJob",
@@ -130,6 +131,10 @@ MESSAGES: dict[str, tuple[tuple[int, str, str, str], ...]] = {
     "apps.v1.StatefulSetSpec": ((1, "replicas", "int32", "p"), (2, "selector", "meta.v1.LabelSelector", "p"), (3, "template", "core.v1.PodTemplateSpec", ""), (4, "volumeClaimTemplates", "core.v1.PersistentVolumeClaim", "r"), (5, "serviceName", "string", ""), (6, "podManagementPolicy", "string", ""), (7, "updateStrategy", "apps.v1.StatefulSetUpdateStrategy", ""), (8, "revisionHistoryLimit", "int32", "p"), (9, "minReadySeconds", "int32", ""), (10, "persistentVolumeClaimRetentionPolicy", "apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy", "p"), (11, "ordinals", "apps.v1.StatefulSetOrdinals", "p"),),
     "apps.v1.StatefulSetStatus": ((1, "observedGeneration", "int64", ""), (2, "replicas", "int32", "q"), (3, "readyReplicas", "int32", ""), (4, "currentReplicas", "int32", ""), (5, "updatedReplicas", "int32", ""), (6, "currentRevision", "string", ""), (7, "updateRevision", "string", ""), (9, "collisionCount", "int32", "p"), (10, "conditions", "apps.v1.StatefulSetCondition", "r"), (11, "availableReplicas", "int32", ""),),
     "apps.v1.StatefulSetUpdateStrategy": ((1, "type", "string", ""), (2, "rollingUpdate", "apps.v1.RollingUpdateStatefulSetStrategy", "p"),),
+    "autoscaling.v1.CrossVersionObjectReference": ((1, "kind", "string", "q"), (2, "name", "string", "q"), (3, "apiVersion", "string", ""),),
+    "autoscaling.v1.HorizontalPodAutoscaler": ((1, "metadata", "meta.v1.ObjectMeta", ""), (2, "spec", "autoscaling.v1.HorizontalPodAutoscalerSpec", ""), (3, "status", "autoscaling.v1.HorizontalPodAutoscalerStatus", ""),),
+    "autoscaling.v1.HorizontalPodAutoscalerSpec": ((1, "scaleTargetRef", "autoscaling.v1.CrossVersionObjectReference", ""), (2, "minReplicas", "int32", "p"), (3, "maxReplicas", "int32", "q"), (4, "targetCPUUtilizationPercentage", "int32", "p"),),
+    "autoscaling.v1.HorizontalPodAutoscalerStatus": ((1, "observedGeneration", "int64", "p"), (2, "lastScaleTime", "Time", "p"), (3, "currentReplicas", "int32", "q"), (4, "desiredReplicas", "int32", "q"), (5, "currentCPUUtilizationPercentage", "int32", "p"),),
     "autoscaling.v1.Scale": ((1, "metadata", "meta.v1.ObjectMeta", ""), (2, "spec", "autoscaling.v1.ScaleSpec", ""), (3, "status", "autoscaling.v1.ScaleStatus", ""),),
     "autoscaling.v1.ScaleSpec": ((1, "replicas", "int32", ""),),
     "autoscaling.v1.ScaleStatus": ((1, "replicas", "int32", "q"), (2, "selector", "string", ""),),

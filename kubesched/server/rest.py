@@ -25,8 +25,8 @@ from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
 from kubesched.apiserver.server import APIServer
+from kubesched.server import autoscalingv1, managedfields, typed
 from kubesched.server import events as events_view
-from kubesched.server import managedfields, typed
 from kubesched.server import patch as patches
 from kubesched.server import status as st
 from kubesched.server.custom import CustomResource, column_cell, json_path
@@ -154,6 +154,8 @@ class Rest:
                 raise BadRequest(f"the kind in the data ({obj.get('kind')}) does not match the expected kind "
                                  f"({res.kind})")
             obj = {**obj, "apiVersion": res.api_version, "kind": res.kind}
+            if _is_v1_hpa(res):
+                obj = autoscalingv1.to_v2(obj)
         meta = obj.get("metadata")
         if meta is None:
             obj["metadata"] = meta = {}
@@ -213,6 +215,8 @@ class Rest:
         res = req.resource
         if res.group == "events.k8s.io":
             return events_view.to_events_v1(obj)
+        if _is_v1_hpa(res):
+            return autoscalingv1.to_v1(obj)
         if isinstance(res, CustomResource):
             return custom_view(obj, res.crd, res.version)
         return obj
@@ -225,6 +229,8 @@ class Rest:
         if isinstance(res, CustomResource):
             return custom_table(res.printer_columns, column_cell, objs, self.now_time(), include, rv, token,
                                 no_headers, remaining)
+        if _is_v1_hpa(res):  # printed from the stored shape
+            objs = [autoscalingv1.to_v2(o) for o in objs]
         return to_table(res.kind, objs, self.now_time(), include, rv, token, no_headers, remaining)
 
     def _check_namespace(self, req: Request) -> None:
@@ -376,6 +382,10 @@ class Rest:
             return self._update_scale(req, self._apply_patch(ctype, scale, body))
         res = req.resource
         if ctype == APPLY:
+            if _is_v1_hpa(res):
+                code, obj = self._apply(req, autoscalingv1.to_v2(
+                    {**body, "apiVersion": res.api_version, "kind": res.kind}) if isinstance(body, dict) else body)
+                return code, self._view(req, obj)
             return self._apply(req, body)
         current = self._view(req, self._get(req))
         new = self._apply_patch(ctype, current, body)
@@ -386,6 +396,8 @@ class Rest:
             raise BadRequest("metadata.name and metadata.namespace may not be changed by a patch")
         if res.group == "events.k8s.io":
             new = events_view.to_core(new)
+        elif _is_v1_hpa(res):
+            new = autoscalingv1.to_v2(new)
         rv = new["metadata"].get("resourceVersion")
         stored = self._get(req)
         if rv and rv != stored["metadata"].get("resourceVersion"):
@@ -677,6 +689,11 @@ def _set_path(obj: Obj, path: str, value: Any) -> Obj:
         node = node[key]
     node[keys[-1]] = value
     return new
+
+
+def _is_v1_hpa(res: Resource) -> bool:
+    """autoscaling/v1's view of the stored autoscaling/v2 HorizontalPodAutoscalers."""
+    return res.stored_as == "HorizontalPodAutoscaler"
 
 
 def _list_kind(res: Resource) -> str:

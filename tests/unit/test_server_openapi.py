@@ -386,7 +386,10 @@ def test_kubectl_api_resources_and_versions(any_discovery: _Kubectl) -> None:
     assert rows["poddisruptionbudgets policy/v1"]["SHORTNAMES"] == "pdb"
     assert rows["nodes v1"]["NAMESPACED"] == "false"
     assert rows["events events.k8s.io/v1"]["KIND"] == "Event"
-    assert len(rows) == len(RESOURCES)  # subresources are not rows
+    # One row per resource of a group, in its preferred version (autoscaling/v1's HPA is not listed);
+    # subresources are not rows.
+    assert len(rows) == len({(r.group, r.plural) for r in RESOURCES})
+    assert rows["horizontalpodautoscalers autoscaling/v2"]["SHORTNAMES"] == "hpa"
     wide = _table(kubectl("api-resources", "-o", "wide", "--api-group=apps").stdout)
     assert wide["deployments apps/v1"]["CATEGORIES"] == "all"
     assert wide["deployments apps/v1"]["VERBS"] == "create,delete,deletecollection,get,list,patch,update,watch"
