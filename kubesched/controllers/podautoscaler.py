@@ -70,6 +70,7 @@ class HorizontalPodAutoscalerController:
         self.configurable_tolerance = features.enabled("HPAConfigurableTolerance")
         self._due: dict[tuple[str, str], Timer] = {}
         self._history: dict[tuple[str, str], behaviors.History] = {}
+        self._last_event: dict[tuple[str, str, str], str] = {}
 
     def start(self) -> None:
         for hpa in self.api.store.list(KIND):
@@ -83,6 +84,7 @@ class HorizontalPodAutoscalerController:
             if timer is not None:
                 timer.cancel()
             self._history.pop(key, None)
+            self._last_event = {k: v for k, v in self._last_event.items() if k[:2] != key}
         else:
             self._enqueue(key)
 
@@ -104,6 +106,12 @@ class HorizontalPodAutoscalerController:
         self._enqueue(key)
 
     def event(self, hpa: Obj, etype: str, reason: str, message: str) -> None:
+        """Record an Event on the HPA; a repeat of the last one with that reason (a metric that
+        fails every period) is folded into it, as the event recorder's aggregation does."""
+        key = (*object_key(hpa), reason)
+        if self._last_event.get(key) == message:
+            return
+        self._last_event[key] = message
         self.api.record_event(hpa, etype, reason, message, source=SOURCE)
 
     def tolerances(self, hpa: Obj) -> calc.Tolerances:
