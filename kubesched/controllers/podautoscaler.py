@@ -22,7 +22,7 @@ from typing import Any
 from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import Obj
 from kubesched.api.quantity import canonical, milli_value, parse_quantity
-from kubesched.api.selectors import SelectorError
+from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers import podautoscalerbehavior as behaviors
@@ -71,9 +71,12 @@ class HorizontalPodAutoscalerController:
         self._due: dict[tuple[str, str], Timer] = {}
         self._history: dict[tuple[str, str], behaviors.History] = {}
         self._last_event: dict[tuple[str, str, str], str] = {}
+        # Each HPA's selector as last read (None: not yet), to find pods two HPAs would scale.
+        self.selectors: dict[tuple[str, str], LabelSelector | None] = {}
 
     def start(self) -> None:
         for hpa in self.api.store.list(KIND):
+            self.selectors.setdefault(object_key(hpa), None)
             self._enqueue(object_key(hpa))
         self.api.store.watch(self._on_hpa, {KIND})
 
@@ -84,8 +87,10 @@ class HorizontalPodAutoscalerController:
             if timer is not None:
                 timer.cancel()
             self._history.pop(key, None)
+            self.selectors.pop(key, None)
             self._last_event = {k: v for k, v in self._last_event.items() if k[:2] != key}
         else:
+            self.selectors.setdefault(key, None)
             self._enqueue(key)
 
     def _enqueue(self, key: tuple[str, str]) -> None:
@@ -250,8 +255,18 @@ class _Reconcile:
             self.c.event(hpa, "Warning", "SelectorRequired", "selector is required")
             self.condition("ScalingActive", "False", "InvalidSelector", "the HPA target's scale is missing a selector")
             return -1, "", None, "selector is required"
-        pods = [p for p in self.api.store.list("Pod", hpa["metadata"].get("namespace", ""))
-                if scale.selector.matches(p["metadata"].get("labels") or {})]
+        namespace = hpa["metadata"].get("namespace", "")
+        pods = [p for p in self.api.store.list("Pod", namespace) if scale.selector.matches(p["metadata"].get("labels") or {})]
+        key = object_key(hpa)
+        self.c.selectors[key] = scale.selector
+        controlling = sorted(k for k, selector in self.c.selectors.items() if k[0] == namespace and selector is not None
+                             and any(selector.matches(p["metadata"].get("labels") or {}) for p in pods))
+        if len(controlling) > 1:
+            message = f"pods by selector {scale.selector_text} are controlled by multiple HPAs: " \
+                      f"[{' '.join('/'.join(k) for k in controlling)}]"
+            self.c.event(hpa, "Warning", "AmbiguousSelector", message)
+            self.condition("ScalingActive", "False", "AmbiguousSelector", message)
+            return -1, "", None, message
         statuses: list[Obj] = []
         replicas, metric, invalid, first = 0, "", 0, None
         for spec in specs:
@@ -307,7 +322,7 @@ class _Reconcile:
             name = ((spec.get("external") or {}).get("metric") or {}).get("name", "")
             error = f"unable to get external metric {self.hpa['metadata'].get('namespace', '')}/{name}: " \
                     f"{_NO_EXTERNAL_METRICS}"
-            raise _MetricError(f"failed to get {name} external metric: {error}", "FailedGetExternalMetric",
+            raise _MetricError(f"failed to get {name} external metric value: {error}", "FailedGetExternalMetric",
                                self.unable("FailedGetExternalMetric", error).condition)
         error = f'unknown metric source type "{mtype}"'
         raise _MetricError(error, "InvalidMetricSourceType", self.unable("InvalidMetricSourceType", error).condition)

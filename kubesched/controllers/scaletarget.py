@@ -42,6 +42,7 @@ class Scale:
     spec_replicas: int
     status_replicas: int
     selector: LabelSelector | None  # None: the scale has no selector
+    selector_text: str  # status.selector, as the scale subresource prints it
     custom: Obj | None  # the definition's scale subresource, for a custom resource
 
 
@@ -76,7 +77,7 @@ def get_scale(api: APIServer, namespace: str, api_version: str, kind: str, name:
             raw = {"matchLabels": raw} if raw else None
         selector = LabelSelector.compile(raw) if raw else None
         return Scale(obj, int(spec.get("replicas", 1)), int((obj.get("status") or {}).get("replicas") or 0),
-                     selector, None)
+                     selector, _format(raw or {}), None)
     if (group, kind) in _UNSCALABLE:
         raise ScaleError("the server could not find the requested resource")
     found = _definition(api, group, kind)
@@ -94,7 +95,18 @@ def get_scale(api: APIServer, namespace: str, api_version: str, kind: str, name:
     spec_replicas = _at(obj, str(scale.get("specReplicasPath", ".spec.replicas")))
     status_replicas = _at(obj, str(scale.get("statusReplicasPath", ".status.replicas")))
     return Scale(obj, spec_replicas if isinstance(spec_replicas, int) else 0,
-                 status_replicas if isinstance(status_replicas, int) else 0, selector, scale)
+                 status_replicas if isinstance(status_replicas, int) else 0, selector,
+                 text if isinstance(text, str) else "", scale)
+
+
+def _format(selector: Obj) -> str:
+    """metav1.FormatLabelSelector: matchLabels as k=v, then the expressions."""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for e in selector.get("matchExpressions") or ():
+        op, key, values = e.get("operator"), e.get("key"), ",".join(e.get("values") or ())
+        parts.append(f"{key} {op.lower()} ({values})" if op in ("In", "NotIn") else
+                     key if op == "Exists" else f"!{key}")
+    return ",".join(parts)
 
 
 def set_replicas(api: APIServer, scale: Scale, replicas: int) -> Obj:
