@@ -43,6 +43,8 @@ def test_autoscale_scales_a_deployment_on_the_usage_top_shows(tmp_path: Path) ->
                  timeout=60, what="5 ready replicas")
         row = served.kubectl("get", "hpa", "web", "--no-headers").split()
         assert row[:6] == ["web", "Deployment/web", "cpu:", "200%/50%", "1", "5"]
+        assert served.kubectl("get", "horizontalpodautoscalers.v1.autoscaling", "web", "--no-headers").split()[:6] == \
+            row[:6]
         events = served.kubectl("get", "events", "--field-selector", "involvedObject.kind=HorizontalPodAutoscaler",
                                 "-o", "jsonpath={range .items[*]}{.reason}: {.message}{'\\n'}{end}")
         assert "SuccessfulRescale: New size: 4; reason: cpu resource utilization (percentage of request) above " \
