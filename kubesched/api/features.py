@@ -141,6 +141,7 @@ IMPLEMENTED: frozenset[str] = frozenset({
     "DRADeviceBindingConditions",  # on: PreBind waits for devices' binding conditions
     "DRADeviceTaintRules",  # on: DeviceTaintRules taint the devices they select
     "DRAExtendedResource",  # on: `nvidia.com/gpu: 1` served from a DeviceClass's extendedResourceName
+    "HPAConfigurableTolerance",  # off: the HPA controller keeps its 0.1 whatever a behavior's tolerance says
 })
 
 
