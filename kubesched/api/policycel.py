@@ -1,7 +1,8 @@
 """CEL as admission policies use it (ValidatingAdmissionPolicy's validations, messageExpressions,
 matchConditions and variables): the variables `object`, `oldObject`, `request`, `params`,
-`namespaceObject` and `variables`, with Kubernetes' CEL libraries (quantities, semantic versions,
-the strings, lists and regex extensions policies use most).
+`namespaceObject`, `variables` and `authorizer`, with Kubernetes' CEL libraries (quantities,
+semantic versions, authorization checks, the strings, lists and regex extensions policies use
+most).
 
 Evaluated by cel-python, as custom resources' rules are (api/crd/cel.py). Without cel-go's type
 checker, what is caught when a policy is written is a syntax error and a name that is no
@@ -82,8 +83,71 @@ def _sum(items: Any) -> Any:
     return total
 
 
+# An authorization question: the attributes of authorizer.Attributes (user, groups, verb, group,
+# resource, subresource, namespace, name, path, resource_request); the answer is (allowed, reason).
+Authorize = Callable[[dict[str, Any]], tuple[bool, str]]
+
+
+class Authorizer:
+    """`authorizer` (k8s.io/apiserver/pkg/cel/library/authz.go): asks the API server's authorizer
+    about the request's user, or a ServiceAccount's, and what it may do."""
+
+    def __init__(self, authorize: Authorize | None, user: Mapping[str, Any]) -> None:
+        self.authorize = authorize
+        self.user = user
+
+
+class _Check:
+    """A path or resource check being built (`authorizer.group('apps').resource('deployments')`)."""
+
+    def __init__(self, authz: Authorizer, **fields: Any) -> None:
+        self.authz = authz
+        self.fields = fields
+
+    def with_(self, key: str, value: Any) -> _Check:
+        return _Check(self.authz, **{**self.fields, key: _string(value)})
+
+
+class _Decision:
+    def __init__(self, allowed: bool, reason: str) -> None:
+        self.allowed = allowed
+        self.reason = reason
+
+
+def _check(check: _Check, verb: Any) -> _Decision:
+    authz = check.authz
+    if authz.authorize is None:
+        return _Decision(False, "")
+    user = authz.user
+    attributes = {"user": str(user.get("username", "")), "groups": list(user.get("groups") or ()),
+                  "verb": _string(verb), **check.fields}
+    return _Decision(*authz.authorize(attributes))
+
+
+def _service_account(authz: Authorizer, namespace: Any, name: Any) -> Authorizer:
+    ns = _string(namespace)
+    return Authorizer(authz.authorize, {"username": f"system:serviceaccount:{ns}:{_string(name)}",
+                                        "groups": ["system:serviceaccounts", f"system:serviceaccounts:{ns}"]})
+
+
+_AUTHZ_FUNCTIONS: dict[str, Any] = {
+    "path": lambda a, p: _Check(a, resource_request=False, path=_string(p)),
+    "group": lambda a, g: _Check(a, resource_request=True, group=_string(g)),
+    "serviceAccount": _service_account,
+    "resource": lambda c, v: c.with_("resource", v),
+    "subresource": lambda c, v: c.with_("subresource", v),
+    "namespace": lambda c, v: c.with_("namespace", v),
+    "name": lambda c, v: c.with_("name", v),
+    "check": _check,
+    "allowed": lambda d: celtypes.BoolType(d.allowed),
+    "reason": lambda d: celtypes.StringType(d.reason),
+    "errored": lambda d: celtypes.BoolType(False),
+    "error": lambda d: celtypes.StringType(""),
+}
+
 _FUNCTIONS: dict[str, Any] = {
     **LIBRARY_FUNCTIONS,
+    **_AUTHZ_FUNCTIONS,
     "lowerAscii": lambda s: celtypes.StringType(_string(s).lower()),
     "upperAscii": lambda s: celtypes.StringType(_string(s).upper()),
     "trim": lambda s: celtypes.StringType(_string(s).strip()),

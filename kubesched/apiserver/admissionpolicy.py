@@ -240,6 +240,9 @@ class ValidatingAdmissionPolicies:
         variables = [(str(v.get("name")), str(v.get("expression"))) for v in spec.get("variables") or ()
                      if isinstance(v, dict)]
         activation["variables"] = policycel.Variables(variables, lambda: activation)
+        caller = attrs.caller
+        activation["authorizer"] = policycel.Authorizer(caller.authorize if caller else None,
+                                                        caller.user if caller else {})
         errors: list[str] = []
         for condition in spec.get("matchConditions") or ():
             try:

@@ -243,6 +243,7 @@ class Server:
                       ctype, request.headers.get("User-Agent", ""), table)
         if (user := request.get("user")) is not None:
             req.user = user.info()
+            req.authorize = self.gate.authorize_attributes
         if isinstance(resource, CustomResource) and resource.deprecation_warning:
             req.warnings.append(resource.deprecation_warning)
         if resource.namespaced and namespace is None and verb in ("create", "deletecollection"):

@@ -10,6 +10,7 @@ see simulate's.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,6 +88,7 @@ class Request:
     table: bool = False
     warnings: list[str] = field(default_factory=list)
     user: dict[str, Any] = field(default_factory=dict)  # the UserInfo authentication settled on
+    authorize: Callable[[dict[str, Any]], tuple[bool, str]] | None = None  # the server's authorizer
 
     @property
     def dry_run(self) -> bool:
@@ -95,7 +97,7 @@ class Request:
     @property
     def caller(self) -> Caller:
         """Who asks, as admission sees it; what admission warns of goes to this request's answer."""
-        return Caller(self.user, self.dry_run, self.warnings)
+        return Caller(self.user, self.dry_run, self.warnings, authorize=self.authorize)
 
     def check_options(self) -> None:
         """A write's options as kube-apiserver validates them (ValidateCreateOptions and its kin)
@@ -338,7 +340,7 @@ class Rest:
             meta.pop("resourceVersion", None)
             return self.create(Request("create", res, req.namespace, req.name, None, req.query,
                                        json.dumps(obj).encode(), "application/json", req.user_agent,
-                                       warnings=req.warnings, user=req.user))
+                                       warnings=req.warnings, user=req.user, authorize=req.authorize))
         rv = meta.get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
             raise _Conflict(res, req.name or "", st.MODIFIED)
@@ -549,7 +551,8 @@ class Rest:
         for obj in sorted((o for o in self.store.list(res.store_kind, sel.namespace) if sel.matches(o)),
                           key=sort_key):
             sub = Request("delete", res, obj["metadata"].get("namespace"), obj["metadata"]["name"], None,
-                          req.query, req.body, req.content_type, req.user_agent, warnings=req.warnings, user=req.user)
+                          req.query, req.body, req.content_type, req.user_agent, warnings=req.warnings, user=req.user,
+                          authorize=req.authorize)
             try:
                 _, answer = self.delete(sub)
             except _NotFound:
@@ -615,8 +618,8 @@ class Rest:
         else:
             new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
                                                                                "replicas": replicas}}
-        caller = Caller(req.user, req.dry_run, req.warnings, "scale", (self._scale_of(req, new),
-                                                                       self._scale_of(req, current)))
+        caller = Caller(req.user, req.dry_run, req.warnings, "scale",
+                        (self._scale_of(req, new), self._scale_of(req, current)), req.authorize)
         new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
                                                           _typing(req)), caller=caller, dry_run=req.dry_run)
         return 200, self._scale_of(req, new)

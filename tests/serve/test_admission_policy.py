@@ -1,7 +1,8 @@
 """ValidatingAdmissionPolicy in `serve`, driven by kubectl and the official client as a policy
 author would: the upstream docs' replicas limit scoped by a namespaceSelector, a ConfigMap as the
 policy's parameters, Warn bindings answering with kubectl warnings, matchConditions that exempt a
-user, a DELETE judged on oldObject, and a policy that does not compile refused when written."""
+user, a DELETE judged on oldObject, `authorizer` asking RBAC, and a policy that does not compile
+refused when written."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _apply(served: Served, *objs: dict) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     server = Served(tmp_path_factory.mktemp("vap")).start()
-    for ns in ("test", "prod", "params", "notes", "locked"):
+    for ns in ("test", "prod", "params", "notes", "locked", "authz"):
         server.kubectl("create", "namespace", ns)
     server.kubectl("label", "namespace", "test", "environment=test")
     try:
@@ -167,3 +168,18 @@ def test_a_policy_that_does_not_compile_is_refused(served: Served) -> None:
     binding = _binding("b", "bad", ["Deny", "Warn"], "prod")
     out = served.kubectl("apply", "-f", "-", input=yaml.safe_dump(binding), check=False)
     assert "spec.validationActions: Invalid value" in out and "must not contain both Deny and Warn" in out
+
+
+def test_authorizer_asks_rbac(served: Served) -> None:
+    """`authorizer` asks RBAC about the requesting user: bob may create configmaps in `authz` but
+    not delete them, and the policy lets in only those who may."""
+    served.kubectl("create", "role", "cm-creator", "-n", "authz", "--verb=create,get", "--resource=configmaps")
+    served.kubectl("create", "rolebinding", "bob", "-n", "authz", "--role=cm-creator", "--user=bob")
+    _apply(served, _policy("deleters-only", ["configmaps"], [{
+        "expression": "authorizer.group('').resource('configmaps').namespace(request.namespace)"
+                      ".check('delete').allowed()",
+        "messageExpression": "request.userInfo.username + ' may not delete configmaps here'"}]),
+           _binding("deleters-only-authz", "deleters-only", ["Deny"], "authz"))
+    out = served.kubectl("create", "configmap", "bobs", "-n", "authz", "--as=bob", check=False)
+    assert "denied request: bob may not delete configmaps here" in out
+    served.kubectl("create", "configmap", "admins", "-n", "authz")
