@@ -107,3 +107,31 @@ def test_warn_goes_to_the_caller() -> None:
     caller = Caller({"username": "u"})
     api.create(_configmap("c"), caller=caller)
     assert caller.warnings == ["Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': careful"]
+
+
+def test_custom_resources_as_subject_and_parameters() -> None:
+    """A policy selects a custom resource by its definition's plural, and takes another object of
+    that kind as its parameters."""
+    api = _server([{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                    "resources": ["widgets"]}], [{"expression": "object.spec.size < params.spec.size"}],
+                  {"paramRef": {"name": "limit", "parameterNotFoundAction": "Deny"}},
+                  paramKind={"apiVersion": "example.com/v1", "kind": "Widget"})
+    api.create({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {"group": "example.com", "scope": "Namespaced",
+                         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                         "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                             "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                                 "size": {"type": "integer"}}}}}}}]}})
+
+    def widget(name: str, size: int) -> dict:
+        return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name, "namespace": "default"},
+                "spec": {"size": size}}
+
+    assert "no params found for policy binding with `Deny` parameterNotFoundAction" in _denied(
+        api.create, widget("limit", 10))
+    api.create(widget("limit", 10), existing=True)  # as a snapshot holds it: admitted where it was made
+    api.create(widget("small", 3))
+    assert _denied(api.create, widget("big", 30)) == (
+        "widgets.example.com \"big\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: "
+        "failed expression: object.spec.size < params.spec.size")
