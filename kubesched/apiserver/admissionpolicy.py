@@ -51,7 +51,7 @@ class Attributes:
     """One request as admission sees it: matching's view and the rest the CEL `request` holds."""
 
     match: Request
-    kind: str
+    kind: dict[str, str]  # group, version and kind of the objects it carries
     caller: Caller | None
 
 
@@ -125,10 +125,12 @@ class ValidatingAdmissionPolicies:
         namespace = str(meta.get("namespace") or "")
         if group == "" and kind == "Namespace":
             namespace = name if operation != "CREATE" else ""
-        if caller is not None and caller.views is not None:
+        gvk = {"group": group, "version": version, "kind": kind}
+        if caller is not None and caller.views is not None:  # a Scale, autoscaling/v1
             obj, old = caller.views
-        return Attributes(Request(operation, group, version, plural, subresource, name, namespace, obj, old),
-                          kind if not (caller and caller.views) else str((obj or old or {}).get("kind") or kind),
+            view_group, _, view_version = str((obj or old or {}).get("apiVersion") or "").rpartition("/")
+            gvk = {"group": view_group, "version": view_version, "kind": str((obj or old or {}).get("kind") or "")}
+        return Attributes(Request(operation, group, version, plural, subresource, name, namespace, obj, old), gvk,
                           caller)
 
     def _run(self, policy: Obj, bindings: list[Obj], attrs: Attributes) -> list[tuple[Obj, Obj | None, _Decision]]:
@@ -295,9 +297,8 @@ def _admission_request(attrs: Attributes) -> Obj:
     """The AdmissionRequest CEL's `request` is (cel.CreateAdmissionRequest), empty fields omitted."""
     req = attrs.match
     caller = attrs.caller
-    kind = {"group": req.group, "version": req.version, "kind": attrs.kind}
     resource = {"group": req.group, "version": req.version, "resource": req.resource}
-    out: Obj = {"uid": str(uuid.uuid4()), "kind": kind, "resource": resource, "requestKind": kind,
+    out: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.kind, "resource": resource, "requestKind": attrs.kind,
                 "requestResource": resource, "operation": req.operation,
                 "userInfo": dict(caller.user) if caller is not None else {},
                 "dryRun": bool(caller and caller.dry_run)}

@@ -19,7 +19,7 @@ GROUP = "admissionregistration.k8s.io/v1"
 
 
 def _policy(name: str, resources: list[str], validations: list[dict], **spec: object) -> dict:
-    group = "apps" if resources == ["deployments"] else ""
+    group = "apps" if resources[0].startswith("deployments") else ""
     operations = spec.pop("operations", ["CREATE", "UPDATE"])
     return {"apiVersion": GROUP, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name},
             "spec": {"failurePolicy": "Fail", "validations": validations, **spec,
@@ -88,6 +88,12 @@ def test_replicas_limit_in_the_selected_namespace(served: Served) -> None:
     assert "denied request: failed expression: object.spec.replicas <= 5" in out
     served.kubectl("scale", "deployment", "small", "-n", "test", "--replicas=8")
     assert apps.read_namespaced_deployment("small", "test").spec.replicas == 8
+    # deployments/scale selects it, and sees the Scale.
+    _apply(served, _policy("scale-limit", ["deployments/scale"], [{
+        "expression": "request.kind.kind == 'Scale' && object.spec.replicas <= 8"}]),
+           _binding("scale-limit-test", "scale-limit", ["Deny"], "test"))
+    out = served.kubectl("scale", "deployment", "small", "-n", "test", "--replicas=9", check=False)
+    assert "ValidatingAdmissionPolicy 'scale-limit' with binding 'scale-limit-test' denied request" in out
     # A server-side dry run is judged as the write would be, and writes nothing.
     out = served.kubectl("create", "deployment", "dry", "--image=nginx", "--replicas=6", "-n", "test",
                          "--dry-run=server", check=False)
