@@ -30,9 +30,8 @@ from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
-from kubesched.apiserver import admission, dra, dragates
+from kubesched.apiserver import admission, admissionpolicy, dra, dragates
 from kubesched.apiserver import eviction as eviction_subresource
-from kubesched.apiserver.admissionpolicy import ValidatingAdmissionPolicies
 from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.defaults import set_defaults
@@ -93,7 +92,7 @@ class APIServer(StoreReads):
         # DRAExtendedResource: ResourceQuota counts claims' devices in extended-resource names too.
         self.dra_extended_resource = features.enabled("DRAExtendedResource")
         self.custom = CustomResources(store)
-        self.policies = ValidatingAdmissionPolicies(store, self.custom)
+        self.policies = admissionpolicy.ValidatingAdmissionPolicies(store, self.custom)
         self.service_ips = ServiceIPs(store, service_cidr) if service_cidr else None
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
@@ -177,6 +176,8 @@ class APIServer(StoreReads):
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
         self._stamp_new(obj)
+        if kind == admissionpolicy.POLICY:
+            admissionpolicy.observe(obj)
         if not existing:
             self._admit("CREATE", obj, None, caller)
             name = meta.get("name", "")
@@ -324,6 +325,8 @@ class APIServer(StoreReads):
         """metadata.generation counts spec changes, so controllers can report observedGeneration."""
         if new.get("spec") != current.get("spec"):
             new["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
+        if new.get("kind") == admissionpolicy.POLICY:
+            admissionpolicy.observe(new)
 
     def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj:
         """Read-modify-write of .status: `mutate` edits a copy; returns the stored object."""

@@ -70,6 +70,9 @@ def test_replicas_limit_in_the_selected_namespace(served: Served) -> None:
             "metadata": {"name": "demo-binding-test.example.com"},
             "spec": {"policyName": "demo-policy.example.com", "validationActions": ["Deny"],
                      "matchResources": {"namespaceSelector": {"matchLabels": {"environment": "test"}}}}})
+    # In force at once: observed, with no type warnings, as a tool waiting on the policy checks.
+    assert yaml.safe_load(served.kubectl("get", "validatingadmissionpolicy", "demo-policy.example.com",
+                                         "-o", "yaml"))["status"] == {"observedGeneration": 1, "typeChecking": {}}
     out = served.kubectl("create", "deployment", "nginx", "--image=nginx", "--replicas=6", "-n", "test", check=False)
     assert ('deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy \'demo-policy.example.com\' with '
             "binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5"
