@@ -7,8 +7,9 @@ log, which is not kept here) nothing.
 A refusal is worded as upstream's: `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy
 '<policy>' with binding '<binding>' denied request: <message>`, with the validation's `reason`
 deciding the code (Invalid, 422, when it gives none). A policy or binding takes effect as soon as
-it is stored (kube-apiserver's informers take a moment). Writes by the components inside the
-process are judged too, as their writes are upstream, with an empty userInfo.
+it is stored (kube-apiserver's informers take a moment), and its status says it has been
+observed. Writes by the components inside the process are judged too, as their writes are
+upstream, with an empty userInfo; `authorizer` asks the caller's authorizer (serve's RBAC).
 """
 
 from __future__ import annotations
