@@ -165,7 +165,8 @@ _FUNCTIONS: dict[str, Any] = {
     "min": lambda items: min(items),
     "max": lambda items: max(items),
 }
-_KNOWN = set(VARIABLES) | set(_FUNCTIONS) | _TYPES | {"has"}
+_KNOWN = set(VARIABLES) | set(_FUNCTIONS) | _TYPES | {"has"} | {
+    name for name in celpy.evaluation.base_functions if name[0].isalpha()}  # size, matches, ...
 
 
 @functools.cache

@@ -135,3 +135,15 @@ def test_custom_resources_as_subject_and_parameters() -> None:
     assert _denied(api.create, widget("big", 30)) == (
         "widgets.example.com \"big\" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: "
         "failed expression: object.spec.size < params.spec.size")
+
+
+def test_builtin_functions_compile_and_unknown_names_do_not() -> None:
+    api = _server([_rule(["configmaps"])], [{"expression": "size(object.data) <= 1 && object.data.all(k, "
+                                                          "k.matches('^[a-z]+$'))"}])
+    api.create({**_configmap("c"), "data": {"a": "1"}})
+    assert "denied request" in _denied(api.create, {**_configmap("d"), "data": {"a": "1", "b": "2"}})
+    bad = {"apiVersion": GROUP, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "bad"},
+           "spec": {"matchConstraints": {"resourceRules": [_rule(["pods"])]},
+                    "validations": [{"expression": "sizee(object.spec) > 0"}]}}
+    assert ("spec.validations[0].expression: Invalid value: \"sizee(object.spec) > 0\": compilation failed: "
+            "ERROR: <input>:1:1: undeclared reference to 'sizee'") in _denied(api.create, bad)
