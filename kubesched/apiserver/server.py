@@ -30,8 +30,9 @@ from kubesched.api.qos import qos_class
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
-from kubesched.apiserver import admission, dra, dragates
+from kubesched.apiserver import admission, admissionpolicy, dra, dragates
 from kubesched.apiserver import eviction as eviction_subresource
+from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
@@ -91,6 +92,7 @@ class APIServer(StoreReads):
         # DRAExtendedResource: ResourceQuota counts claims' devices in extended-resource names too.
         self.dra_extended_resource = features.enabled("DRAExtendedResource")
         self.custom = CustomResources(store)
+        self.policies = admissionpolicy.ValidatingAdmissionPolicies(store, self.custom)
         self.service_ips = ServiceIPs(store, service_cidr) if service_cidr else None
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
@@ -112,7 +114,8 @@ class APIServer(StoreReads):
     # ---- writes ----------------------------------------------------------------------------
 
     def create(self, obj: Obj, warn: Callable[[str], None] | None = None, existing: bool = False,
-               dry_run: bool = False, validated: bool = False, owned: bool = False) -> Obj:
+               dry_run: bool = False, validated: bool = False, owned: bool = False,
+               caller: Caller | None = None) -> Obj:
         """Admit and store a copy of `obj`; raises an APIError subclass when refused. `warn`
         makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running.
         `existing` is for an object the exported cluster holds already: it was admitted when it
@@ -121,7 +124,8 @@ class APIServer(StoreReads):
         `validated`: the input's checks (input.validation, a superset of this server's) passed it
         already, so validating it again before admission would only repeat them. `owned`: the
         caller hands `obj` over and never reads it again, so it is stored as it is, not copied (a
-        large input would otherwise be held twice for the whole run)."""
+        large input would otherwise be held twice for the whole run). `caller`: who asks, for
+        admission (see caller.py)."""
         if not owned:
             obj = deep_copy(obj)
         if not obj.get("kind"):
@@ -172,7 +176,10 @@ class APIServer(StoreReads):
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
         self._stamp_new(obj)
+        if kind == admissionpolicy.POLICY:
+            admissionpolicy.observe(obj)
         if not existing:
+            self._admit("CREATE", obj, None, caller)
             name = meta.get("name", "")
             if self.store.get(kind, meta.get("namespace", ""), name) is not None:
                 raise AlreadyExists(f'{kind} "{name}" already exists')  # before quota charges it
@@ -200,8 +207,10 @@ class APIServer(StoreReads):
         if problems:
             raise Invalid.of(obj["kind"], _group(obj), obj["metadata"].get("name", ""), problems)
 
-    def update(self, obj: Obj, *, status_only: bool = False) -> Obj:
-        """Replace an object; the spec is kept from the stored copy when `status_only` (pods/status)."""
+    def update(self, obj: Obj, *, status_only: bool = False, caller: Caller | None = None,
+               dry_run: bool = False) -> Obj:
+        """Replace an object; the spec is kept from the stored copy when `status_only` (pods/status).
+        `dry_run` validates and admits the update, and answers what would be stored."""
         kind = obj["kind"]
         meta = obj["metadata"]
         current = self.get(kind, meta.get("namespace", ""), meta["name"])
@@ -217,6 +226,9 @@ class APIServer(StoreReads):
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
+        self._admit("UPDATE", new, current, caller, "status" if status_only else "")
+        if dry_run:
+            return new
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
 
     def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
@@ -232,7 +244,8 @@ class APIServer(StoreReads):
             self.custom.prepare_definition(new, current)
         return False
 
-    def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False) -> Obj:
+    def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False,
+              caller: Caller | None = None) -> Obj:
         current = self.get(kind, namespace, name)
         new = merge_patch(current, patch)
         new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
@@ -245,7 +258,19 @@ class APIServer(StoreReads):
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
+        self._admit("UPDATE", new, current, caller, "status" if status_only else "")
         return self._finish_deletion(self._write(new, None))
+
+    # ---- validating admission --------------------------------------------------------------
+
+    def _admit(self, operation: str, new: Obj | None, old: Obj | None, caller: Caller | None,
+               subresource: str = "") -> None:
+        """Validating admission, where kube-apiserver runs it: after the object's own validation
+        and the mutating plugins, before the validating webhooks, ResourceQuota and the write
+        (`subresource`: status, for a status write). Here: ValidatingAdmissionPolicy."""
+        if caller is not None and caller.subresource:
+            subresource = caller.subresource
+        self.policies.validate(operation, new, old, caller, subresource)
 
     def _validate_update(self, current: Obj, new: Obj) -> None:
         """An update's validation: the object's own, and what its kind lets an update change."""
@@ -300,6 +325,8 @@ class APIServer(StoreReads):
         """metadata.generation counts spec changes, so controllers can report observedGeneration."""
         if new.get("spec") != current.get("spec"):
             new["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
+        if new.get("kind") == admissionpolicy.POLICY:
+            admissionpolicy.observe(new)
 
     def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj:
         """Read-modify-write of .status: `mutate` edits a copy; returns the stored object."""
@@ -308,6 +335,7 @@ class APIServer(StoreReads):
         if mutate(new["status"]) is False:
             return current
         self._prepare_status(current, new)
+        self._admit("UPDATE", new, current, None, "status")
         return self._write(new, None)
 
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:
@@ -340,15 +368,20 @@ class APIServer(StoreReads):
         return self._write(new, None)
 
     def delete(self, kind: str, namespace: str, name: str, grace_period: int | None = None,
-               propagation_policy: str | None = None) -> Obj | None:
+               propagation_policy: str | None = None, caller: Caller | None = None,
+               dry_run: bool = False) -> Obj | None:
         """DELETE with its options: pods bound to a node terminate gracefully; `propagation_policy`
         Orphan or Foreground leaves the object, with a deletionTimestamp and the garbage
         collector's finalizer, until the collector has orphaned or deleted its dependents
         (Background, the default, deletes it at once and the collector follows).
 
-        Returns the object in its terminating form, or None once it is gone.
+        Returns the object in its terminating form, or None once it is gone (or, with `dry_run`,
+        once admission has let the delete through).
         """
         obj = self.get(kind, namespace, name)
+        self._admit("DELETE", None, obj, caller)
+        if dry_run:
+            return None
         meta = obj["metadata"]
         finalizers = _gc_finalizers(meta.get("finalizers") or [], propagation_policy)
         if kind == "Pod" and obj["spec"].get("nodeName") and obj.get("status", {}).get("phase") not in (

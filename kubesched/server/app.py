@@ -241,6 +241,9 @@ class Server:
                                      'format - accepted media types include: application/json, application/yaml'))
         req = Request(verb, resource, namespace if resource.namespaced else None, name, sub, query, body,
                       ctype, request.headers.get("User-Agent", ""), table)
+        if (user := request.get("user")) is not None:
+            req.user = user.info()
+            req.authorize = self.gate.authorize_attributes
         if isinstance(resource, CustomResource) and resource.deprecation_warning:
             req.warnings.append(resource.deprecation_warning)
         if resource.namespaced and namespace is None and verb in ("create", "deletecollection"):

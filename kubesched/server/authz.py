@@ -102,6 +102,14 @@ class Gate:
         for role in rbac.aggregate(self.store):
             self.engine.api.update(role)
 
+    def authorize_attributes(self, asked: dict[str, Any]) -> tuple[bool, str]:
+        """RBAC's answer to what admission policies' `authorizer` asks (see policycel.Authorize)."""
+        return self.authorizer.authorize(Attributes(
+            asked.get("user", ""), list(asked.get("groups") or ()), asked.get("verb", ""),
+            resource_request=bool(asked.get("resource_request", True)), namespace=asked.get("namespace", ""),
+            group=asked.get("group", ""), version="*", resource=asked.get("resource", ""),
+            subresource=asked.get("subresource", ""), name=asked.get("name", ""), path=asked.get("path", "")))
+
     # ---- authentication --------------------------------------------------------------------
 
     def _service_account(self, claims: dict[str, Any]) -> tuple[User | None, str]:

@@ -10,6 +10,7 @@ see simulate's.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from kubesched.api.fieldschema import decode
 from kubesched.api.loader import read_yaml
 from kubesched.api.objects import deep_copy, parse_time
 from kubesched.api.restmapping import Resource, for_kind
+from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
@@ -85,10 +87,17 @@ class Request:
     user_agent: str = ""
     table: bool = False
     warnings: list[str] = field(default_factory=list)
+    user: dict[str, Any] = field(default_factory=dict)  # the UserInfo authentication settled on
+    authorize: Callable[[dict[str, Any]], tuple[bool, str]] | None = None  # the server's authorizer
 
     @property
     def dry_run(self) -> bool:
         return self.query.get("dryRun") == "All"
+
+    @property
+    def caller(self) -> Caller:
+        """Who asks, as admission sees it; what admission warns of goes to this request's answer."""
+        return Caller(self.user, self.dry_run, self.warnings, authorize=self.authorize)
 
     def check_options(self) -> None:
         """A write's options as kube-apiserver validates them (ValidateCreateOptions and its kin)
@@ -316,7 +325,7 @@ class Rest:
         set_defaults(obj)  # before managedFields: the writer owns what decoding defaulted
         obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req))
         try:
-            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run))
+            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run, caller=req.caller))
         except AlreadyExists:
             raise AlreadyExists(st.already_exists(req.resource, req.name or "")["message"]) from None
 
@@ -336,7 +345,8 @@ class Rest:
                 raise
             meta.pop("resourceVersion", None)
             return self.create(Request("create", res, req.namespace, req.name, None, req.query,
-                                       json.dumps(obj).encode(), "application/json", req.user_agent))
+                                       json.dumps(obj).encode(), "application/json", req.user_agent,
+                                       warnings=req.warnings, user=req.user, authorize=req.authorize))
         rv = meta.get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
             raise _Conflict(res, req.name or "", st.MODIFIED)
@@ -363,11 +373,7 @@ class Rest:
             set_defaults(new)
         new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "",
                                           _typing(req))
-        if req.dry_run:
-            return new
-        if req.subresource == "status":
-            return self.api.update(new, status_only=True)
-        return self.api.update(new)
+        return self.api.update(new, status_only=req.subresource == "status", caller=req.caller, dry_run=req.dry_run)
 
     def patch(self, req: Request) -> Answer:
         ctype = req.content_type.split(";", 1)[0].strip()
@@ -446,18 +452,15 @@ class Rest:
             new["metadata"].pop("resourceVersion", None)
             if new["kind"] not in KEEPS_STATUS_ON_CREATE:
                 new.pop("status", None)
-            if req.dry_run:
-                return 201, self.api.create(new, dry_run=True)
-            return 201, self.api.create(new)
-        if req.dry_run:
-            return 200, new
+            return 201, self.api.create(new, dry_run=req.dry_run, caller=req.caller)
         if req.subresource == "status":
             return 200, self.api.update({**current, "status": new.get("status") or {},
-                                         "metadata": new["metadata"]}, status_only=True)
+                                         "metadata": new["metadata"]}, status_only=True, caller=req.caller,
+                                        dry_run=req.dry_run)
         if "status" in req.resource.subresources:
             new["status"] = current.get("status", {})
         new["metadata"]["resourceVersion"] = current["metadata"].get("resourceVersion")
-        return 200, self.api.update(new)
+        return 200, self.api.update(new, caller=req.caller, dry_run=req.dry_run)
 
     def delete(self, req: Request) -> Answer:
         options = self._delete_options(req)
@@ -471,6 +474,8 @@ class Rest:
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
             raise _Conflict(res, req.name or "", f"Precondition failed: ResourceVersion in precondition: "
                             f"{pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
+        if req.dry_run or res.kind == "Namespace":  # admission alone: a dry run, or before the registry's own
+            self.api.delete(res.store_kind, req.namespace or "", req.name or "", caller=req.caller, dry_run=True)
         if req.dry_run:
             return self._deleted(req, current, None)
         if res.kind == "Namespace":
@@ -480,7 +485,7 @@ class Rest:
         left = self.api.delete(res.store_kind, req.namespace or "", req.name or "",
                                grace_period=options.get("gracePeriodSeconds"),
                                propagation_policy=options.get("propagationPolicy") or (
-                                   "Orphan" if options.get("orphanDependents") else None))
+                                   "Orphan" if options.get("orphanDependents") else None), caller=req.caller)
         return self._deleted(req, current, left)
 
     def _deleted(self, req: Request, current: Obj, left: Obj | None) -> Answer:
@@ -558,7 +563,8 @@ class Rest:
         for obj in sorted((o for o in self.store.list(res.store_kind, sel.namespace) if sel.matches(o)),
                           key=sort_key):
             sub = Request("delete", res, obj["metadata"].get("namespace"), obj["metadata"]["name"], None,
-                          req.query, req.body, req.content_type, req.user_agent)
+                          req.query, req.body, req.content_type, req.user_agent, warnings=req.warnings, user=req.user,
+                          authorize=req.authorize)
             try:
                 _, answer = self.delete(sub)
             except _NotFound:
@@ -624,9 +630,10 @@ class Rest:
         else:
             new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
                                                                                "replicas": replicas}}
-        if not req.dry_run:
-            new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
-                                                              _typing(req)))
+        caller = Caller(req.user, req.dry_run, req.warnings, "scale",
+                        (self._scale_of(req, new), self._scale_of(req, current)), req.authorize)
+        new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
+                                                          _typing(req)), caller=caller, dry_run=req.dry_run)
         return 200, self._scale_of(req, new)
 
 

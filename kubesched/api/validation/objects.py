@@ -13,6 +13,10 @@ from kubesched.api.loader import LoadedObject
 from kubesched.api.names import group_of
 from kubesched.api.objects import namespaced
 from kubesched.api.served import is_custom_group, no_match, resource_kind
+from kubesched.api.validation.admissionregistration import (
+    _validating_admission_policy,
+    _validating_admission_policy_binding,
+)
 from kubesched.api.validation.apps import _statefulset, _workload
 from kubesched.api.validation.autoscaling import _horizontal_pod_autoscaler
 from kubesched.api.validation.batch import _cronjob, _job_spec
@@ -109,6 +113,8 @@ STORED_CHECKS: dict[str, KindCheck] = {
     "Ingress": _ingress,
     "HorizontalPodAutoscaler": _horizontal_pod_autoscaler,
     "EndpointSlice": _endpoint_slice,
+    "ValidatingAdmissionPolicy": _validating_admission_policy,
+    "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding,
 }
 # The kinds kubesched models: their apiVersions and their checks.
 KINDS: dict[str, KindRule] = {kind: (versions, _KIND_CHECKS[kind]) for kind, versions in API_VERSIONS.items()}

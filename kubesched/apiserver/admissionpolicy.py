@@ -1,0 +1,333 @@
+"""The ValidatingAdmissionPolicy admission plugin (admission/plugin/policy/validating): every
+policy with a binding that selects the request runs its CEL validations, once per parameter
+object the binding refers to, and the binding's validationActions say what a failure does:
+`Deny` refuses the request, `Warn` adds a warning to the answer, `Audit` (kube-apiserver's audit
+log, which is not kept here) nothing.
+
+A refusal is worded as upstream's: `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy
+'<policy>' with binding '<binding>' denied request: <message>`, with the validation's `reason`
+deciding the code (Invalid, 422, when it gives none). A policy or binding takes effect as soon as
+it is stored (kube-apiserver's informers take a moment), and its status says it has been
+observed. Writes by the components inside the process are judged too, as their writes are
+upstream, with an empty userInfo; `authorizer` asks the caller's authorizer (serve's RBAC).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from kubesched.api import policycel
+from kubesched.api.crd import definition as crd_definition
+from kubesched.api.policymatch import MatchError, Request, matches
+from kubesched.api.restmapping import for_kind
+from kubesched.api.selectors import LabelSelector, SelectorError
+from kubesched.api.served import resource_kind
+from kubesched.apiserver.caller import Caller
+from kubesched.apiserver.customresources import CustomResources
+from kubesched.apiserver.errors import APIError
+from kubesched.store.base import Store, WatchEvent
+
+Obj = dict[str, Any]
+POLICY = "ValidatingAdmissionPolicy"
+BINDING = "ValidatingAdmissionPolicyBinding"
+_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
+MAX_MESSAGE_BYTES = 5 * 1024  # celconfig.MaxEvaluatedMessageExpressionSizeBytes
+_OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
+
+
+def observe(policy: Obj) -> None:
+    """The status upstream's type-checking controller writes once it has read a policy's
+    generation: observed at once here, with no type warnings (there is no CEL type checker)."""
+    policy["status"] = {"observedGeneration": policy["metadata"].get("generation", 1), "typeChecking": {}}
+
+
+class PolicyDenied(APIError):
+    """A refusal: admission.NewForbidden's message, with the code and reason of the validation."""
+
+    def __init__(self, message: str, reason: str, name: str) -> None:
+        super().__init__(message, [message.partition(" is forbidden: ")[2]])
+        self.reason = reason
+        self.code = _CODES.get(reason, 422)
+        self.name = name
+
+
+@dataclass
+class Attributes:
+    """One request as admission sees it: matching's view and the rest the CEL `request` holds."""
+
+    match: Request
+    kind: dict[str, str]  # group, version and kind of the objects it carries
+    caller: Caller | None
+
+
+@dataclass
+class _Decision:
+    deny: bool
+    message: str
+    reason: str = ""
+
+
+class ValidatingAdmissionPolicies:
+    def __init__(self, store: Store, custom: CustomResources) -> None:
+        self.store = store
+        self.custom = custom
+        self._bindings: dict[str, list[Obj]] | None = None  # by policy name; rebuilt after any change
+        store.watch(self._changed, (POLICY, BINDING))
+
+    def _changed(self, _: WatchEvent) -> None:
+        self._bindings = None
+
+    def _by_policy(self) -> dict[str, list[Obj]]:
+        if self._bindings is None:
+            by: dict[str, list[Obj]] = {}
+            for b in sorted(self.store.list(BINDING), key=lambda o: o["metadata"]["name"]):
+                by.setdefault(str((b.get("spec") or {}).get("policyName") or ""), []).append(b)
+            self._bindings = by
+        return self._bindings
+
+    def validate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                 subresource: str = "") -> None:
+        """Run every bound policy that selects the request (`obj` None for a DELETE, `old` for a
+        CREATE); raises PolicyDenied for the first denial, adds Warn's warnings to `caller`."""
+        by_policy = self._by_policy()
+        if not by_policy:
+            return
+        attrs = self._attributes(operation, obj, old, caller, subresource)
+        if attrs is None:
+            return
+        denied: list[tuple[Obj, Obj | None, _Decision]] = []
+        for policy in sorted(self.store.list(POLICY), key=lambda o: o["metadata"]["name"]):
+            bindings = by_policy.get(policy["metadata"]["name"])
+            if bindings:
+                denied += self._run(policy, bindings, attrs)
+        if denied:
+            policy, binding, decision = denied[0]
+            where = f" with binding '{binding['metadata']['name']}'" if binding is not None else ""
+            message = f"ValidatingAdmissionPolicy '{policy['metadata']['name']}'{where} denied request: " \
+                      f"{decision.message}"
+            req = attrs.match
+            name = req.name or "Unknown"
+            resource = f"{req.resource}.{req.group}" if req.group else req.resource
+            raise PolicyDenied(f'{resource} "{name}" is forbidden: {message}', decision.reason or "Invalid", name)
+
+    def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                    subresource: str) -> Attributes | None:
+        """The request's resource, as the REST mapping or a CustomResourceDefinition names it;
+        None for a kind no resource serves (nothing can select it)."""
+        subject = obj if obj is not None else old
+        assert subject is not None
+        api_version, kind = str(subject.get("apiVersion") or ""), str(subject.get("kind") or "")
+        group, _, version = api_version.rpartition("/")
+        crd = self.custom.definition_of(subject)
+        if crd is not None:
+            plural = crd_definition.plural(crd)
+        elif (res := for_kind(api_version, kind)) is not None:
+            plural = res.plural
+        else:
+            return None
+        meta = subject.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        namespace = str(meta.get("namespace") or "")
+        if group == "" and kind == "Namespace":
+            namespace = name if operation != "CREATE" else ""
+        gvk = {"group": group, "version": version, "kind": kind}
+        if caller is not None and caller.views is not None:  # a Scale, autoscaling/v1
+            obj, old = caller.views
+            view_group, _, view_version = str((obj or old or {}).get("apiVersion") or "").rpartition("/")
+            gvk = {"group": view_group, "version": view_version, "kind": str((obj or old or {}).get("kind") or "")}
+        return Attributes(Request(operation, group, version, plural, subresource, name, namespace, obj, old), gvk,
+                          caller)
+
+    def _run(self, policy: Obj, bindings: list[Obj], attrs: Attributes) -> list[tuple[Obj, Obj | None, _Decision]]:
+        spec = policy.get("spec") or {}
+        fail = spec.get("failurePolicy", "Fail") != "Ignore"
+        out: list[tuple[Obj, Obj | None, _Decision]] = []
+
+        def config_error(message: str, binding: Obj | None) -> None:
+            if fail:
+                prefix = "failed to configure binding" if binding is not None else "failed to configure policy"
+                out.append((policy, binding, _Decision(True, f"{prefix}: {message}")))
+
+        constraints = spec.get("matchConstraints")
+        if not isinstance(constraints, dict):
+            config_error("policy contained no match constraints, a required field", None)
+            return out
+        try:
+            if not matches(constraints, attrs.match, self._namespace(attrs.match)):
+                return out
+        except MatchError as e:
+            config_error(str(e), None)
+            return out
+        for binding in bindings:
+            bspec = binding.get("spec") or {}
+            try:
+                if isinstance(bspec.get("matchResources"), dict) and \
+                        not matches(bspec["matchResources"], attrs.match, self._namespace(attrs.match)):
+                    continue
+                params = self._params(spec.get("paramKind"), bspec.get("paramRef"), attrs.match.namespace)
+            except (MatchError, _ConfigError) as e:
+                config_error(str(e), binding)
+                continue
+            actions = bspec.get("validationActions") or []
+            for param in params:
+                for decision in self._evaluate(spec, attrs, param, fail):
+                    if not decision.deny:
+                        continue
+                    if "Deny" in actions:
+                        out.append((policy, binding, decision))
+                    if "Warn" in actions and attrs.caller is not None:
+                        attrs.caller.warnings.append(
+                            f"Validation failed for ValidatingAdmissionPolicy '{policy['metadata']['name']}' "
+                            f"with binding '{binding['metadata']['name']}': {decision.message}")
+        return out
+
+    def _namespace(self, req: Request) -> Obj | None:
+        if not req.namespace or req.is_namespace:
+            return None
+        return self.store.get("Namespace", "", req.namespace)
+
+    # ---- parameters ----------------------------------------------------------------------------
+
+    def _param_store(self, param_kind: Obj) -> tuple[str, bool] | None:
+        """The store kind of a paramKind and whether it is namespaced; None if nothing serves it."""
+        api_version, kind = str(param_kind.get("apiVersion") or ""), str(param_kind.get("kind") or "")
+        res = for_kind(api_version, kind)
+        if res is not None:
+            return res.store_kind, res.namespaced
+        crd = self.custom.definition_of({"apiVersion": api_version, "kind": kind})
+        if crd is None:
+            return None
+        return resource_kind({"apiVersion": api_version, "kind": kind}), crd_definition.namespaced(crd)
+
+    def _params(self, param_kind: Any, ref: Any, namespace: str) -> list[Obj | None]:
+        """generic.CollectParams: the parameter objects a binding's paramRef names (none at all
+        is refused when its parameterNotFoundAction is Deny); [None] without a paramKind or ref."""
+        if not isinstance(param_kind, dict) or not isinstance(ref, dict):
+            return [None]
+        found = self._param_store(param_kind)
+        if found is None:
+            raise _ConfigError(f"paramKind kind `&ParamKind{{APIVersion:{param_kind.get('apiVersion', '')},"
+                               f"Kind:{param_kind.get('kind', '')},}}` not known")
+        store_kind, namespaced = found
+        ns = ""
+        if namespaced:
+            ns = str(ref.get("namespace") or namespace)
+            if not ns:
+                raise _ConfigError("cannot use namespaced paramRef in policy binding that matches cluster-scoped "
+                                   "resources")
+        elif ref.get("namespace"):
+            raise _ConfigError("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
+        params: list[Obj | None]
+        if ref.get("name"):
+            param = self.store.get(store_kind, ns, str(ref["name"]))
+            params = [param] if param is not None else []
+        elif isinstance(ref.get("selector"), dict):
+            try:
+                selector = LabelSelector.compile(ref["selector"])
+            except SelectorError as e:
+                raise _ConfigError(str(e)) from None
+            params = [o for o in self.store.list(store_kind, ns if namespaced else None)
+                      if selector.matches((o.get("metadata") or {}).get("labels") or {})]
+        else:
+            raise _ConfigError("one of name or selector must be provided")
+        if not params and ref.get("parameterNotFoundAction") == "Deny":
+            raise _ConfigError("no params found for policy binding with `Deny` parameterNotFoundAction")
+        return params
+
+    # ---- evaluation ----------------------------------------------------------------------------
+
+    def _evaluate(self, spec: Obj, attrs: Attributes, param: Obj | None, fail: bool) -> list[_Decision]:
+        """validator.Validate for one parameter: matchConditions, then each validation."""
+        req = attrs.match
+        activation: dict[str, Any] = {
+            "object": policycel.to_cel(req.object), "oldObject": policycel.to_cel(req.old_object),
+            "request": policycel.to_cel(_admission_request(attrs)), "params": policycel.to_cel(param),
+            "namespaceObject": policycel.to_cel(_namespace_object(self._namespace(req))),
+        }
+        variables = [(str(v.get("name")), str(v.get("expression"))) for v in spec.get("variables") or ()
+                     if isinstance(v, dict)]
+        activation["variables"] = policycel.Variables(variables, lambda: activation)
+        caller = attrs.caller
+        activation["authorizer"] = policycel.Authorizer(caller.authorize if caller else None,
+                                                        caller.user if caller else {})
+        errors: list[str] = []
+        for condition in spec.get("matchConditions") or ():
+            try:
+                result = policycel.evaluate(str(condition.get("expression")), activation)
+            except policycel.PolicyCELError as e:
+                errors.append(str(e))
+                continue
+            if policycel.is_bool(result, False):
+                return []
+        if errors:
+            if not fail:
+                return []
+            return [_Decision(True, errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")]
+        decisions = []
+        for validation in spec.get("validations") or ():
+            expression = str(validation.get("expression"))
+            try:
+                result = policycel.evaluate(expression, activation)
+            except policycel.PolicyCELError as e:
+                decisions.append(_Decision(fail, str(e)))
+                continue
+            if policycel.is_bool(result, True):
+                continue
+            decisions.append(_Decision(True, _message(validation, activation), str(validation.get("reason") or "")))
+        return decisions
+
+
+class _ConfigError(Exception):
+    pass
+
+
+def _message(validation: Obj, activation: dict[str, Any]) -> str:
+    """messageExpression's string (trimmed; not if empty, multi-line or too long), else message,
+    else the failed expression."""
+    if isinstance(validation.get("messageExpression"), str):
+        try:
+            said = policycel.evaluate(validation["messageExpression"], activation)
+        except policycel.PolicyCELError:
+            said = None
+        if isinstance(said, str):
+            text = said.strip()
+            if text and "\n" not in text and len(text.encode()) <= MAX_MESSAGE_BYTES:
+                return text
+    if str(validation.get("message") or "").strip():
+        return str(validation["message"]).strip()
+    return f"failed expression: {str(validation.get('expression')).strip()}"
+
+
+def _admission_request(attrs: Attributes) -> Obj:
+    """The AdmissionRequest CEL's `request` is (cel.CreateAdmissionRequest), empty fields omitted."""
+    req = attrs.match
+    caller = attrs.caller
+    resource = {"group": req.group, "version": req.version, "resource": req.resource}
+    out: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.kind, "resource": resource, "requestKind": attrs.kind,
+                "requestResource": resource, "operation": req.operation,
+                "userInfo": dict(caller.user) if caller is not None else {},
+                "dryRun": bool(caller and caller.dry_run)}
+    if req.subresource:
+        out["subResource"] = out["requestSubResource"] = req.subresource
+    if req.name:
+        out["name"] = req.name
+    if req.namespace:
+        out["namespace"] = req.namespace
+    if req.operation in _OPTIONS:
+        out["options"] = {"kind": _OPTIONS[req.operation], "apiVersion": "meta.k8s.io/v1"}
+    return out
+
+
+_NAMESPACE_META = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                   "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "finalizers")
+
+
+def _namespace_object(ns: Obj | None) -> Obj | None:
+    """namespaceObject: the request's Namespace with the metadata policies may read, spec and status."""
+    if ns is None:
+        return None
+    meta = ns.get("metadata") or {}
+    return {"metadata": {k: meta[k] for k in _NAMESPACE_META if k in meta}, "spec": ns.get("spec") or {},
+            "status": ns.get("status") or {}}

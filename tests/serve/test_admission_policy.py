@@ -1,0 +1,194 @@
+"""ValidatingAdmissionPolicy in `serve`, driven by kubectl and the official client as a policy
+author would: the upstream docs' replicas limit scoped by a namespaceSelector, a ConfigMap as the
+policy's parameters, Warn bindings answering with kubectl warnings, matchConditions that exempt a
+user, a DELETE judged on oldObject, `authorizer` asking RBAC, and a policy that does not compile
+refused when written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import yaml
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from tests.serve.harness import Served
+
+GROUP = "admissionregistration.k8s.io/v1"
+
+
+def _policy(name: str, resources: list[str], validations: list[dict], **spec: object) -> dict:
+    group = "apps" if resources[0].startswith("deployments") else ""
+    operations = spec.pop("operations", ["CREATE", "UPDATE"])
+    return {"apiVersion": GROUP, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name},
+            "spec": {"failurePolicy": "Fail", "validations": validations, **spec,
+                     "matchConstraints": {"resourceRules": [{"apiGroups": [group], "apiVersions": ["v1"],
+                                                             "operations": operations, "resources": resources}]}}}
+
+
+def _binding(name: str, policy: str, actions: list[str], namespace: str, **spec: object) -> dict:
+    return {"apiVersion": GROUP, "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": name},
+            "spec": {"policyName": policy, "validationActions": actions, **spec, "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}}}}}
+
+
+def _apply(served: Served, *objs: dict) -> None:
+    served.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(objs))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = Served(tmp_path_factory.mktemp("vap")).start()
+    for ns in ("test", "prod", "params", "notes", "locked", "authz"):
+        server.kubectl("create", "namespace", ns)
+    server.kubectl("label", "namespace", "test", "environment=test")
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def _api(served: Served) -> client.AppsV1Api:
+    cfg = client.Configuration()
+    config.load_kube_config(served.kubeconfig, client_configuration=cfg)
+    return client.AppsV1Api(client.ApiClient(cfg))
+
+
+def _deployment(name: str, replicas: int) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+def test_replicas_limit_in_the_selected_namespace(served: Served) -> None:
+    """The upstream docs' example: deployments of more than 5 replicas are refused in namespaces
+    labelled environment=test, with kube-apiserver's message, 422 and Invalid."""
+    _apply(served, _policy("demo-policy.example.com", ["deployments"], [{"expression": "object.spec.replicas <= 5"}]),
+           {"apiVersion": GROUP, "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": "demo-binding-test.example.com"},
+            "spec": {"policyName": "demo-policy.example.com", "validationActions": ["Deny"],
+                     "matchResources": {"namespaceSelector": {"matchLabels": {"environment": "test"}}}}})
+    # In force at once: observed, with no type warnings, as a tool waiting on the policy checks.
+    assert yaml.safe_load(served.kubectl("get", "validatingadmissionpolicy", "demo-policy.example.com",
+                                         "-o", "yaml"))["status"] == {"observedGeneration": 1, "typeChecking": {}}
+    out = served.kubectl("create", "deployment", "nginx", "--image=nginx", "--replicas=6", "-n", "test", check=False)
+    assert ('deployments.apps "nginx" is forbidden: ValidatingAdmissionPolicy \'demo-policy.example.com\' with '
+            "binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5"
+            ) in out
+    assert "NotFound" in served.kubectl("get", "deployment", "nginx", "-n", "test", check=False)
+    served.kubectl("create", "deployment", "nginx", "--image=nginx", "--replicas=6", "-n", "prod")
+    apps = _api(served)
+    with pytest.raises(ApiException) as e:
+        apps.create_namespaced_deployment("test", _deployment("big", 7))
+    assert (e.value.status, e.value.reason) == (422, "Unprocessable Entity")
+    assert '"reason":"Invalid"' in e.value.body.replace(" ", "")
+    apps.create_namespaced_deployment("test", _deployment("small", 3))
+    # An update is judged too; the scale subresource is not deployments, so the rule leaves it alone.
+    out = served.kubectl("patch", "deployment", "small", "-n", "test", "--type=merge", "-p",
+                         '{"spec":{"replicas":9}}', check=False)
+    assert "denied request: failed expression: object.spec.replicas <= 5" in out
+    served.kubectl("scale", "deployment", "small", "-n", "test", "--replicas=8")
+    assert apps.read_namespaced_deployment("small", "test").spec.replicas == 8
+    # deployments/scale selects it, and sees the Scale.
+    _apply(served, _policy("scale-limit", ["deployments/scale"], [{
+        "expression": "request.kind.kind == 'Scale' && object.spec.replicas <= 8"}]),
+           _binding("scale-limit-test", "scale-limit", ["Deny"], "test"))
+    out = served.kubectl("scale", "deployment", "small", "-n", "test", "--replicas=9", check=False)
+    assert "ValidatingAdmissionPolicy 'scale-limit' with binding 'scale-limit-test' denied request" in out
+    # A server-side dry run is judged as the write would be, and writes nothing.
+    out = served.kubectl("create", "deployment", "dry", "--image=nginx", "--replicas=6", "-n", "test",
+                         "--dry-run=server", check=False)
+    assert "denied request" in out
+
+
+def test_configmap_parameters(served: Served) -> None:
+    """paramKind ConfigMap: the limit comes from the binding's ConfigMap, messageExpression and a
+    variable word the refusal, reason Forbidden answers 403; no ConfigMap with Deny refuses all."""
+    policy = _policy("replica-limit", ["deployments"], [{
+        "expression": "object.spec.replicas <= variables.limit",
+        "messageExpression": "'replicas must be no greater than ' + string(variables.limit)",
+        "reason": "Forbidden"}], paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
+        variables=[{"name": "limit", "expression": "int(params.data.maxReplicas)"}])
+    _apply(served, policy, _binding("replica-limit-params", "replica-limit", ["Deny"], "params", paramRef={
+        "name": "limits", "namespace": "default", "parameterNotFoundAction": "Deny"}))
+    out = served.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=1", "-n", "params", check=False)
+    assert ("ValidatingAdmissionPolicy 'replica-limit' with binding 'replica-limit-params' denied request: "
+            "failed to configure binding: no params found for policy binding with `Deny` parameterNotFoundAction"
+            ) in out
+    served.kubectl("create", "configmap", "limits", "-n", "default", "--from-literal=maxReplicas=3")
+    apps = _api(served)
+    with pytest.raises(ApiException) as e:
+        apps.create_namespaced_deployment("params", _deployment("web", 4))
+    assert e.value.status == 403
+    assert "denied request: replicas must be no greater than 3" in e.value.body
+    apps.create_namespaced_deployment("params", _deployment("web", 3))
+
+
+def test_warn_binding_answers_with_a_warning(served: Served) -> None:
+    """A Warn binding lets the write through and kubectl prints upstream's warning, worded by a
+    messageExpression that reads namespaceObject."""
+    _apply(served, _policy("require-team", ["configmaps"], [{
+        "expression": "has(object.metadata.labels) && 'team' in object.metadata.labels",
+        "messageExpression": "'configmap ' + object.metadata.name + ' in ' + namespaceObject.metadata.name"
+                             " + ' has no team label'"}]),
+           _binding("require-team-warn", "require-team", ["Warn", "Audit"], "notes"))
+    out = served.kubectl("create", "configmap", "untagged", "-n", "notes", check=False)
+    assert ("Warning: Validation failed for ValidatingAdmissionPolicy 'require-team' with binding "
+            "'require-team-warn': configmap untagged in notes has no team label") in out
+    assert "configmap/untagged created" in out
+    served.kubectl("create", "configmap", "tagged", "-n", "notes")
+    served.kubectl("label", "configmap", "tagged", "-n", "notes", "team=a")
+    assert "Warning" not in served.kubectl("label", "configmap", "tagged", "-n", "notes", "tier=b", check=False)
+
+
+def test_match_conditions_and_delete(served: Served) -> None:
+    """matchConditions exempt the admin (request.userInfo), so only others are refused; a DELETE
+    policy reads oldObject."""
+    _apply(served,
+           _policy("admin-only", ["configmaps"], [{"expression": "false", "message": "only the admin writes here"}],
+                   matchConditions=[{"name": "not-admin",
+                                     "expression": "request.userInfo.username != 'kubernetes-admin'"}]),
+           _binding("admin-only-locked", "admin-only", ["Deny"], "locked"),
+           _policy("keep-protected", ["configmaps"], [{
+               "expression": "!(has(oldObject.metadata.labels) && 'protected' in oldObject.metadata.labels)",
+               "message": "protected configmaps stay"}], operations=["DELETE"]),
+           _binding("keep-protected-locked", "keep-protected", ["Deny"], "locked"))
+    served.kubectl("create", "configmap", "mine", "-n", "locked")
+    out = served.kubectl("create", "configmap", "theirs", "-n", "locked", "--as=jane", "--as-group=system:masters",
+                         check=False)
+    assert ("configmaps \"theirs\" is forbidden: ValidatingAdmissionPolicy 'admin-only' with binding "
+            "'admin-only-locked' denied request: only the admin writes here") in out
+    served.kubectl("label", "configmap", "mine", "-n", "locked", "protected=yes")
+    out = served.kubectl("delete", "configmap", "mine", "-n", "locked", check=False)
+    assert "denied request: protected configmaps stay" in out
+    served.kubectl("label", "configmap", "mine", "-n", "locked", "protected-")
+    served.kubectl("delete", "configmap", "mine", "-n", "locked")
+
+
+def test_a_policy_that_does_not_compile_is_refused(served: Served) -> None:
+    bad = _policy("bad", ["pods"], [{"expression": "object.spec.replicas <="}, {"expression": "objct.x == 1"}])
+    out = served.kubectl("apply", "-f", "-", input=yaml.safe_dump(bad), check=False)
+    assert 'The ValidatingAdmissionPolicy "bad" is invalid' in out
+    assert 'spec.validations[0].expression: Invalid value: "object.spec.replicas <=": compilation failed' in out
+    assert "spec.validations[1].expression: Invalid value: \"objct.x == 1\": compilation failed: ERROR: <input>:1:1: " \
+           "undeclared reference to 'objct'" in out
+    binding = _binding("b", "bad", ["Deny", "Warn"], "prod")
+    out = served.kubectl("apply", "-f", "-", input=yaml.safe_dump(binding), check=False)
+    assert "spec.validationActions: Invalid value" in out and "must not contain both Deny and Warn" in out
+
+
+def test_authorizer_asks_rbac(served: Served) -> None:
+    """`authorizer` asks RBAC about the requesting user: bob may create configmaps in `authz` but
+    not delete them, and the policy lets in only those who may."""
+    served.kubectl("create", "role", "cm-creator", "-n", "authz", "--verb=create,get", "--resource=configmaps")
+    served.kubectl("create", "rolebinding", "bob", "-n", "authz", "--role=cm-creator", "--user=bob")
+    _apply(served, _policy("deleters-only", ["configmaps"], [{
+        "expression": "authorizer.group('').resource('configmaps').namespace(request.namespace)"
+                      ".check('delete').allowed()",
+        "messageExpression": "request.userInfo.username + ' may not delete configmaps here'"}]),
+           _binding("deleters-only-authz", "deleters-only", ["Deny"], "authz"))
+    out = served.kubectl("create", "configmap", "bobs", "-n", "authz", "--as=bob", check=False)
+    assert "denied request: bob may not delete configmaps here" in out
+    served.kubectl("create", "configmap", "admins", "-n", "authz")
