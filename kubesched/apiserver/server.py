@@ -39,6 +39,7 @@ from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
 from kubesched.apiserver.serviceips import ServiceIPs
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage_class
+from kubesched.apiserver.webhookadmission import WebhookAdmission
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import Conflict, NotFound, Store
 
@@ -92,6 +93,7 @@ class APIServer(StoreReads):
         self.dra_extended_resource = features.enabled("DRAExtendedResource")
         self.custom = CustomResources(store)
         self.service_ips = ServiceIPs(store, service_cidr) if service_cidr else None
+        self.webhooks: WebhookAdmission | None = None  # serve's admission webhooks (server.webhooks)
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -168,11 +170,17 @@ class APIServer(StoreReads):
         if kind == "Pod":
             if admission.admit_pod(obj, self.store, warn, existing):
                 self._validate(obj)  # LimitRanger's defaults may leave a request above its limit
-            obj["status"]["qosClass"] = qos_class(obj)
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
+        if not existing:
+            obj = self._mutate_by_webhooks("CREATE", obj, None)
+            meta = obj["metadata"]
+        if kind == "Pod":
+            obj["status"]["qosClass"] = qos_class(obj)
         self._stamp_new(obj)
         if not existing:
+            if self.webhooks is not None:  # ValidatingAdmissionWebhook, once the object is valid and named
+                self.webhooks.validate("CREATE", obj, None)
             name = meta.get("name", "")
             if self.store.get(kind, meta.get("namespace", ""), name) is not None:
                 raise AlreadyExists(f'{kind} "{name}" already exists')  # before quota charges it
@@ -183,6 +191,34 @@ class APIServer(StoreReads):
             return self.store.create(obj)
         except Conflict as e:
             raise AlreadyExists(str(e)) from None
+
+    # ---- admission webhooks: MutatingAdmissionWebhook after the built-in mutating plugins and
+    # before validation; ValidatingAdmissionWebhook after validation, before the store ----------
+
+    def _mutate_by_webhooks(self, operation: str, obj: Obj, old: Obj | None, subresource: str = "") -> Obj:
+        """`obj` as the mutating webhooks leave it; what one changed is defaulted and validated
+        again, as kube-apiserver decodes a patched object with its defaults before validation."""
+        if self.webhooks is None:
+            return obj
+        mutated = self.webhooks.mutate(operation, obj, old, subresource)
+        if mutated is None or mutated is obj or mutated == obj:
+            return obj
+        set_defaults(mutated)
+        if operation == "CREATE":
+            self._validate(mutated)
+        return mutated
+
+    def admit_by_webhooks(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> Obj | None:
+        """Both webhook phases alone, for a dry run that stops before the API server's own write
+        path (an update's or a delete's): `obj` as the mutating webhooks leave it."""
+        if self.webhooks is None:
+            return obj
+        if obj is not None:
+            obj = self._mutate_by_webhooks(operation, obj, old, subresource)
+        else:
+            self.webhooks.mutate(operation, None, old, subresource)
+        self.webhooks.validate(operation, obj, old, subresource)
+        return obj
 
     def _generate_name(self, kind: str, namespace: str, prefix: str) -> str:
         """names.SimpleNameGenerator: the prefix (cut to leave room) plus five random characters
@@ -209,15 +245,24 @@ class APIServer(StoreReads):
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
+            new = self._status_by_webhooks(current, new)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
+            new = self._mutate_by_webhooks("UPDATE", new, current)
             self._validate_update(current, new)
         if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
+        if self.webhooks is not None:
+            self.webhooks.validate("UPDATE", new, current, "status" if status_only else "")
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
+
+    def _status_by_webhooks(self, current: Obj, new: Obj) -> Obj:
+        """A status write's mutating webhooks: only the status they return is kept."""
+        mutated = self._mutate_by_webhooks("UPDATE", new, current, "status")
+        return new if mutated is new else {**new, "status": mutated.get("status", {})}
 
     def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
         """A custom object's or a definition's update: defaulted, pruned and validated as on
@@ -238,13 +283,17 @@ class APIServer(StoreReads):
         new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
+            new = self._status_by_webhooks(current, new)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
+            new = self._mutate_by_webhooks("UPDATE", new, current)
             self._validate_update(current, new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
             self._bump_generation(current, new)
+        if self.webhooks is not None:
+            self.webhooks.validate("UPDATE", new, current, "status" if status_only else "")
         return self._finish_deletion(self._write(new, None))
 
     def _validate_update(self, current: Obj, new: Obj) -> None:
@@ -307,7 +356,10 @@ class APIServer(StoreReads):
         new = {**current, "metadata": dict(current["metadata"]), "status": deep_copy(current.get("status", {}))}
         if mutate(new["status"]) is False:
             return current
+        new = self._status_by_webhooks(current, new)
         self._prepare_status(current, new)
+        if self.webhooks is not None:
+            self.webhooks.validate("UPDATE", new, current, "status")
         return self._write(new, None)
 
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:
@@ -349,6 +401,7 @@ class APIServer(StoreReads):
         Returns the object in its terminating form, or None once it is gone.
         """
         obj = self.get(kind, namespace, name)
+        self.admit_by_webhooks("DELETE", None, obj)
         meta = obj["metadata"]
         finalizers = _gc_finalizers(meta.get("finalizers") or [], propagation_policy)
         if kind == "Pod" and obj["spec"].get("nodeName") and obj.get("status", {}).get("phase") not in (

@@ -357,8 +357,8 @@ class Rest:
             set_defaults(new)
         new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "",
                                           _typing(req))
-        if req.dry_run:
-            return new
+        if req.dry_run:  # the webhooks still see it (their sideEffects allowing)
+            return self.api.admit_by_webhooks("UPDATE", new, current, req.subresource or "") or new
         if req.subresource == "status":
             return self.api.update(new, status_only=True)
         return self.api.update(new)
@@ -438,7 +438,7 @@ class Rest:
                 return 201, self.api.create(new, dry_run=True)
             return 201, self.api.create(new)
         if req.dry_run:
-            return 200, new
+            return 200, self.api.admit_by_webhooks("UPDATE", new, current, req.subresource or "") or new
         if req.subresource == "status":
             return 200, self.api.update({**current, "status": new.get("status") or {},
                                          "metadata": new["metadata"]}, status_only=True)
@@ -459,6 +459,8 @@ class Rest:
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
             raise _Conflict(res, req.name or "", f"Precondition failed: ResourceVersion in precondition: "
                             f"{pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
+        if req.dry_run or res.kind == "Namespace":  # neither reaches the API server's delete
+            self.api.admit_by_webhooks("DELETE", None, current)
         if req.dry_run:
             return self._deleted(req, current, None)
         if res.kind == "Namespace":

@@ -42,6 +42,10 @@ from kubesched.api.validation.resource import (
 )
 from kubesched.api.validation.scheduling import _priority_class
 from kubesched.api.validation.storage import _csi_driver, _csi_node, _storage_class
+from kubesched.api.validation.webhooks import (
+    _mutating_webhook_configuration,
+    _validating_webhook_configuration,
+)
 
 API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Namespace": ("v1",),
@@ -109,6 +113,8 @@ STORED_CHECKS: dict[str, KindCheck] = {
     "Ingress": _ingress,
     "HorizontalPodAutoscaler": _horizontal_pod_autoscaler,
     "EndpointSlice": _endpoint_slice,
+    "MutatingWebhookConfiguration": _mutating_webhook_configuration,
+    "ValidatingWebhookConfiguration": _validating_webhook_configuration,
 }
 # The kinds kubesched models: their apiVersions and their checks.
 KINDS: dict[str, KindRule] = {kind: (versions, _KIND_CHECKS[kind]) for kind, versions in API_VERSIONS.items()}
