@@ -4,10 +4,11 @@ configuration's `clientConfig.url`, or to the Service it names.
 A Service is reached through its EndpointSlices, as kube-apiserver does with
 `--enable-aggregator-routing`: the first ready address of the slice port named as the Service
 port `clientConfig.service.port` (443 by default) is called, with the TLS server name
-`NAME.NAMESPACE.svc` that a webhook's certificate is issued for. serve's pods have no real
-addresses, so a webhook running on this machine is reached by giving its Service no selector and
-an EndpointSlice of its own with address 127.0.0.1, as one points a Service at anything outside a
-cluster.
+`NAME.NAMESPACE.svc` that a webhook's certificate is issued for. serve's pods run nowhere, so the
+slices the EndpointSlice controller keeps of them are never called (the Service has no endpoints
+then, as when a webhook's pods are not ready). A webhook running on this machine is reached by
+giving its Service no selector and an EndpointSlice of its own with address 127.0.0.1, as one
+points a Service at anything outside a cluster.
 
 The certificate is checked against `caBundle` (PEM, base64 in JSON), else against the system's
 roots. Failures read as Go's HTTP client words them, since they end up in the
@@ -27,9 +28,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kubesched.api.objects import Obj
+from kubesched.controllers.endpointslice import CONTROLLER, MANAGED_BY, SERVICE_NAME
 from kubesched.store.base import Store
-
-SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 
 
 class CallError(Exception):
@@ -71,7 +71,8 @@ def target(client_config: Obj, store: Store, timeout: int) -> Target:
         raise CallError(f'failed to call webhook: Post "{svc_url}": service "{name}" does not have a port {port}')
     port_name = ports[0].get("name") or ""
     for endpoint_slice in store.list("EndpointSlice", namespace):
-        if (endpoint_slice["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL) != name:
+        labels = endpoint_slice["metadata"].get("labels") or {}
+        if labels.get(SERVICE_NAME) != name or labels.get(MANAGED_BY) == CONTROLLER:
             continue
         numbers = [p.get("port") for p in endpoint_slice.get("ports") or () if (p.get("name") or "") == port_name]
         if not numbers or numbers[0] is None:

@@ -1,12 +1,17 @@
-"""MutatingAdmissionWebhook and ValidatingAdmissionWebhook for `serve`: the API server's writes
-(create, update, patch, apply, delete and the status subresource, the components' own included)
-call the webhooks that MutatingWebhookConfigurations and ValidatingWebhookConfigurations
-register, as kube-apiserver v1.35 does (apiserver/pkg/admission/plugin/webhook).
+"""MutatingAdmissionWebhook and ValidatingAdmissionWebhook for `serve`: the writes clients make
+(create, update, patch, apply, delete, the status subresource) call the webhooks that
+MutatingWebhookConfigurations and ValidatingWebhookConfigurations register, as kube-apiserver
+v1.35 does (apiserver/pkg/admission/plugin/webhook).
+
+Of the writes serve's own components make, the pods the workload controllers create are sent
+too (with the loopback identity kube-apiserver's own clients have): a refused one is reported as
+upstream's controllers report it, a FailedCreate event and a retry. Their other writes (status,
+bindings, the kubelets' deletions, leases) are not: the simulated components do not retry a
+refused write as the real ones do, and a webhook refusing them would stall the simulation.
 
 Configurations are taken in name order, their webhooks in order. A matching webhook gets an
 AdmissionReview (v1, or v1beta1 if that is the first its `admissionReviewVersions` lists) with
-the requester's userInfo; the writes serve's own components make carry the loopback identity
-kube-apiserver's own clients have. Mutating webhooks run one after another, each seeing the
+the requester's userInfo. Mutating webhooks run one after another, each seeing the
 previous one's patch, and those with `reinvocationPolicy: IfNeeded` run once more when a later
 one changed the object; validating webhooks run after validation. The admissionregistration
 kinds themselves are never sent to webhooks, so a broken webhook can always be removed.
@@ -30,6 +35,7 @@ from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.restmapping import RESOURCES, Resource, for_kind
 from kubesched.api.served import resource_kind
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden
+from kubesched.server import events as events_view
 from kubesched.server import webhookclient
 from kubesched.server.patch import json_patch
 from kubesched.server.webhookmatch import (
@@ -206,12 +212,14 @@ class Webhooks:
 
     def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str) -> _Attributes | None:
         subject = obj if obj is not None else old
+        ctx = self.context
+        if ctx is None and not (operation == "CREATE" and not subresource and (subject or {}).get("kind") == "Pod"):
+            return None  # a component's write other than a controller's pod (see the module's docstring)
         resource = self._resource_of(subject) if subject is not None else None
         if resource is None or (resource.group == ADMISSION_GROUP and resource.plural in EXEMPT_RESOURCES):
             return None
         gvr = _gvr(resource)
         meta = (subject or {}).get("metadata") or {}
-        ctx = self.context
         query = ctx.query if ctx is not None else {}
         options: Obj = {"kind": OPTIONS_KINDS.get(operation, "CreateOptions"), "apiVersion": "meta.k8s.io/v1"}
         if query.get("dryRun"):
@@ -275,12 +283,10 @@ class Webhooks:
 
     @staticmethod
     def _as_version(obj: Obj | None, gvr: GVR) -> Obj | None:
-        """The object as the matched group/version shows it (serve's versions of a kind share
-        their fields, so only apiVersion differs)."""
+        """The object as the matched group/version shows it."""
         if obj is None:
             return None
-        api_version = f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version
-        return obj if obj.get("apiVersion") == api_version else {**obj, "apiVersion": api_version}
+        return _convert(obj, f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version)
 
     def _call(self, hook: Obj, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None,
               mutating: bool) -> Obj:
@@ -311,8 +317,10 @@ class Webhooks:
             response = _verify(answer, request["uid"], version, mutating)
         except ValueError as e:
             raise _CallFailed(f"received invalid webhook response: {e}") from None
-        if self.context is not None:
-            self.context.warnings.extend(str(w) for w in response.get("warnings") or () if w)
+        if self.context is not None:  # each text once, as the request's warning recorder keeps them
+            warnings = self.context.warnings
+            warnings.extend(w for w in dict.fromkeys(str(w) for w in response.get("warnings") or () if w)
+                            if w not in warnings)
         return response
 
     def _call_mutating(self, hook: Obj, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None) -> Obj | None:
@@ -341,14 +349,23 @@ class Webhooks:
             patched = json_patch(deep_copy(self._as_version(obj, gvr) or {}), ops)
         except APIError as e:
             raise InternalError(e.message) from None
-        patched["apiVersion"] = obj.get("apiVersion")
-        return patched
+        return _convert(patched, str(obj.get("apiVersion") or ""))  # back to the version being written
 
     @staticmethod
     def _failed(hook: Obj, reason: str) -> None:
         """failurePolicy: Ignore goes on without the webhook, Fail (the default) refuses."""
         if hook.get("failurePolicy") != "Ignore":
             raise InternalError(f'failed calling webhook "{hook.get("name", "")}": {reason}')
+
+
+def _convert(obj: Obj, api_version: str) -> Obj:
+    """`obj` at `api_version`: Events are the one kind serve serves at two group/versions (core/v1
+    and events.k8s.io/v1, with different fields); elsewhere only apiVersion would differ."""
+    if obj.get("apiVersion") == api_version:
+        return obj
+    if obj.get("kind") == "Event":
+        return events_view.to_events_v1(obj) if api_version == "events.k8s.io/v1" else events_view.to_core(obj)
+    return {**obj, "apiVersion": api_version}
 
 
 def _verify(answer: Obj, uid: str, version: str, mutating: bool) -> Obj:

@@ -19,7 +19,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from kubesched.server.tls import self_signed
-from tests.serve.harness import Served
+from tests.serve.harness import Served, wait_for
 
 
 class Hook:
@@ -142,17 +142,40 @@ def test_validating_webhook_denies_with_upstream_message(served: Served, hook: H
     assert all(r["request"]["kind"]["kind"] == "Pod" for r in hook.reviews)
 
 
-def test_mutating_webhook_patch_and_warnings(served: Served, hook: Hook) -> None:
+def test_mutating_webhook_patch_warnings_and_reinvocation(served: Served, hook: Hook) -> None:
     served.kubectl("apply", "-f", "-", input=_configuration(
-        "MutatingWebhookConfiguration", hook, {"name": "label.example.com", "path": "/label"},
-        {"name": "warn.example.com", "path": "/warn"}))
+        "MutatingWebhookConfiguration", hook, {"name": "warn.example.com", "path": "/warn",
+                                               "reinvocationPolicy": "IfNeeded"},
+        {"name": "label.example.com", "path": "/label"}))
     out = served.kubectl("apply", "-f", "-", input=_pod("web"), check=False)
-    assert "Warning: this pod is watched" in out, out
+    assert out.count("Warning: this pod is watched") == 1, out
     assert served.kubectl("get", "pod", "web", "-o", "jsonpath={.metadata.labels.mutated}") == "yes"
+    # The IfNeeded webhook ran again after the second one's patch, and saw it.
+    assert hook.paths() == ["/warn", "/label", "/warn"]
+    assert hook.reviews[-1]["request"]["object"]["metadata"]["labels"]["mutated"] == "yes"
     pod = _core(served).create_namespaced_pod("default", yaml.safe_load(_pod("api", {"app": "api"})))
     assert pod.metadata.labels == {"app": "api", "mutated": "yes"}
-    # The second webhook saw the first one's patch.
-    assert hook.reviews[-1]["request"]["object"]["metadata"]["labels"]["mutated"] == "yes"
+
+
+def test_controllers_pods_go_through_webhooks(served: Served, hook: Hook) -> None:
+    served.kubectl("apply", "-f", "-", input=_configuration(
+        "MutatingWebhookConfiguration", hook, {"name": "label.example.com", "path": "/label"}))
+    served.kubectl("apply", "-f", "-", input=_configuration(
+        "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny", "objectSelector": {
+            "matchLabels": {"app": "refused"}}}))
+    served.kubectl("create", "deployment", "web", "--image=nginx")
+    served.kubectl("create", "deployment", "refused", "--image=nginx")
+    labels = wait_for(lambda: served.kubectl("get", "pods", "-l", "app=web", "-o",
+                                             "jsonpath={.items[*].metadata.labels.mutated}"), what="web's pod")
+    assert labels == "yes"
+    creator = next(r["request"]["userInfo"] for r in hook.reviews if r["request"]["object"]["metadata"].get(
+        "labels", {}).get("app") == "web")
+    assert creator["username"] == "system:apiserver"
+    events = wait_for(lambda: served.kubectl("get", "events", "--field-selector", "reason=FailedCreate", "-o",
+                                             "jsonpath={.items[*].message}"), what="FailedCreate")
+    assert 'admission webhook "deny.example.com" denied the request: pods named bad-* are not allowed' in events
+    assert served.kubectl("get", "pods", "-l", "app=refused", "-o", "name") == ""
+    served.kubectl("delete", "deployments", "--all")
 
 
 def _closed_port() -> int:
