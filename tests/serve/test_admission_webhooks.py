@@ -5,9 +5,11 @@ with kubectl and the official client, and the requests that reach it (or do not)
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -35,12 +37,16 @@ class Hook:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 review = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 hook.reviews.append({"path": self.path, **review})
-                body = json.dumps(hook.answer(self.path.split("?")[0], review["request"])).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                path = self.path.split("?")[0]
+                if path == "/slow":
+                    time.sleep(1.5)
+                body = json.dumps(hook.answer(path, review["request"])).encode()
+                with contextlib.suppress(OSError):  # the caller that gave up has gone
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
 
             def log_message(self, *_: Any) -> None:
                 pass
@@ -199,6 +205,12 @@ def test_failure_policy_on_unreachable_webhook(served: Served, hook: Hook) -> No
             'connection refused') in out, out
     names = served.kubectl("get", "pods", "-o", "name")
     assert "pod/ignored" in names and "refused" not in names
+    served.kubectl("delete", "validatingwebhookconfiguration", "gone")
+    served.kubectl("apply", "-f", "-", input=_configuration(
+        "ValidatingWebhookConfiguration", hook, {"name": "slow.example.com", "path": "/slow", "timeoutSeconds": 1}))
+    out = served.kubectl("apply", "-f", "-", input=_pod("late"), check=False)
+    assert (f'failed calling webhook "slow.example.com": failed to call webhook: Post '
+            f'"https://127.0.0.1:{hook.port}/slow?timeout=1s": context deadline exceeded') in out, out
 
 
 def test_selectors_and_match_conditions_skip(served: Served, hook: Hook) -> None:
