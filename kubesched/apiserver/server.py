@@ -172,9 +172,14 @@ class APIServer(StoreReads):
                 self._validate(obj)  # LimitRanger's defaults may leave a request above its limit
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
-        if not existing:
-            obj = self._mutate_by_webhooks("CREATE", obj, None)
-            meta = obj["metadata"]
+        if not existing and (mutated := self._mutate_by_webhooks("CREATE", obj, None)) is not obj:
+            # What a webhook changed goes through the built-in plugins again (they are reinvoked
+            # after a webhook's change) and the definition's schema.
+            obj, meta = mutated, mutated["metadata"]
+            if kind == "Pod" and admission.admit_pod(obj, self.store, warn, existing):
+                self._validate(obj)
+            if crd is not None:
+                self.custom.prepare(obj, crd, None)
         if kind == "Pod":
             obj["status"]["qosClass"] = qos_class(obj)
         self._stamp_new(obj)
