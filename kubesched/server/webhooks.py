@@ -56,6 +56,8 @@ REVIEW_VERSIONS = ("v1", "v1beta1")
 EXEMPT_RESOURCES = frozenset({"validatingwebhookconfigurations", "mutatingwebhookconfigurations",
                               "validatingadmissionpolicies", "validatingadmissionpolicybindings",
                               "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
+# Not sent, nor the writes they make (an eviction's delete is the eviction's, not a DELETE).
+UNSENT_SUBRESOURCES = frozenset({"binding", "eviction"})
 # Who serve's own components are, as kube-apiserver's loopback client is.
 LOOPBACK_USER: Obj = {"username": "system:apiserver", "groups": ["system:authenticated", "system:masters"]}
 OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
@@ -215,6 +217,8 @@ class Webhooks:
         ctx = self.context
         if ctx is None and not (operation == "CREATE" and not subresource and (subject or {}).get("kind") == "Pod"):
             return None  # a component's write other than a controller's pod (see the module's docstring)
+        if ctx is not None and ctx.subresource in UNSENT_SUBRESOURCES:
+            return None
         resource = self._resource_of(subject) if subject is not None else None
         if resource is None or (resource.group == ADMISSION_GROUP and resource.plural in EXEMPT_RESOURCES):
             return None

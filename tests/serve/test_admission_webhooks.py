@@ -267,3 +267,29 @@ def test_webhook_behind_a_service(served: Served, hook: Hook) -> None:
     served.kubectl("apply", "-f", "-", input=_pod("via-service"))
     assert served.kubectl("get", "pod", "via-service", "-o", "jsonpath={.metadata.labels.mutated}") == "yes"
     assert hook.reviews[-1]["path"] == "/label?timeout=10s"
+
+
+def test_status_subresource_and_delete(served: Served, hook: Hook) -> None:
+    served.kubectl("apply", "-f", "-", input=_pod("kept"))
+    rules = [{"operations": ["UPDATE", "DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
+              "resources": ["pods/status"]},
+             {"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]
+    served.kubectl("apply", "-f", "-", input=_configuration(
+        "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny", "rules": rules}))
+    core = _core(served)
+    core.patch_namespaced_pod("kept", "default", {"metadata": {"labels": {"seen": "yes"}}})
+    assert hook.reviews == []
+    with pytest.raises(ApiException) as e:
+        core.patch_namespaced_pod_status("kept", "default", {"status": {"conditions": [
+            {"type": "Custom", "status": "True"}]}})
+    assert "denied the request" in json.loads(e.value.body)["message"]
+    request = hook.reviews[-1]["request"]
+    assert (request["operation"], request["subResource"], request["requestSubResource"]) == ("UPDATE", "status",
+                                                                                             "status")
+    assert request["oldObject"]["metadata"]["labels"]["seen"] == "yes"
+    out = served.kubectl("delete", "pod", "kept", check=False)
+    assert 'admission webhook "deny.example.com" denied the request' in out, out
+    request = hook.reviews[-1]["request"]
+    assert (request["operation"], request["object"], request["options"]["kind"]) == ("DELETE", None, "DeleteOptions")
+    assert request["oldObject"]["metadata"]["name"] == "kept"
+    assert "pod/kept" in served.kubectl("get", "pods", "-o", "name")
