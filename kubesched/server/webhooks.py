@@ -132,12 +132,10 @@ def _group_version_resource(gvr: GVR) -> Obj:
 class Webhooks:
     """The WebhookAdmission the API server calls in serve."""
 
-    def __init__(self, store: Store, custom: Callable[[str, str], Resource | None],
-                 post: Callable[[webhookclient.Target, Any, Obj, float], Obj] = webhookclient.post) -> None:
+    def __init__(self, store: Store, custom: Callable[[str, str], Resource | None]) -> None:
         """`custom` finds a custom resource by apiVersion and kind."""
         self.store = store
         self.custom = custom
-        self.post = post
         self.context: RequestContext | None = None
 
     @contextmanager
@@ -314,7 +312,7 @@ class Webhooks:
         timeout = timeout if isinstance(timeout, int) and timeout > 0 else 10
         try:
             target = webhookclient.target(hook.get("clientConfig") or {}, self.store, timeout)
-            answer = self.post(target, (hook.get("clientConfig") or {}).get("caBundle"), review, float(timeout))
+            answer = webhookclient.post(target, (hook.get("clientConfig") or {}).get("caBundle"), review, float(timeout))
         except webhookclient.CallError as e:
             raise _CallFailed(str(e)) from None
         try:
