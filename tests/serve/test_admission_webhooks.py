@@ -248,6 +248,11 @@ def test_dry_run_and_side_effects(served: Served, hook: Hook) -> None:
     assert 'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"' in out, out
     assert ("webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; "
             "desired format: https://host[/path]") in out, out
+    out = served.kubectl("apply", "-f", "-", check=False, input=_configuration(
+        "ValidatingWebhookConfiguration", hook, {"name": "cel.example.com", "path": "/allow", "matchConditions": [
+            {"name": "broken", "expression": "object.metadata.name.startsWith("}]}))
+    assert 'webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name.startsWith(": ' \
+        'compilation failed' in out, out
 
 
 def test_webhook_behind_a_service(served: Served, hook: Hook) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from kubesched.api.crd.cel import compile_error
 from kubesched.api.validation.checker import Checker, subpath
 
 REVIEW_VERSIONS = ("v1", "v1beta1")
@@ -74,6 +75,16 @@ def _hook(c: Checker, hook: dict[str, Any], path: str, mutating: bool) -> None:
     timeout = hook.get("timeoutSeconds")
     if timeout is not None and (not isinstance(timeout, int) or not 1 <= timeout <= 30):
         c.invalid(subpath(path, "timeoutSeconds"), timeout, "the timeout value must be between 1 and 30 seconds")
+    for i, condition in enumerate(c.get(hook, "matchConditions", path, list) or ()):
+        condition_path = f"{subpath(path, 'matchConditions')}[{i}]"
+        condition = c.typed(condition, condition_path, dict) or {}
+        if not condition.get("name"):
+            c.required(subpath(condition_path, "name"))
+        expression = condition.get("expression")
+        if not isinstance(expression, str) or not expression:
+            c.required(subpath(condition_path, "expression"))
+        elif (error := compile_error(expression)) is not None:
+            c.invalid(subpath(condition_path, "expression"), expression, error)
     c.enum(hook, "failurePolicy", path, ("Fail", "Ignore"))
     c.enum(hook, "matchPolicy", path, ("Equivalent", "Exact"))
     if mutating:
