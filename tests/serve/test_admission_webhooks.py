@@ -93,15 +93,22 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         server.kill()
 
 
+@pytest.fixture(scope="module")
+def api(cluster: Served) -> client.ApiClient:
+    return config.new_client_from_config(cluster.kubeconfig)
+
+
 @pytest.fixture
-def served(cluster: Served, hook: Hook) -> Iterator[Served]:
+def served(cluster: Served, hook: Hook, api: client.ApiClient) -> Iterator[Served]:
     hook.reviews.clear()
     yield cluster
-    cluster.kubectl("delete", "validatingwebhookconfigurations,mutatingwebhookconfigurations", "--all")
-    cluster.kubectl("delete", "pods", "--all", "--grace-period=0", "--force", check=False)
+    admission = client.AdmissionregistrationV1Api(api)
+    admission.delete_collection_validating_webhook_configuration()
+    admission.delete_collection_mutating_webhook_configuration()
+    client.CoreV1Api(api).delete_collection_namespaced_pod("default", grace_period_seconds=0)
 
 
-def _configuration(kind: str, hook: Hook, *webhooks: dict[str, Any]) -> str:
+def _configuration(kind: str, hook: Hook, *webhooks: dict[str, Any]) -> dict[str, Any]:
     hooks = []
     for w in webhooks:
         entry = {"name": w["name"], "sideEffects": "None", "admissionReviewVersions": ["v1"],
@@ -110,8 +117,22 @@ def _configuration(kind: str, hook: Hook, *webhooks: dict[str, Any]) -> str:
                             "resources": ["pods"]}]}
         entry.update({k: v for k, v in w.items() if k not in ("name", "path")})
         hooks.append(entry)
-    return yaml.safe_dump({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-                           "metadata": {"name": webhooks[0]["name"].split(".")[0]}, "webhooks": hooks})
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+            "metadata": {"name": webhooks[0]["name"].split(".")[0]}, "webhooks": hooks}
+
+
+def _yaml(kind: str, hook: Hook, *webhooks: dict[str, Any]) -> str:
+    return yaml.safe_dump(_configuration(kind, hook, *webhooks))
+
+
+def _register(api: client.ApiClient, kind: str, hook: Hook, *webhooks: dict[str, Any]) -> None:
+    """Registered with the official client (kubectl's own output is what other steps check)."""
+    admission = client.AdmissionregistrationV1Api(api)
+    body = _configuration(kind, hook, *webhooks)
+    if kind == "MutatingWebhookConfiguration":
+        admission.create_mutating_webhook_configuration(body)
+    else:
+        admission.create_validating_webhook_configuration(body)
 
 
 def _pod(name: str, labels: dict[str, str] | None = None, namespace: str = "default") -> str:
@@ -120,13 +141,8 @@ def _pod(name: str, labels: dict[str, str] | None = None, namespace: str = "defa
                            "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
 
 
-def _core(served: Served) -> client.CoreV1Api:
-    return client.CoreV1Api(config.new_client_from_config(served.kubeconfig))
-
-
-def test_validating_webhook_denies_with_upstream_message(served: Served, hook: Hook) -> None:
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny"}))
+def test_validating_webhook_denies_with_upstream_message(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    _register(api, "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny"})
     out = served.kubectl("apply", "-f", "-", input=_pod("bad-one"), check=False)
     assert ('admission webhook "deny.example.com" denied the request: pods named bad-* are not allowed'
             in out), out
@@ -140,7 +156,7 @@ def test_validating_webhook_denies_with_upstream_message(served: Served, hook: H
     assert request["object"]["metadata"]["uid"] and request["oldObject"] is None
     assert request["options"]["kind"] == "CreateOptions" and request["dryRun"] is False
     with pytest.raises(ApiException) as e:
-        _core(served).create_namespaced_pod("default", yaml.safe_load(_pod("bad-two")))
+        client.CoreV1Api(api).create_namespaced_pod("default", yaml.safe_load(_pod("bad-two")))
     assert e.value.status == 403
     assert json.loads(e.value.body)["message"] == ('admission webhook "deny.example.com" denied the request: '
                                                    'pods named bad-* are not allowed')
@@ -148,27 +164,24 @@ def test_validating_webhook_denies_with_upstream_message(served: Served, hook: H
     assert all(r["request"]["kind"]["kind"] == "Pod" for r in hook.reviews)
 
 
-def test_mutating_webhook_patch_warnings_and_reinvocation(served: Served, hook: Hook) -> None:
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "MutatingWebhookConfiguration", hook, {"name": "warn.example.com", "path": "/warn",
+def test_mutating_webhook_patch_warnings_and_reinvocation(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    _register(api, "MutatingWebhookConfiguration", hook, {"name": "warn.example.com", "path": "/warn",
                                                "reinvocationPolicy": "IfNeeded"},
-        {"name": "label.example.com", "path": "/label"}))
+        {"name": "label.example.com", "path": "/label"})
     out = served.kubectl("apply", "-f", "-", input=_pod("web"), check=False)
     assert out.count("Warning: this pod is watched") == 1, out
     assert served.kubectl("get", "pod", "web", "-o", "jsonpath={.metadata.labels.mutated}") == "yes"
     # The IfNeeded webhook ran again after the second one's patch, and saw it.
     assert hook.paths() == ["/warn", "/label", "/warn"]
     assert hook.reviews[-1]["request"]["object"]["metadata"]["labels"]["mutated"] == "yes"
-    pod = _core(served).create_namespaced_pod("default", yaml.safe_load(_pod("api", {"app": "api"})))
+    pod = client.CoreV1Api(api).create_namespaced_pod("default", yaml.safe_load(_pod("api", {"app": "api"})))
     assert pod.metadata.labels == {"app": "api", "mutated": "yes"}
 
 
-def test_controllers_pods_go_through_webhooks(served: Served, hook: Hook) -> None:
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "MutatingWebhookConfiguration", hook, {"name": "label.example.com", "path": "/label"}))
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny", "objectSelector": {
-            "matchLabels": {"app": "refused"}}}))
+def test_controllers_pods_go_through_webhooks(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    _register(api, "MutatingWebhookConfiguration", hook, {"name": "label.example.com", "path": "/label"})
+    _register(api, "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny", "objectSelector": {
+            "matchLabels": {"app": "refused"}}})
     served.kubectl("create", "deployment", "web", "--image=nginx")
     served.kubectl("create", "deployment", "refused", "--image=nginx")
     labels = wait_for(lambda: served.kubectl("get", "pods", "-l", "app=web", "-o",
@@ -190,12 +203,11 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def test_failure_policy_on_unreachable_webhook(served: Served, hook: Hook) -> None:
+def test_failure_policy_on_unreachable_webhook(served: Served, hook: Hook, api: client.ApiClient) -> None:
     port = _closed_port()
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "ValidatingWebhookConfiguration", hook,
+    _register(api, "ValidatingWebhookConfiguration", hook,
         {"name": "gone.example.com", "path": "/", "timeoutSeconds": 2, "failurePolicy": "Ignore",
-         "clientConfig": {"url": f"https://127.0.0.1:{port}/check"}}))
+         "clientConfig": {"url": f"https://127.0.0.1:{port}/check"}})
     served.kubectl("apply", "-f", "-", input=_pod("ignored"))
     served.kubectl("patch", "validatingwebhookconfiguration", "gone", "--type=json",
                    "-p", '[{"op": "replace", "path": "/webhooks/0/failurePolicy", "value": "Fail"}]')
@@ -206,22 +218,20 @@ def test_failure_policy_on_unreachable_webhook(served: Served, hook: Hook) -> No
     names = served.kubectl("get", "pods", "-o", "name")
     assert "pod/ignored" in names and "refused" not in names
     served.kubectl("delete", "validatingwebhookconfiguration", "gone")
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "ValidatingWebhookConfiguration", hook, {"name": "slow.example.com", "path": "/slow", "timeoutSeconds": 1}))
+    _register(api, "ValidatingWebhookConfiguration", hook, {"name": "slow.example.com", "path": "/slow", "timeoutSeconds": 1})
     out = served.kubectl("apply", "-f", "-", input=_pod("late"), check=False)
     assert (f'failed calling webhook "slow.example.com": failed to call webhook: Post '
             f'"https://127.0.0.1:{hook.port}/slow?timeout=1s": context deadline exceeded') in out, out
 
 
-def test_selectors_and_match_conditions_skip(served: Served, hook: Hook) -> None:
+def test_selectors_and_match_conditions_skip(served: Served, hook: Hook, api: client.ApiClient) -> None:
     served.kubectl("create", "namespace", "guarded")
     served.kubectl("label", "namespace", "guarded", "guard=on")
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "ValidatingWebhookConfiguration", hook,
+    _register(api, "ValidatingWebhookConfiguration", hook,
         {"name": "ns.example.com", "path": "/deny", "namespaceSelector": {"matchLabels": {"guard": "on"}}},
         {"name": "obj.example.com", "path": "/deny", "objectSelector": {"matchLabels": {"deny": "yes"}}},
         {"name": "cel.example.com", "path": "/deny", "matchConditions": [
-            {"name": "bad-names", "expression": "object.metadata.name.startsWith('bad')"}]}))
+            {"name": "bad-names", "expression": "object.metadata.name.startsWith('bad')"}]})
     served.kubectl("apply", "-f", "-", input=_pod("fine"))
     assert hook.reviews == []
     assert 'admission webhook "ns.example.com" denied' in served.kubectl(
@@ -233,29 +243,28 @@ def test_selectors_and_match_conditions_skip(served: Served, hook: Hook) -> None
     assert sorted(hook.paths()) == ["/deny", "/deny", "/deny"]
 
 
-def test_dry_run_and_side_effects(served: Served, hook: Hook) -> None:
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "ValidatingWebhookConfiguration", hook, {"name": "allow.example.com", "path": "/allow"}))
+def test_dry_run_and_side_effects(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    _register(api, "ValidatingWebhookConfiguration", hook, {"name": "allow.example.com", "path": "/allow"})
     served.kubectl("apply", "--dry-run=server", "-f", "-", input=_pod("dry"))
     assert hook.reviews[-1]["request"]["dryRun"] is True
     assert hook.reviews[-1]["request"]["options"]["dryRun"] == ["All"]
     assert "dry" not in served.kubectl("get", "pods", "-o", "name")
     # A webhook with side effects cannot be registered (it could not be called on a dry run), nor
     # one served over plain http.
-    out = served.kubectl("apply", "-f", "-", check=False, input=_configuration(
+    out = served.kubectl("apply", "-f", "-", check=False, input=_yaml(
         "ValidatingWebhookConfiguration", hook, {"name": "some.example.com", "path": "/allow", "sideEffects": "Some",
                                                  "clientConfig": {"url": f"http://127.0.0.1:{hook.port}/allow"}}))
     assert 'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"' in out, out
     assert ("webhooks[0].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; "
             "desired format: https://host[/path]") in out, out
-    out = served.kubectl("apply", "-f", "-", check=False, input=_configuration(
+    out = served.kubectl("apply", "-f", "-", check=False, input=_yaml(
         "ValidatingWebhookConfiguration", hook, {"name": "cel.example.com", "path": "/allow", "matchConditions": [
             {"name": "broken", "expression": "object.metadata.name.startsWith("}]}))
     assert 'webhooks[0].matchConditions[0].expression: Invalid value: "object.metadata.name.startsWith(": ' \
         'compilation failed' in out, out
 
 
-def test_webhook_behind_a_service(served: Served, hook: Hook) -> None:
+def test_webhook_behind_a_service(served: Served, hook: Hook, api: client.ApiClient) -> None:
     """A Service without selector and an EndpointSlice pointing at 127.0.0.1, the certificate
     issued for hook.default.svc."""
     served.kubectl("apply", "-f", "-", input=yaml.safe_dump_all([
@@ -265,23 +274,21 @@ def test_webhook_behind_a_service(served: Served, hook: Hook) -> None:
          "metadata": {"name": "hook-1", "labels": {"kubernetes.io/service-name": "hook"}},
          "addressType": "IPv4", "ports": [{"name": "https", "port": hook.port, "protocol": "TCP"}],
          "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}]}]))
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "MutatingWebhookConfiguration", hook,
+    _register(api, "MutatingWebhookConfiguration", hook,
         {"name": "svc.example.com", "path": "/", "clientConfig": {
-            "service": {"name": "hook", "namespace": "default", "path": "/label"}, "caBundle": hook.ca_bundle}}))
+            "service": {"name": "hook", "namespace": "default", "path": "/label"}, "caBundle": hook.ca_bundle}})
     served.kubectl("apply", "-f", "-", input=_pod("via-service"))
     assert served.kubectl("get", "pod", "via-service", "-o", "jsonpath={.metadata.labels.mutated}") == "yes"
     assert hook.reviews[-1]["path"] == "/label?timeout=10s"
 
 
-def test_status_subresource_and_delete(served: Served, hook: Hook) -> None:
+def test_status_subresource_and_delete(served: Served, hook: Hook, api: client.ApiClient) -> None:
     served.kubectl("apply", "-f", "-", input=_pod("kept"))
     rules = [{"operations": ["UPDATE", "DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
               "resources": ["pods/status"]},
              {"operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]
-    served.kubectl("apply", "-f", "-", input=_configuration(
-        "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny", "rules": rules}))
-    core = _core(served)
+    _register(api, "ValidatingWebhookConfiguration", hook, {"name": "deny.example.com", "path": "/deny", "rules": rules})
+    core = client.CoreV1Api(api)
     core.patch_namespaced_pod("kept", "default", {"metadata": {"labels": {"seen": "yes"}}})
     assert hook.reviews == []
     with pytest.raises(ApiException) as e:
