@@ -123,7 +123,7 @@ RESOURCES: tuple[Resource, ...] = (
        categories=ALL, subresources=("status",), stored_as="HorizontalPodAutoscaler"),
     # discovery.k8s.io/v1
     _r("EndpointSlice", "discovery.k8s.io", "v1", "endpointslices"),
-    # admissionregistration.k8s.io/v1: stored, not yet enforced
+    # admissionregistration.k8s.io/v1: enforced in serve (apiserver.admissionpolicy, server.webhooks)
     _r("MutatingWebhookConfiguration", "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
        namespaced=False, categories=("api-extensions",)),
     _r("ValidatingAdmissionPolicy", "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies",

@@ -40,6 +40,7 @@ from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
 from kubesched.apiserver.serviceips import ServiceIPs
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage_class
+from kubesched.apiserver.webhookadmission import WebhookAdmission
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import Conflict, NotFound, Store
 
@@ -94,6 +95,7 @@ class APIServer(StoreReads):
         self.custom = CustomResources(store)
         self.policies = admissionpolicy.ValidatingAdmissionPolicies(store, self.custom)
         self.service_ips = ServiceIPs(store, service_cidr) if service_cidr else None
+        self.webhooks: WebhookAdmission | None = None  # serve's admission webhooks (server.webhooks)
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
@@ -172,9 +174,18 @@ class APIServer(StoreReads):
         if kind == "Pod":
             if admission.admit_pod(obj, self.store, warn, existing):
                 self._validate(obj)  # LimitRanger's defaults may leave a request above its limit
-            obj["status"]["qosClass"] = qos_class(obj)
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
+        if not existing and (mutated := self._mutate_by_webhooks("CREATE", obj, None)) is not obj:
+            # What a webhook changed goes through the built-in plugins again (they are reinvoked
+            # after a webhook's change) and the definition's schema.
+            obj, meta = mutated, mutated["metadata"]
+            if kind == "Pod" and admission.admit_pod(obj, self.store, warn, existing):
+                self._validate(obj)
+            if crd is not None:
+                self.custom.prepare(obj, crd, None)
+        if kind == "Pod":
+            obj["status"]["qosClass"] = qos_class(obj)
         self._stamp_new(obj)
         if kind == admissionpolicy.POLICY:
             admissionpolicy.observe(obj)
@@ -190,6 +201,22 @@ class APIServer(StoreReads):
             return self.store.create(obj)
         except Conflict as e:
             raise AlreadyExists(str(e)) from None
+
+    # ---- admission webhooks: MutatingAdmissionWebhook after the built-in mutating plugins and
+    # before validation; ValidatingAdmissionWebhook after validation, before the store ----------
+
+    def _mutate_by_webhooks(self, operation: str, obj: Obj, old: Obj | None, subresource: str = "") -> Obj:
+        """`obj` as the mutating webhooks leave it; what one changed is defaulted and validated
+        again, as kube-apiserver decodes a patched object with its defaults before validation."""
+        if self.webhooks is None:
+            return obj
+        mutated = self.webhooks.mutate(operation, obj, old, subresource)
+        if mutated is None or mutated is obj or mutated == obj:
+            return obj
+        set_defaults(mutated)
+        if operation == "CREATE":
+            self._validate(mutated)
+        return mutated
 
     def _generate_name(self, kind: str, namespace: str, prefix: str) -> str:
         """names.SimpleNameGenerator: the prefix (cut to leave room) plus five random characters
@@ -218,9 +245,11 @@ class APIServer(StoreReads):
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
+            new = self._status_by_webhooks(current, new)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
+            new = self._mutate_by_webhooks("UPDATE", new, current)
             self._validate_update(current, new)
         if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
@@ -230,6 +259,11 @@ class APIServer(StoreReads):
         if dry_run:
             return new
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
+
+    def _status_by_webhooks(self, current: Obj, new: Obj) -> Obj:
+        """A status write's mutating webhooks: only the status they return is kept."""
+        mutated = self._mutate_by_webhooks("UPDATE", new, current, "status")
+        return new if mutated is new else {**new, "status": mutated.get("status", {})}
 
     def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
         """A custom object's or a definition's update: defaulted, pruned and validated as on
@@ -251,9 +285,11 @@ class APIServer(StoreReads):
         new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
+            new = self._status_by_webhooks(current, new)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
+            new = self._mutate_by_webhooks("UPDATE", new, current)
             self._validate_update(current, new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
@@ -266,11 +302,12 @@ class APIServer(StoreReads):
     def _admit(self, operation: str, new: Obj | None, old: Obj | None, caller: Caller | None,
                subresource: str = "") -> None:
         """Validating admission, where kube-apiserver runs it: after the object's own validation
-        and the mutating plugins, before the validating webhooks, ResourceQuota and the write
-        (`subresource`: status, for a status write). Here: ValidatingAdmissionPolicy."""
-        if caller is not None and caller.subresource:
-            subresource = caller.subresource
-        self.policies.validate(operation, new, old, caller, subresource)
+        and the mutating plugins, before ResourceQuota and the write (`subresource`: status, for a
+        status write): ValidatingAdmissionPolicy, then the validating webhooks (which see a scale
+        write as an update of the object itself)."""
+        self.policies.validate(operation, new, old, caller, (caller.subresource if caller else "") or subresource)
+        if self.webhooks is not None:
+            self.webhooks.validate(operation, new, old, subresource)
 
     def _validate_update(self, current: Obj, new: Obj) -> None:
         """An update's validation: the object's own, and what its kind lets an update change."""
@@ -334,6 +371,7 @@ class APIServer(StoreReads):
         new = {**current, "metadata": dict(current["metadata"]), "status": deep_copy(current.get("status", {}))}
         if mutate(new["status"]) is False:
             return current
+        new = self._status_by_webhooks(current, new)
         self._prepare_status(current, new)
         self._admit("UPDATE", new, current, None, "status")
         return self._write(new, None)
@@ -379,6 +417,8 @@ class APIServer(StoreReads):
         once admission has let the delete through).
         """
         obj = self.get(kind, namespace, name)
+        if self.webhooks is not None:  # mutating webhooks see a delete too; what they return is unused
+            self.webhooks.mutate("DELETE", None, obj)
         self._admit("DELETE", None, obj, caller)
         if dry_run:
             return None

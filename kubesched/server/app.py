@@ -27,6 +27,7 @@ from kubesched.server.custom import CustomResource
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
 from kubesched.server.watch import Watch
+from kubesched.server.webhooks import RequestContext
 
 log = logging.getLogger("kubesched.serve")
 
@@ -252,9 +253,12 @@ class Server:
         self.engine.driver.pump()
         if verb == "watch":
             return await self._watch(request, req)
+        user = request.get("user")
+        context = RequestContext(user.info() if user is not None else {}, resource, sub or "", query, req.warnings)
         try:
             req.check_options()
-            code, answer = getattr(rest, verb)(req)
+            with self.engine.webhooks.serving(context):  # the review's userInfo, options and warnings
+                code, answer = getattr(rest, verb)(req)
         except APIError as e:
             e.resource = getattr(e, "resource", resource)  # type: ignore[attr-defined]
             e.name = getattr(e, "name", None) or name  # type: ignore[attr-defined]

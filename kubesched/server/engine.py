@@ -18,7 +18,7 @@ from typing import Any
 from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.fieldschema import decode
 from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
-from kubesched.api.restmapping import RESOURCES
+from kubesched.api.restmapping import RESOURCES, Resource
 from kubesched.apiserver.serviceips import SERVICE_CIDR, kubernetes_service
 from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.endpointslice import EndpointSliceController
@@ -32,6 +32,7 @@ from kubesched.server.crdcontrollers import DefinitionControllers
 from kubesched.server.custom import CustomResources
 from kubesched.server.metrics import Metrics
 from kubesched.server.rest import INITIAL_NAMESPACES, Rest
+from kubesched.server.webhooks import Webhooks
 from kubesched.sim.runner import check_config, load
 from kubesched.store.base import Store
 from kubesched.store.memory import MemoryStore
@@ -104,6 +105,8 @@ class Engine:
         self.api = self.cluster.api
         self.rest = Rest(self.api, Metrics(self.cluster.kubelets.usage, self.api.timestamp))
         self.custom = CustomResources(self.store)
+        self.webhooks = Webhooks(self.store, self._custom_kind)
+        self.api.webhooks = self.webhooks
         self.crd_controllers = DefinitionControllers(self.api, clock)
         self.crd_controllers.start()
         self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored},
@@ -129,6 +132,9 @@ class Engine:
         self.driver = RealtimeDriver(clock, options.speed, self._persist_time)
         clock.call_at(clock.now(), self._expire_events, daemon=True)
         _warm_up()
+
+    def _custom_kind(self, api_version: str, kind: str) -> Resource | None:
+        return next((r for r in self.custom.all() if r.api_version == api_version and r.kind == kind), None)
 
     def _note(self, message: str) -> None:
         if self._started:

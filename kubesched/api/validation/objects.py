@@ -46,6 +46,10 @@ from kubesched.api.validation.resource import (
 )
 from kubesched.api.validation.scheduling import _priority_class
 from kubesched.api.validation.storage import _csi_driver, _csi_node, _storage_class
+from kubesched.api.validation.webhooks import (
+    _mutating_webhook_configuration,
+    _validating_webhook_configuration,
+)
 
 API_VERSIONS: dict[str, tuple[str, ...]] = {
     "Namespace": ("v1",),
@@ -115,6 +119,8 @@ STORED_CHECKS: dict[str, KindCheck] = {
     "EndpointSlice": _endpoint_slice,
     "ValidatingAdmissionPolicy": _validating_admission_policy,
     "ValidatingAdmissionPolicyBinding": _validating_admission_policy_binding,
+    "MutatingWebhookConfiguration": _mutating_webhook_configuration,
+    "ValidatingWebhookConfiguration": _validating_webhook_configuration,
 }
 # The kinds kubesched models: their apiVersions and their checks.
 KINDS: dict[str, KindRule] = {kind: (versions, _KIND_CHECKS[kind]) for kind, versions in API_VERSIONS.items()}

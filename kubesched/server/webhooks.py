@@ -1,0 +1,393 @@
+"""MutatingAdmissionWebhook and ValidatingAdmissionWebhook for `serve`: the writes clients make
+(create, update, patch, apply, delete, the status subresource) call the webhooks that
+MutatingWebhookConfigurations and ValidatingWebhookConfigurations register, as kube-apiserver
+v1.35 does (apiserver/pkg/admission/plugin/webhook).
+
+Of the writes serve's own components make, the pods the workload controllers create are sent
+too (with the loopback identity kube-apiserver's own clients have): a refused one is reported as
+upstream's controllers report it, a FailedCreate event and a retry. Their other writes (status,
+bindings, the kubelets' deletions, leases) are not: the simulated components do not retry a
+refused write as the real ones do, and a webhook refusing them would stall the simulation.
+
+Configurations are taken in name order, their webhooks in order. A matching webhook gets an
+AdmissionReview (v1, or v1beta1 if that is the first its `admissionReviewVersions` lists) with
+the requester's userInfo. Mutating webhooks run one after another, each seeing the
+previous one's patch, and those with `reinvocationPolicy: IfNeeded` run once more when a later
+one changed the object; validating webhooks run after validation. The admissionregistration
+kinds themselves are never sent to webhooks, so a broken webhook can always be removed.
+
+The call blocks the engine's one thread (at most `timeoutSeconds`), so a webhook that calls
+back into serve while it is being called waits until its timeout.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.api.objects import Obj, deep_copy
+from kubesched.api.restmapping import RESOURCES, Resource, for_kind
+from kubesched.api.served import resource_kind
+from kubesched.apiserver.errors import APIError, BadRequest, Forbidden
+from kubesched.server import events as events_view
+from kubesched.server import webhookclient
+from kubesched.server.patch import json_patch
+from kubesched.server.webhookmatch import (
+    GVR,
+    ConditionError,
+    conditions_match,
+    namespace_matches,
+    object_matches,
+    rules_match,
+)
+from kubesched.store.base import Store
+
+MUTATING = "MutatingWebhookConfiguration"
+VALIDATING = "ValidatingWebhookConfiguration"
+ADMISSION_GROUP = "admissionregistration.k8s.io"
+REVIEW_VERSIONS = ("v1", "v1beta1")
+# Never sent to webhooks (IsExemptAdmissionConfigurationResource).
+EXEMPT_RESOURCES = frozenset({"validatingwebhookconfigurations", "mutatingwebhookconfigurations",
+                              "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                              "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
+# Not sent, nor the writes they make (an eviction's delete is the eviction's, not a DELETE).
+UNSENT_SUBRESOURCES = frozenset({"binding", "eviction"})
+# Who serve's own components are, as kube-apiserver's loopback client is.
+LOOPBACK_USER: Obj = {"username": "system:apiserver", "groups": ["system:authenticated", "system:masters"]}
+OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
+
+
+class InternalError(APIError):
+    """apierrors.NewInternalError: 500 with `Internal error occurred: ...`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Internal error occurred: {reason}", [reason])
+
+
+class WebhookDenied(APIError):
+    """The Status a webhook refused with, its message prefixed as webhookerrors.ToStatusErr does."""
+
+    def __init__(self, name: str, status: Any) -> None:
+        status = status if isinstance(status, dict) else {}
+        denied = f'admission webhook "{name}" denied the request'
+        if status.get("message"):
+            message = f"{denied}: {status['message']}"
+        elif status.get("reason"):
+            message = f"{denied}: {status['reason']}"
+        else:
+            message = f"{denied} without explanation"
+        super().__init__(message)
+        code = status.get("code")
+        self.code = code if isinstance(code, int) and code >= 400 else 400
+        self.reason = str(status.get("reason") or "")
+
+
+class _CallFailed(Exception):
+    """ErrCallingWebhook: the call failed; the webhook's failurePolicy decides what follows."""
+
+
+@dataclass
+class RequestContext:
+    """What the HTTP request behind a write adds to the review: who asks, the resource its URL
+    names, its options; warnings go back with the answer."""
+
+    user: Obj
+    resource: Resource
+    subresource: str
+    query: dict[str, str]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Attributes:
+    operation: str
+    gvr: GVR
+    request_gvr: GVR
+    subresource: str
+    name: str
+    namespace: str
+    user: Obj
+    dry_run: bool
+    options: Obj
+
+
+def _gvr(r: Resource) -> GVR:
+    return GVR(r.group, r.version, r.plural, r.kind, r.namespaced)
+
+
+def _group_version_kind(gvr: GVR) -> Obj:
+    return {"group": gvr.group, "version": gvr.version, "kind": gvr.kind}
+
+
+def _group_version_resource(gvr: GVR) -> Obj:
+    return {"group": gvr.group, "version": gvr.version, "resource": gvr.resource}
+
+
+class Webhooks:
+    """The WebhookAdmission the API server calls in serve."""
+
+    def __init__(self, store: Store, custom: Callable[[str, str], Resource | None]) -> None:
+        """`custom` finds a custom resource by apiVersion and kind."""
+        self.store = store
+        self.custom = custom
+        self.context: RequestContext | None = None
+
+    @contextmanager
+    def serving(self, context: RequestContext) -> Iterator[RequestContext]:
+        """The writes inside are the HTTP request `context` describes."""
+        self.context = context
+        try:
+            yield context
+        finally:
+            self.context = None
+
+    # ---- the two phases ------------------------------------------------------------------------
+
+    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> Obj | None:
+        hooks = self._hooks(MUTATING)
+        attrs = self._attributes(operation, obj, old, subresource) if hooks else None
+        if attrs is None:
+            return obj
+        current = obj
+        invoked: list[str] = []  # IfNeeded webhooks called since the last change
+        reinvoke: set[str] = set()
+        for key, hook in hooks:
+            gvr = self._should_call(hook, attrs, current, old)
+            if gvr is None:
+                continue
+            patched = self._call_mutating(hook, attrs, gvr, current, old)
+            if patched is not current and patched != current:
+                reinvoke.update(invoked)
+                invoked.clear()
+            current = patched
+            if hook.get("reinvocationPolicy") == "IfNeeded":
+                invoked.append(key)
+        for key, hook in hooks if reinvoke else ():
+            if key in reinvoke and (gvr := self._should_call(hook, attrs, current, old)) is not None:
+                current = self._call_mutating(hook, attrs, gvr, current, old)
+        return current
+
+    def validate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> None:
+        hooks = self._hooks(VALIDATING)
+        attrs = self._attributes(operation, obj, old, subresource) if hooks else None
+        if attrs is None:
+            return
+        for _, hook in hooks:
+            gvr = self._should_call(hook, attrs, obj, old)
+            if gvr is None:
+                continue
+            try:
+                response = self._call(hook, attrs, gvr, obj, old, mutating=False)
+            except _CallFailed as e:
+                self._failed(hook, str(e))
+                continue
+            if not response.get("allowed"):
+                raise WebhookDenied(str(hook.get("name", "")), response.get("status"))
+
+    # ---- which webhooks ------------------------------------------------------------------------
+
+    def _hooks(self, kind: str) -> list[tuple[str, Obj]]:
+        """Every webhook of every configuration of `kind`, configurations in name order."""
+        out: list[tuple[str, Obj]] = []
+        configs = sorted(self.store.list(kind), key=lambda c: c["metadata"]["name"])
+        for config in configs:
+            for i, hook in enumerate(config.get("webhooks") or ()):
+                if isinstance(hook, dict):
+                    out.append((f"{config['metadata']['name']}/{i}", hook))
+        return out
+
+    def _resource_of(self, obj: Obj) -> Resource | None:
+        api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
+        ctx = self.context
+        if ctx is not None and ctx.resource.kind == kind and (
+                ctx.resource.api_version == api_version or ctx.resource.stored_as == resource_kind(obj)):
+            return ctx.resource
+        return for_kind(api_version, kind) or self.custom(api_version, kind)
+
+    def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str) -> _Attributes | None:
+        subject = obj if obj is not None else old
+        ctx = self.context
+        if ctx is None and not (operation == "CREATE" and not subresource and (subject or {}).get("kind") == "Pod"):
+            return None  # a component's write other than a controller's pod (see the module's docstring)
+        if ctx is not None and ctx.subresource in UNSENT_SUBRESOURCES:
+            return None
+        resource = self._resource_of(subject) if subject is not None else None
+        if resource is None or (resource.group == ADMISSION_GROUP and resource.plural in EXEMPT_RESOURCES):
+            return None
+        gvr = _gvr(resource)
+        meta = (subject or {}).get("metadata") or {}
+        query = ctx.query if ctx is not None else {}
+        options: Obj = {"kind": OPTIONS_KINDS.get(operation, "CreateOptions"), "apiVersion": "meta.k8s.io/v1"}
+        if query.get("dryRun"):
+            options["dryRun"] = [query["dryRun"]]
+        if operation != "DELETE" and query.get("fieldManager"):
+            options["fieldManager"] = query["fieldManager"]
+        if operation == "DELETE":
+            for key in ("gracePeriodSeconds", "propagationPolicy"):
+                if key in query:
+                    options[key] = int(query[key]) if key == "gracePeriodSeconds" and query[key].isdigit() \
+                        else query[key]
+        request_gvr = _gvr(ctx.resource) if ctx is not None and ctx.resource.kind == gvr.kind else gvr
+        return _Attributes(operation, gvr, request_gvr, subresource, str(meta.get("name") or ""),
+                           str(meta.get("namespace") or ""), ctx.user if ctx is not None else LOOPBACK_USER,
+                           query.get("dryRun") == "All", options)
+
+    def _equivalents(self, gvr: GVR) -> list[GVR]:
+        """The resource, then the same objects at the other group/versions serve offers."""
+        same = [_gvr(r) for r in RESOURCES if r.kind == gvr.kind and r.plural == gvr.resource
+                and (r.group, r.version) != (gvr.group, gvr.version)]
+        return [gvr, *same]
+
+    def _should_call(self, hook: Obj, attrs: _Attributes, obj: Obj | None, old: Obj | None) -> GVR | None:
+        """The resource the webhook is called with, or None when it does not match (ShouldCallHook)."""
+        candidates = [attrs.gvr] if hook.get("matchPolicy") == "Exact" else self._equivalents(attrs.gvr)
+        gvr = next((c for c in candidates if rules_match(hook, attrs.operation, c, attrs.subresource,
+                                                         attrs.namespace)), None)
+        if gvr is None:
+            return None
+        if not namespace_matches(hook, attrs.gvr, attrs.subresource, attrs.namespace, obj, old, self.store):
+            return None
+        if not object_matches(hook, obj, old):
+            return None
+        try:
+            matched = conditions_match(hook, obj, old, self._request(attrs, gvr, None, None))
+        except ConditionError as e:
+            if hook.get("failurePolicy") == "Ignore":
+                return None
+            resource = attrs.gvr.resource + (f".{attrs.gvr.group}" if attrs.gvr.group else "")
+            raise Forbidden(f'{resource} "{attrs.name}" is forbidden: failed calling webhook '
+                            f'"{hook.get("name", "")}": {e}') from None
+        return gvr if matched else None
+
+    # ---- calling -------------------------------------------------------------------------------
+
+    def _request(self, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None) -> Obj:
+        request: Obj = {"uid": str(uuid.uuid4()), "kind": _group_version_kind(gvr),
+                        "resource": _group_version_resource(gvr)}
+        if attrs.subresource:
+            request["subResource"] = attrs.subresource
+        request["requestKind"] = _group_version_kind(attrs.request_gvr)
+        request["requestResource"] = _group_version_resource(attrs.request_gvr)
+        if attrs.subresource:
+            request["requestSubResource"] = attrs.subresource
+        request["name"] = attrs.name
+        if attrs.namespace:
+            request["namespace"] = attrs.namespace
+        request.update(operation=attrs.operation, userInfo=attrs.user, object=obj, oldObject=old,
+                       dryRun=attrs.dry_run, options=attrs.options)
+        return request
+
+    @staticmethod
+    def _as_version(obj: Obj | None, gvr: GVR) -> Obj | None:
+        """The object as the matched group/version shows it."""
+        if obj is None:
+            return None
+        return _convert(obj, f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version)
+
+    def _call(self, hook: Obj, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None,
+              mutating: bool) -> Obj:
+        """One call; the verified response. Raises _CallFailed (failurePolicy applies) or the
+        dry-run refusal."""
+        name = str(hook.get("name", ""))
+        if attrs.dry_run:
+            side_effects = hook.get("sideEffects")
+            if side_effects is None:
+                raise _CallFailed("Webhook SideEffects is nil")
+            if side_effects not in ("None", "NoneOnDryRun"):
+                raise BadRequest(f'admission webhook "{name}" does not support dry run')
+        versions = [v for v in hook.get("admissionReviewVersions") or () if v in REVIEW_VERSIONS]
+        if not versions:
+            raise _CallFailed("could not create admission objects: webhook does not accept known AdmissionReview "
+                              "versions (v1, v1beta1)")
+        version = versions[0]
+        request = self._request(attrs, gvr, self._as_version(obj, gvr), self._as_version(old, gvr))
+        review = {"kind": "AdmissionReview", "apiVersion": f"admission.k8s.io/{version}", "request": request}
+        timeout = hook.get("timeoutSeconds")
+        timeout = timeout if isinstance(timeout, int) and timeout > 0 else 10
+        try:
+            target = webhookclient.target(hook.get("clientConfig") or {}, self.store, timeout)
+            answer = webhookclient.post(target, (hook.get("clientConfig") or {}).get("caBundle"), review, float(timeout))
+        except webhookclient.CallError as e:
+            raise _CallFailed(str(e)) from None
+        try:
+            response = _verify(answer, request["uid"], version, mutating)
+        except ValueError as e:
+            raise _CallFailed(f"received invalid webhook response: {e}") from None
+        if self.context is not None:  # each text once, as the request's warning recorder keeps them
+            warnings = self.context.warnings
+            warnings.extend(w for w in dict.fromkeys(str(w) for w in response.get("warnings") or () if w)
+                            if w not in warnings)
+        return response
+
+    def _call_mutating(self, hook: Obj, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None) -> Obj | None:
+        """`obj` patched as the webhook answers; `obj` itself when the call failed open or
+        returned no patch."""
+        name = str(hook.get("name", ""))
+        try:
+            response = self._call(hook, attrs, gvr, obj, old, mutating=True)
+            if not response.get("allowed"):
+                raise WebhookDenied(name, response.get("status"))
+            if not response.get("patch"):
+                return obj
+            try:
+                ops = json.loads(base64.b64decode(str(response["patch"]), validate=True))
+            except (binascii.Error, ValueError) as e:
+                raise _CallFailed(f"received undecodable patch in webhook response: {e}") from None
+        except _CallFailed as e:
+            self._failed(hook, str(e))
+            return obj
+        if not ops:
+            return obj
+        if obj is None:
+            raise InternalError(f'admission webhook "{name}" attempted to modify the object, which is not '
+                                f"supported for this operation")
+        try:
+            patched = json_patch(deep_copy(self._as_version(obj, gvr) or {}), ops)
+        except APIError as e:
+            raise InternalError(e.message) from None
+        return _convert(patched, str(obj.get("apiVersion") or ""))  # back to the version being written
+
+    @staticmethod
+    def _failed(hook: Obj, reason: str) -> None:
+        """failurePolicy: Ignore goes on without the webhook, Fail (the default) refuses."""
+        if hook.get("failurePolicy") != "Ignore":
+            raise InternalError(f'failed calling webhook "{hook.get("name", "")}": {reason}')
+
+
+def _convert(obj: Obj, api_version: str) -> Obj:
+    """`obj` at `api_version`: Events are the one kind serve serves at two group/versions (core/v1
+    and events.k8s.io/v1, with different fields); elsewhere only apiVersion would differ."""
+    if obj.get("apiVersion") == api_version:
+        return obj
+    if obj.get("kind") == "Event":
+        return events_view.to_events_v1(obj) if api_version == "events.k8s.io/v1" else events_view.to_core(obj)
+    return {**obj, "apiVersion": api_version}
+
+
+def _verify(answer: Obj, uid: str, version: str, mutating: bool) -> Obj:
+    """The response of a review, checked as VerifyAdmissionResponse does; raises ValueError."""
+    response = answer.get("response")
+    if not isinstance(response, dict):
+        raise ValueError("webhook response was absent")
+    if response.get("uid") != uid:
+        raise ValueError(f'expected response.uid="{uid}", got "{response.get("uid", "")}"')
+    expected = f"admission.k8s.io/{version}"
+    if answer.get("apiVersion") != expected or answer.get("kind") != "AdmissionReview":
+        raise ValueError(f"expected webhook response of {expected}, Kind=AdmissionReview, got "
+                         f"{answer.get('apiVersion', '')}, Kind={answer.get('kind', '')}")
+    patch_type = response.get("patchType") or ("JSONPatch" if version == "v1beta1" and response.get("patch") else "")
+    if response.get("patch") and not patch_type:
+        raise ValueError("webhook returned response.patch but not response.patchType")
+    if patch_type and not response.get("patch"):
+        raise ValueError("webhook returned response.patchType but not response.patch")
+    if patch_type and not mutating:
+        raise ValueError("validating webhook may not return response.patch")
+    if patch_type and patch_type != "JSONPatch":
+        raise ValueError(f'webhook returned invalid response.patchType of "{patch_type}"')
+    return response
