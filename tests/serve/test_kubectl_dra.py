@@ -77,6 +77,37 @@ def test_a_device_class_whose_selector_does_not_compile_is_refused(served: Serve
     assert status["details"]["causes"][0]["reason"] == "FieldValueInvalid"
 
 
+def test_selectors_with_type_errors_or_over_the_cost_limit_are_refused(served: Served) -> None:
+    """kube-apiserver type-checks a selector and estimates its cost when it is stored."""
+    out = served.kubectl("apply", "-f", "-", check=False, input="""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: typo}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        selectors:
+        - cel: {expression: "device.capacity['gpu.example.com'].memory > quantity('40Gi')"}
+""")
+    assert out.startswith('The ResourceClaim "typo" is invalid: spec.devices.requests[0].exactly.selectors[0].'
+                          "cel.expression: Invalid value: ") and "compilation failed: ERROR: <input>:1:43: found no " \
+        "matching overload for '_>_' applied to '(kubernetes.Quantity, kubernetes.Quantity)'" in out, out
+    nested = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, " * 5 + "device.driver.matches('gpu.*')" + ")" * 5
+    out = served.kubectl("apply", "-f", "-", check=False, input=f"""
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: costly}}
+spec:
+  selectors:
+  - cel: {{expression: "{nested}"}}
+""")
+    assert out.strip() == ('The DeviceClass "costly" is invalid: spec.selectors[0].cel.expression: '
+                           "Forbidden: too complex, exceeds cost limit"), out
+
+
 def test_dra_objects_read_back_as_in_a_cluster(served: Served) -> None:
     served.kubectl("apply", "-f", "-", input=CLUSTER)
     slices = served.kubectl("get", "resourceslices").splitlines()
