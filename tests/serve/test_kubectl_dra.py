@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 import yaml
@@ -154,7 +155,27 @@ def test_beta_versions_are_not_served(served: Served) -> None:
     assert "v1" in served.kubectl("api-versions").split("resource.k8s.io/")[1].split()[0]
 
 
-def test_device_taint_rules_are_served_in_v1alpha3(served: Served) -> None:
+def test_device_taint_rules_are_served_in_v1alpha3_only_with_their_gate(tmp_path: Path) -> None:
+    """kube-apiserver installs DeviceTaintRules only while DRADeviceTaintRules is on."""
+    (tmp_path / "off").mkdir()
+    (tmp_path / "on").mkdir()
+    off = Served(tmp_path / "off").start()
+    try:
+        assert "devicetaintrules" not in off.kubectl("api-resources", "--api-group=resource.k8s.io")
+        assert "resource.k8s.io/v1alpha3" not in off.kubectl("api-versions")
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"{off.url}/apis/resource.k8s.io/v1alpha3/devicetaintrules", timeout=30)
+        assert missing.value.code == 404
+    finally:
+        off.kill()
+    served = Served(tmp_path / "on", args=["--feature-gates", "DRADeviceTaints=true,DRADeviceTaintRules=true"]).start()
+    try:
+        _device_taint_rules(served)
+    finally:
+        served.kill()
+
+
+def _device_taint_rules(served: Served) -> None:
     served.kubectl("apply", "-f", "-", input="""
 apiVersion: resource.k8s.io/v1alpha3
 kind: DeviceTaintRule
