@@ -4,7 +4,8 @@ Upstream reports only that sentence per node. `--explain` goes further by asking
 allocator smaller questions: the first claim (in the pod's order) that cannot be added to those
 before it, the first of its requests that cannot be added (constraints left aside), and then how
 many devices on the node that request's selectors match, how many of those are held by other
-claims, and which are kept out by device taints the request does not tolerate, with the taints. Nothing here decides anything: it re-runs the allocator on parts of the same input.
+claims, and which are kept out by device taints the request does not tolerate, with the taints.
+Nothing here decides anything: it re-runs the allocator on parts of the same input.
 """
 
 from __future__ import annotations
