@@ -107,6 +107,18 @@ spec:
 """)
     assert out.strip() == ('The DeviceClass "costly" is invalid: spec.selectors[0].cel.expression: '
                            "Forbidden: too complex, exceeds cost limit"), out
+    # DRAConsumableCapacity is off: a new selector's device has no allowMultipleAllocations.
+    out = served.kubectl("apply", "-f", "-", check=False, input="""
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: shared}
+spec:
+  selectors:
+  - cel: {expression: "device.allowMultipleAllocations"}
+""")
+    assert out.startswith('The DeviceClass "shared" is invalid: spec.selectors[0].cel.expression: Invalid value: '
+                          '"device.allowMultipleAllocations": compilation failed: ERROR: <input>:1:7: undefined field '
+                          "'allowMultipleAllocations'"), out
 
 
 def test_dra_objects_read_back_as_in_a_cluster(served: Served) -> None:

@@ -79,3 +79,12 @@ def test_a_selector_over_the_runtime_limit_stops_with_cel_gos_error() -> None:
     with pytest.raises(CELError, match="^operation cancelled: actual cost limit exceeded$"):
         nested.matches(view, cost_limit=200)
     assert nested.matches(view, cost_limit=100_000)
+
+
+def test_allow_multiple_allocations_is_a_field_of_new_selectors_only_with_consumable_capacity() -> None:
+    """v1.35 declares it in the environment of new expressions only with DRAConsumableCapacity on;
+    stored expressions keep it either way."""
+    expression = "device.allowMultipleAllocations"
+    assert compile_selector(expression).max_cost == 2
+    with pytest.raises(CELError, match="undefined field 'allowMultipleAllocations'"):
+        compile_selector(expression, consumable_capacity=False)

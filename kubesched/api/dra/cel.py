@@ -241,13 +241,15 @@ class Selector:
         return bool(result)
 
 
-_compiled: dict[str, Selector] = {}
+_compiled: dict[tuple[str, bool], Selector] = {}
 
 
-def compile_selector(expression: str) -> Selector:
+def compile_selector(expression: str, consumable_capacity: bool = True) -> Selector:
     """Compile once (the cache is unbounded: a cluster has few distinct selectors); a CELError
-    says why an expression cannot be stored."""
-    found = _compiled.get(expression)
+    says why an expression cannot be stored. `consumable_capacity` declares
+    `device.allowMultipleAllocations`, as every stored expression's environment does and a new
+    one's only with DRAConsumableCapacity on."""
+    found = _compiled.get((expression, consumable_capacity))
     if found is not None:
         return found
     if len(expression) > MAX_EXPRESSION_LENGTH:
@@ -257,14 +259,14 @@ def compile_selector(expression: str) -> Selector:
     except celpy.CELParseError as e:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
         raise CELError(f"compilation failed: ERROR: <input>: Syntax error: {detail}") from None
-    checked = check(tree, expression)
+    checked = check(tree, expression, consumable_capacity)
     if checked.issues:
         raise CELError("compilation failed: " + display(expression, checked.issues))
     if checked.output not in (BOOL, ANY):
         raise CELError(f"must evaluate to bool or the unknown type, not {fmt(checked.output)}")
     _rewrite_binds(tree)
     selector = Selector(expression, _env().program(tree, functions=_FUNCTIONS), checked.max_cost)
-    _compiled[expression] = selector
+    _compiled[expression, consumable_capacity] = selector
     return selector
 
 

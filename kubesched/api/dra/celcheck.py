@@ -300,8 +300,9 @@ class Checked:
 
 
 class _Checker:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, fields: dict[str, Type]) -> None:
         self.text = text
+        self.fields = fields
         self.issues: list[Issue] = []
         self.scopes: list[dict[str, _N]] = []
 
@@ -428,8 +429,8 @@ class _Checker:
             result, cost = t[2], _add(cost, ONE)
         elif t == DEVICE:
             cost = _add(cost, ONE)
-            if name in DEVICE_FIELDS:
-                result = DEVICE_FIELDS[name]
+            if name in self.fields:
+                result = self.fields[name]
             else:
                 self.error(offset, f"undefined field '{name}'")
                 result = ERROR
@@ -686,9 +687,13 @@ def _unquote(text: str) -> str:
     return "".join(out)
 
 
-def check(tree: lark.Tree, text: str) -> Checked:
-    """Type-check and cost a parsed selector; issues are sorted as cel-go reports them."""
-    checker = _Checker(text)
+def check(tree: lark.Tree, text: str, consumable_capacity: bool = True) -> Checked:
+    """Type-check and cost a parsed selector; issues are sorted as cel-go reports them. Without
+    `consumable_capacity`, `device` is v1.31's, without `allowMultipleAllocations` (the
+    environment of a new expression while DRAConsumableCapacity is off)."""
+    fields = DEVICE_FIELDS if consumable_capacity else {
+        k: v for k, v in DEVICE_FIELDS.items() if k != "allowMultipleAllocations"}
+    checker = _Checker(text, fields)
     top = checker.check(tree)
     issues = sorted(checker.issues, key=lambda i: i.offset)
     return Checked(top.type, top.cost[1], issues)
