@@ -60,7 +60,7 @@ spec:
 """
 
 
-def test_a_device_class_whose_selector_does_not_compile_is_refused(served: Served) -> None:
+def test_a_selector_that_does_not_compile_type_check_or_fit_the_cost_limit_is_refused(served: Served) -> None:
     out = served.kubectl("apply", "-f", "-", input=BROKEN_CLASS, check=False)
     assert out.startswith('The DeviceClass "broken" is invalid: spec.selectors[0].cel.expression: '
                           'Invalid value: "device.driver ==": compilation failed'), out
@@ -76,10 +76,7 @@ def test_a_device_class_whose_selector_does_not_compile_is_refused(served: Serve
                                         "spec.selectors[0].cel.expression: Invalid value: ")
     assert status["details"]["causes"][0]["field"] == "spec.selectors[0].cel.expression"
     assert status["details"]["causes"][0]["reason"] == "FieldValueInvalid"
-
-
-def test_selectors_with_type_errors_or_over_the_cost_limit_are_refused(served: Served) -> None:
-    """kube-apiserver type-checks a selector and estimates its cost when it is stored."""
+    # kube-apiserver type-checks a selector and estimates its cost when it is stored.
     out = served.kubectl("apply", "-f", "-", check=False, input="""
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaim
@@ -161,26 +158,20 @@ def test_claim_status_is_written_through_its_subresource(served: Served) -> None
     assert out.rstrip().endswith(": field is immutable")
 
 
-def test_beta_versions_are_not_served(served: Served) -> None:
+def test_beta_versions_and_gated_kinds_are_not_served(served: Served) -> None:
     out = served.kubectl("get", "resourceclaims.v1beta1.resource.k8s.io", check=False)
     assert "the server doesn't have a resource type" in out
     assert "v1" in served.kubectl("api-versions").split("resource.k8s.io/")[1].split()[0]
+    # kube-apiserver installs DeviceTaintRules only while DRADeviceTaintRules is on.
+    assert "devicetaintrules" not in served.kubectl("api-resources", "--api-group=resource.k8s.io")
+    assert "resource.k8s.io/v1alpha3" not in served.kubectl("api-versions")
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(f"{served.url}/apis/resource.k8s.io/v1alpha3/devicetaintrules", timeout=30)
+    assert missing.value.code == 404
 
 
-def test_device_taint_rules_are_served_in_v1alpha3_only_with_their_gate(tmp_path: Path) -> None:
-    """kube-apiserver installs DeviceTaintRules only while DRADeviceTaintRules is on."""
-    (tmp_path / "off").mkdir()
-    (tmp_path / "on").mkdir()
-    off = Served(tmp_path / "off").start()
-    try:
-        assert "devicetaintrules" not in off.kubectl("api-resources", "--api-group=resource.k8s.io")
-        assert "resource.k8s.io/v1alpha3" not in off.kubectl("api-versions")
-        with pytest.raises(urllib.error.HTTPError) as missing:
-            urllib.request.urlopen(f"{off.url}/apis/resource.k8s.io/v1alpha3/devicetaintrules", timeout=30)
-        assert missing.value.code == 404
-    finally:
-        off.kill()
-    served = Served(tmp_path / "on", args=["--feature-gates", "DRADeviceTaints=true,DRADeviceTaintRules=true"]).start()
+def test_device_taint_rules_are_served_in_v1alpha3_with_their_gate(tmp_path: Path) -> None:
+    served = Served(tmp_path, args=["--feature-gates", "DRADeviceTaints=true,DRADeviceTaintRules=true"]).start()
     try:
         _device_taint_rules(served)
     finally:
