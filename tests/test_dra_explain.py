@@ -134,3 +134,56 @@ def test_devices_held_by_other_claims_are_counted() -> None:
     [gpu_node] = [f for f in first["filter"] if f["node"] == "gpu-1"]
     assert gpu_node["detail"].endswith(
         "request gpu: wants 1 device(s) of class gpu.example.com; 2 on this node match, 2 of them held by other claims")
+
+
+TAINTED = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-1}
+status: {allocatable: {cpu: "16", memory: 64Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-1
+  pool: {name: gpu-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, taints: [{key: example.com/ecc, value: "true", effect: NoSchedule}]}
+  - {name: gpu-1, taints: [{key: example.com/info, effect: None}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: two}
+spec:
+  devices:
+    requests:
+    - {name: gpus, exactly: {deviceClassName: gpu, count: 2}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  containers: [{name: c, image: t, resources: {claims: [{name: a}]}}]
+  resourceClaims: [{name: a, resourceClaimName: two}]
+"""
+
+
+def test_a_device_kept_out_by_a_taint_is_named_with_its_taint(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(TAINTED)
+    result = CliRunner().invoke(main, ["simulate", str(path), "-o", "json", "--explain", "default/trainer",
+                                       "--feature-gates", "DRADeviceTaints=true"])
+    assert result.exit_code == 0, result.output
+    [verdict] = json.loads(result.output)["decisions"]["default/trainer"][0]["filter"]
+    assert verdict["reasons"] == ["cannot allocate all claims"]
+    assert verdict["detail"] == (
+        "claim default/two, request gpus: wants 2 device(s) of class gpu; 1 on this node match, 0 of them held by "
+        "other claims; 1 more match but have taints the request does not tolerate: gpu-0 (example.com/ecc=true:NoSchedule)")

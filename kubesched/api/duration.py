@@ -87,6 +87,12 @@ def go_duration(seconds: float) -> str:
     """time.Duration.String(), for messages that quote a Go duration ("2m0s", "1h0m5s", "1.5s")."""
     if seconds == 0:
         return "0s"
+    if seconds < 0:
+        return "-" + go_duration(-seconds)
+    if seconds < 1:  # Go's smaller units: "500ms", "1.5µs", "10ns"
+        for unit, scale in (("ms", 1e3), ("\u00b5s", 1e6), ("ns", 1e9)):
+            if seconds * scale >= 1 or unit == "ns":
+                return f"{round(seconds * scale, 9):g}{unit}"
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     text = f"{secs:g}s"

@@ -7,6 +7,7 @@ short names, whether it is namespaced, its kind and group/version, and its subre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -196,6 +197,16 @@ def _by_kind() -> dict[tuple[str, str], Resource]:
 def for_kind(api_version: str, kind: str) -> Resource | None:
     """The resource serving `kind` in `api_version` (`apps/v1`, `Deployment`)."""
     return _by_kind().get((api_version, kind))
+
+
+# Resources kube-apiserver v1.35 installs only while a feature gate is on (their REST storage is
+# gated), by the gate.
+GATED: dict[tuple[str, str, str], str] = {("resource.k8s.io", "v1alpha3", "devicetaintrules"): "DRADeviceTaintRules"}
+
+
+def gated_off(enabled: Callable[[str], bool]) -> frozenset[Resource]:
+    """The resources a server with these gates does not serve: absent from discovery, 404 at their paths."""
+    return frozenset(r for r in RESOURCES if (gate := GATED.get((r.group, r.version, r.plural))) and not enabled(gate))
 
 
 def in_group_version(group: str, version: str) -> list[Resource]:

@@ -8,8 +8,10 @@ request wants and how; an update that leaves those out still matches the stored 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from kubesched.api.dra.cel import CELError, compile_selector
 from kubesched.api.features import FeatureGates
 from kubesched.api.objects import Obj
 from kubesched.api.validation.checker import _show
@@ -66,6 +68,55 @@ def update_problems(current: Obj, new: Obj) -> list[str]:
             old_value, new_value = _at(current.get("spec"), path), _at(new.get("spec"), path)
             if old_value != new_value:
                 problems.append(f"spec.{'.'.join(path)}: Invalid value: {_show(new_value)}: field is immutable")
+    return problems
+
+
+def _selectors(obj: Obj | None) -> Iterator[tuple[str, str]]:
+    """(field path, expression) of each CEL selector of a DeviceClass, claim or claim template."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
+        return
+    spec, prefix = obj["spec"], "spec"
+    if obj.get("kind") == "ResourceClaimTemplate":
+        spec, prefix = spec.get("spec"), "spec.spec"
+    holders: list[tuple[str, Any]] = []
+    if obj.get("kind") == "DeviceClass":
+        holders.append((prefix, spec))
+    elif isinstance(spec, dict) and isinstance(spec.get("devices"), dict):
+        requests = spec["devices"].get("requests")
+        for i, request in enumerate(requests if isinstance(requests, list) else ()):
+            if not isinstance(request, dict):
+                continue
+            holders.append((f"{prefix}.devices.requests[{i}].exactly", request.get("exactly")))
+            subs = request.get("firstAvailable")
+            for j, sub in enumerate(subs if isinstance(subs, list) else ()):
+                holders.append((f"{prefix}.devices.requests[{i}].firstAvailable[{j}]", sub))
+    for path, holder in holders:
+        selectors = holder.get("selectors") if isinstance(holder, dict) else None
+        for k, selector in enumerate(selectors if isinstance(selectors, list) else ()):
+            cel = selector.get("cel") if isinstance(selector, dict) else None
+            expression = cel.get("expression") if isinstance(cel, dict) else None
+            if isinstance(expression, str):
+                yield f"{path}.selectors[{k}].cel.expression", expression
+
+
+def selector_problems(new: Obj, old: Obj | None, gates: FeatureGates) -> list[str]:
+    """`path: message` for a selector the environment of new expressions refuses: with
+    DRAConsumableCapacity off, `device` has no `allowMultipleAllocations` there, while an
+    expression the stored object already has keeps the stored environment, which has it. One
+    that does not compile at all is validation's to report."""
+    if gates.enabled("DRAConsumableCapacity"):
+        return []
+    kept = {expression for _, expression in _selectors(old)}
+    problems = []
+    for path, expression in _selectors(new):
+        if expression in kept:
+            continue
+        try:
+            compile_selector(expression)
+            compile_selector(expression, consumable_capacity=False)
+        except CELError as e:
+            if "allowMultipleAllocations" in str(e):
+                problems.append(f"{path}: Invalid value: {_show(expression)}: {e}")
     return problems
 
 

@@ -158,6 +158,8 @@ class APIServer(StoreReads):
             stored = obj if existing else None  # what a snapshot holds is stored as it is
             dra.drop_disabled_fields(obj, stored, self.features)
             dragates.prepare(obj, stored, self.features, self.timestamp())
+            if problems := dra.selector_problems(obj, stored, self.features):
+                raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
         if not validated:
             self._validate(obj)
         # What a cluster exported was admitted there: kept as it is.
@@ -322,7 +324,7 @@ class APIServer(StoreReads):
             dra.default(new)
             dra.drop_disabled_fields(new, current, self.features)
             dragates.prepare(new, current, self.features, self.timestamp())
-            self._validate(new, dra.update_problems(current, new))
+            self._validate(new, dra.update_problems(current, new) + dra.selector_problems(new, current, self.features))
         else:
             self._validate(new)
         if new.get("kind") == "Service" and self.service_ips is not None:

@@ -52,6 +52,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
 _RESOURCE_SPECS = [{"name": str, "weight": int}]
 PLUGIN_ARGS: dict[str, dict[str, Any]] = {
     "DefaultPreemption": {"minCandidateNodesPercentage": int, "minCandidateNodesAbsolute": int},
+    "DynamicResources": {"filterTimeout": str, "bindingTimeout": str},
     "InterPodAffinity": {"hardPodAffinityWeight": int, "ignorePreferredTermsOfExistingPods": bool},
     "NodeAffinity": {"addedAffinity": "V1NodeAffinity"},
     "NodeResourcesFit": {"ignoredResources": [str], "ignoredResourceGroups": [str], "scoringStrategy": {
@@ -119,10 +120,6 @@ def ignored_settings(obj: dict[str, Any]) -> Iterator[tuple[str, str]]:
     for key, reason in IGNORED_FIELDS.items():
         if obj.get(key) not in (None, [], {}):
             yield key, f"ignored: {reason}"
-    for i, profile in enumerate(obj.get("profiles") or ()):
-        for j, entry in enumerate(profile.get("pluginConfig") or ()):
-            if entry.get("args") and entry.get("name") == "DynamicResources":
-                yield f"profiles[{i}].pluginConfig[{j}].args", "ignored: kubesched does not simulate resource claims"
 
 
 def check_configuration(obj: dict[str, Any]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.duration import parse_duration
-from kubesched.api.restmapping import Resource, lookup
+from kubesched.api.restmapping import Resource, gated_off, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
@@ -56,6 +56,8 @@ class Server:
         self.bookmark_interval = bookmark_interval
         self.watches: set[Watch] = set()
         self.gate = Gate(engine, token)
+        # Built-in resources the cluster's feature gates leave out, as kube-apiserver leaves them uninstalled.
+        self.hidden = gated_off(engine.cluster.feature_gates.enabled)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body + 1)
@@ -110,30 +112,33 @@ class Server:
         if parts in (["api"], ["apis"]):
             custom = self.engine.custom.all()
             if discovery.wants_aggregated(request.headers.get("Accept")):
-                aggregated = discovery.aggregated_discovery(parts == ["api"], custom)
+                aggregated = discovery.aggregated_discovery(parts == ["api"], custom, self.hidden)
                 return web.Response(body=json.dumps(aggregated).encode(),
                                     headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE, "Vary": "Accept"})
-            answer = discovery.api_versions(request.host) if parts == ["api"] else discovery.api_group_list(custom)
+            answer = discovery.api_versions(request.host) if parts == ["api"] else discovery.api_group_list(custom, self.hidden)
             return web.Response(body=json.dumps(answer).encode(), content_type="application/json",
                                 headers={"Vary": "Accept"})
         if parts[:2] == ["api", "v1"]:
             group, version, rest = "", "v1", parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
             if len(parts) == 2:
-                found = discovery.api_group(parts[1], self.engine.custom.all())
+                found = discovery.api_group(parts[1], self.engine.custom.all(), self.hidden)
                 return _json(found) if found is not None else self._not_found()
             group, version, rest = parts[1], parts[2], parts[3:]
         else:
             return self._not_found()
         if not rest:
-            found = discovery.api_resource_list(group, version, self.engine.custom.all())
+            found = discovery.api_resource_list(group, version, self.engine.custom.all(), self.hidden)
             return _json(found) if found is not None else self._not_found()
         if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
             return _status(st.method_not_allowed())
         return await self._resource(request, group, version, rest)
 
     def _lookup(self, group: str, version: str, plural: str) -> Resource | None:
-        return lookup(group, version, plural) or self.engine.custom.lookup(group, version, plural)
+        found = lookup(group, version, plural)
+        if found is not None and found not in self.hidden:
+            return found
+        return self.engine.custom.lookup(group, version, plural)
 
     @staticmethod
     def _not_found() -> web.Response:

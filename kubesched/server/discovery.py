@@ -71,15 +71,17 @@ def _version_priority(ver: str) -> tuple[int, int, int]:
     return (stability, int(m.group(1)), int(m.group(3) or 0))
 
 
-def versions(group: str, extra: Sequence[Resource] = ()) -> list[str]:
+def versions(group: str, extra: Sequence[Resource] = (), hidden: frozenset[Resource] = frozenset()) -> list[str]:
     """The versions `serve` has of a group, preferred first. `extra`: the custom resources the
-    CustomResourceDefinitions add, here and below."""
-    return sorted({r.version for r in (*RESOURCES, *extra) if r.group == group}, key=_version_priority,
-                  reverse=True)
+    CustomResourceDefinitions add, here and below; `hidden`: built-in ones a feature gate turns off."""
+    return sorted({r.version for r in (*RESOURCES, *extra) if r.group == group and r not in hidden},
+                  key=_version_priority, reverse=True)
 
 
-def _in_group_version(group: str, version: str, extra: Sequence[Resource]) -> list[Resource]:
-    return in_group_version(group, version) + [r for r in extra if r.group == group and r.version == version]
+def _in_group_version(group: str, version: str, extra: Sequence[Resource],
+                      hidden: frozenset[Resource] = frozenset()) -> list[Resource]:
+    return [r for r in in_group_version(group, version) if r not in hidden] + [
+        r for r in extra if r.group == group and r.version == version]
 
 
 def groups(extra: Sequence[Resource] = ()) -> list[str]:
@@ -87,21 +89,23 @@ def groups(extra: Sequence[Resource] = ()) -> list[str]:
     return [*GROUPS, *sorted({r.group for r in extra} - set(GROUPS))]
 
 
-def _group(group: str, extra: Sequence[Resource]) -> dict[str, Any]:
-    listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions(group, extra)]
+def _group(group: str, extra: Sequence[Resource], hidden: frozenset[Resource]) -> dict[str, Any]:
+    listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions(group, extra, hidden)]
     return {"name": group, "versions": listed, "preferredVersion": listed[0]}
 
 
-def api_group_list(extra: Sequence[Resource] = ()) -> dict[str, Any]:
+def api_group_list(extra: Sequence[Resource] = (), hidden: frozenset[Resource] = frozenset()) -> dict[str, Any]:
     """`/apis` (legacy form): the groups in kube-apiserver's priority order."""
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group(g, extra) for g in groups(extra)]}
+    return {"kind": "APIGroupList", "apiVersion": "v1",
+            "groups": [_group(g, extra, hidden) for g in groups(extra)]}
 
 
-def api_group(group: str, extra: Sequence[Resource] = ()) -> dict[str, Any] | None:
+def api_group(group: str, extra: Sequence[Resource] = (), hidden: frozenset[Resource] = frozenset(),
+              ) -> dict[str, Any] | None:
     """`/apis/<group>`, or None for a group `serve` does not have."""
     if group not in groups(extra):
         return None
-    return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, extra)}
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, extra, hidden)}
 
 
 def storage_version_hash(resource: Resource) -> str | None:
@@ -149,10 +153,11 @@ def _api_resources(resource: Resource) -> list[dict[str, Any]]:
     return out
 
 
-def api_resource_list(group: str, version: str, extra: Sequence[Resource] = ()) -> dict[str, Any] | None:
+def api_resource_list(group: str, version: str, extra: Sequence[Resource] = (),
+                      hidden: frozenset[Resource] = frozenset()) -> dict[str, Any] | None:
     """`/api/v1` or `/apis/<group>/<version>`: the APIResourceList, sorted by name as upstream's
     route installer leaves it; None for a group/version `serve` does not have."""
-    served = _in_group_version(group, version, extra)
+    served = _in_group_version(group, version, extra, hidden)
     if not served:
         return None
     entries = [e for r in served for e in _api_resources(r)]
@@ -185,22 +190,23 @@ def _discovery_resource(resource: Resource) -> dict[str, Any]:
     return entry
 
 
-def _discovery_group(group: str, extra: Sequence[Resource]) -> dict[str, Any]:
+def _discovery_group(group: str, extra: Sequence[Resource], hidden: frozenset[Resource]) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": group} if group else {}
     return {"metadata": {**meta, "creationTimestamp": None},
             "versions": [{"version": v,
                           "resources": [_discovery_resource(r) for r in
-                                        sorted(_in_group_version(group, v, extra), key=lambda r: r.plural)],
-                          "freshness": "Current"} for v in versions(group, extra)]}
+                                        sorted(_in_group_version(group, v, extra, hidden), key=lambda r: r.plural)],
+                          "freshness": "Current"} for v in versions(group, extra, hidden)]}
 
 
-def aggregated_discovery(core: bool, extra: Sequence[Resource] = ()) -> dict[str, Any]:
+def aggregated_discovery(core: bool, extra: Sequence[Resource] = (),
+                         hidden: frozenset[Resource] = frozenset()) -> dict[str, Any]:
     """`/api` (core=True) or `/apis` in the aggregated form: every group, version and resource in
     one answer, so a client needs two requests instead of one per group/version. Serve it with
     Content-Type AGGREGATED_CONTENT_TYPE (and `Vary: Accept`) when `wants_aggregated` says so."""
     listed = [""] if core else groups(extra)
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {},
-            "items": [_discovery_group(g, extra) for g in listed]}
+            "items": [_discovery_group(g, extra, hidden) for g in listed]}
 
 
 def _media_range(clause: str) -> tuple[str, dict[str, str], float]:

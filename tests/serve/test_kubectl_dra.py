@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 import yaml
@@ -59,7 +60,7 @@ spec:
 """
 
 
-def test_a_device_class_whose_selector_does_not_compile_is_refused(served: Served) -> None:
+def test_a_selector_that_does_not_compile_type_check_or_fit_the_cost_limit_is_refused(served: Served) -> None:
     out = served.kubectl("apply", "-f", "-", input=BROKEN_CLASS, check=False)
     assert out.startswith('The DeviceClass "broken" is invalid: spec.selectors[0].cel.expression: '
                           'Invalid value: "device.driver ==": compilation failed'), out
@@ -75,6 +76,46 @@ def test_a_device_class_whose_selector_does_not_compile_is_refused(served: Serve
                                         "spec.selectors[0].cel.expression: Invalid value: ")
     assert status["details"]["causes"][0]["field"] == "spec.selectors[0].cel.expression"
     assert status["details"]["causes"][0]["reason"] == "FieldValueInvalid"
+    # kube-apiserver type-checks a selector and estimates its cost when it is stored.
+    out = served.kubectl("apply", "-f", "-", check=False, input="""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: typo}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.example.com
+        selectors:
+        - cel: {expression: "device.capacity['gpu.example.com'].memory > quantity('40Gi')"}
+""")
+    assert out.startswith('The ResourceClaim "typo" is invalid: spec.devices.requests[0].exactly.selectors[0].'
+                          "cel.expression: Invalid value: ") and "compilation failed: ERROR: <input>:1:43: found no " \
+        "matching overload for '_>_' applied to '(kubernetes.Quantity, kubernetes.Quantity)'" in out, out
+    nested = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, " * 5 + "device.driver.matches('gpu.*')" + ")" * 5
+    out = served.kubectl("apply", "-f", "-", check=False, input=f"""
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: costly}}
+spec:
+  selectors:
+  - cel: {{expression: "{nested}"}}
+""")
+    assert out.strip() == ('The DeviceClass "costly" is invalid: spec.selectors[0].cel.expression: '
+                           "Forbidden: too complex, exceeds cost limit"), out
+    # DRAConsumableCapacity is off: a new selector's device has no allowMultipleAllocations.
+    out = served.kubectl("apply", "-f", "-", check=False, input="""
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: shared}
+spec:
+  selectors:
+  - cel: {expression: "device.allowMultipleAllocations"}
+""")
+    assert out.startswith('The DeviceClass "shared" is invalid: spec.selectors[0].cel.expression: Invalid value: '
+                          '"device.allowMultipleAllocations": compilation failed: ERROR: <input>:1:7: undefined field '
+                          "'allowMultipleAllocations'"), out
 
 
 def test_dra_objects_read_back_as_in_a_cluster(served: Served) -> None:
@@ -117,13 +158,27 @@ def test_claim_status_is_written_through_its_subresource(served: Served) -> None
     assert out.rstrip().endswith(": field is immutable")
 
 
-def test_beta_versions_are_not_served(served: Served) -> None:
+def test_beta_versions_and_gated_kinds_are_not_served(served: Served) -> None:
     out = served.kubectl("get", "resourceclaims.v1beta1.resource.k8s.io", check=False)
     assert "the server doesn't have a resource type" in out
     assert "v1" in served.kubectl("api-versions").split("resource.k8s.io/")[1].split()[0]
+    # kube-apiserver installs DeviceTaintRules only while DRADeviceTaintRules is on.
+    assert "devicetaintrules" not in served.kubectl("api-resources", "--api-group=resource.k8s.io")
+    assert "resource.k8s.io/v1alpha3" not in served.kubectl("api-versions")
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        urllib.request.urlopen(f"{served.url}/apis/resource.k8s.io/v1alpha3/devicetaintrules", timeout=30)
+    assert missing.value.code == 404
 
 
-def test_device_taint_rules_are_served_in_v1alpha3(served: Served) -> None:
+def test_device_taint_rules_are_served_in_v1alpha3_with_their_gate(tmp_path: Path) -> None:
+    served = Served(tmp_path, args=["--feature-gates", "DRADeviceTaints=true,DRADeviceTaintRules=true"]).start()
+    try:
+        _device_taint_rules(served)
+    finally:
+        served.kill()
+
+
+def _device_taint_rules(served: Served) -> None:
     served.kubectl("apply", "-f", "-", input="""
 apiVersion: resource.k8s.io/v1alpha3
 kind: DeviceTaintRule

@@ -517,7 +517,7 @@ class _Run:
         try:
             return selector_matches(expr, d)
         except CELError as e:
-            raise AllocationError(f"{where} on device {s.driver}/{s.pool}/{d.name}: CEL runtime error: {e}") from None
+            raise AllocationError(f"{where}: CEL runtime error: {e}") from None
 
     def _in_use(self, dev: DeviceID) -> bool:
         return dev in self.a.allocated or bool(self.allocating.get(dev))

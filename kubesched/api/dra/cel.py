@@ -9,11 +9,12 @@ quantities (`quantity('40Gi')`, `compareTo`, `isGreaterThan`, ...) and version a
 versions (`semver('1.2.3')`), the Kubernetes CEL libraries DRA's environment loads.
 
 The expressions are Google's CEL, evaluated by cel-python; `cel.bind` (cel-go's Bindings
-extension) is run as the equivalent one-element `map`. cel-python has no static type checker:
-an expression whose result is plainly not boolean (a literal, `device.driver`, a comparison's
-`compareTo`) is refused when stored as upstream's checker refuses it, while one whose type only
-a full checker would find fails when it runs. cel-go's cost estimator is not reproduced; the
-10 KiB length limit holds.
+extension) is run as the equivalent one-element `map`. cel-python has no static type checker
+nor cost estimator: celcheck does both as cel-go's checker does, so a type error is refused
+when the selector is stored, with cel-go's message, and the worst-case cost is known; a selector
+whose estimate is over the limit (validation refuses it, so only one stored some other way) runs
+with its steps charged and stops at the runtime limit as cel-go's does. The 10 KiB length limit
+holds.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ import celpy
 import lark
 from celpy import celtypes
 
+from kubesched.api.dra.celcheck import ANY, BOOL, MAX_COST, check, display, fmt
 from kubesched.api.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
-_MACROS = {"all", "exists", "exists_one", "map", "filter"}
 _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
                      r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$")
@@ -150,26 +151,6 @@ def _env() -> celpy.Environment:
     """The CEL environment, built on first use: its parser takes a noticeable part of a second to
     build, which a run that meets no CEL should not pay."""
     return celpy.Environment()
-_KNOWN = {"device"} | set(_FUNCTIONS) | {"int", "uint", "double", "bool", "string", "bytes", "list", "map",
-                                          "null_type", "type", "duration", "timestamp", "dyn"}
-
-
-def _undeclared(tree: lark.Tree) -> lark.Token | None:
-    """The first identifier that names no variable: `device`, a macro's own variable, or a type."""
-    bound: set[str] = set()
-    for node in tree.iter_subtrees():
-        if node.data == "member_dot_arg" and str(node.children[1]) in _MACROS:
-            args = node.children[2]
-            if isinstance(args, lark.Tree) and args.children:
-                bound.update(str(t) for t in args.children[0].scan_values(lambda v: isinstance(v, lark.Token)))
-    for node in tree.iter_subtrees_topdown():
-        if node.data == "ident":
-            token = node.children[0]
-            if isinstance(token, lark.Token) and str(token) not in _KNOWN | bound:
-                return token
-    return None
-
-
 def _rewrite_binds(tree: lark.Tree) -> None:
     """cel.bind(v, init, body) (cel-go's ext.Bindings, which DRA's environment loads) as the
     equivalent `[init].map(v, body)[0]`, which cel-python runs: the body sees `v` bound to `init`."""
@@ -193,50 +174,45 @@ def _rewrite_binds(tree: lark.Tree) -> None:
         node.children = [lark.Tree("member_index", [mapped, _env().compile("0")])]
 
 
-_LITERAL_TYPES = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double", "STRING_LIT": "string",
-                  "BYTES_LIT": "bytes", "BOOL_LIT": "bool", "NULL_LIT": "null_type"}
-# What calls return, where that is one type whatever the arguments (others are dyn here).
-_RETURNS = {"all": "bool", "exists": "bool", "exists_one": "bool", "startsWith": "bool", "endsWith": "bool",
-            "contains": "bool", "matches": "bool", "isGreaterThan": "bool", "isLessThan": "bool",
-            "isInteger": "bool", "isQuantity": "bool", "isSemver": "bool", "compareTo": "int", "sign": "int",
-            "asInteger": "int", "asApproximateFloat": "double", "major": "int", "minor": "int", "patch": "int",
-            "size": "int", "int": "int", "uint": "uint", "double": "double", "string": "string", "bool": "bool",
-            "bytes": "bytes"}
+class _CostLimitExceeded(Exception):
+    """The runtime cost limit was reached: evaluation stops at once."""
 
 
-def _output_type(node: Any) -> str | None:
-    """The static type of a (sub)expression where the grammar alone tells it: a literal, a
-    comparison, a logical operator, a macro or a library call with one result type, `device.driver`.
-    None is "not known here" (cel-go's dyn for what the checker cannot narrow)."""
-    if not isinstance(node, lark.Tree):
-        return None
-    kids = node.children
-    if node.data == "expr":
-        if len(kids) == 3:  # a ? b : c
-            then, other = _output_type(kids[1]), _output_type(kids[2])
-            return then if then == other else None
-        return _output_type(kids[0])
-    if node.data in ("conditionalor", "conditionaland", "relation"):
-        return "bool" if len(kids) > 1 else _output_type(kids[0])
-    if node.data in ("addition", "multiplication"):
-        return _output_type(kids[0]) if len(kids) == 1 else None
-    if node.data == "unary":
-        if len(kids) == 2:
-            op = kids[0]
-            return "bool" if isinstance(op, lark.Tree) and op.data == "unary_not" else _output_type(kids[1])
-        return _output_type(kids[0])
-    if node.data in ("member", "primary", "paren_expr") and len(kids) == 1:
-        return _output_type(kids[0])
-    if node.data == "literal":
-        return _LITERAL_TYPES.get(getattr(kids[0], "type", ""))
-    if node.data in ("member_dot_arg", "ident_arg", "dot_ident_arg"):
-        name = next((str(k) for k in kids if isinstance(k, lark.Token)), "")
-        return _RETURNS.get(name)
-    if node.data == "member_dot" and str(kids[1]) == "driver":
-        target = kids[0]
-        if isinstance(target, lark.Tree) and [str(t) for t in target.scan_values(lambda v: True)] == ["device"]:
-            return "string"
-    return None
+# What evaluating a node costs at run time, as cel-go's cost tracker charges it: 1 for a variable,
+# a field, an index, an operator or a call, 10 to build a list, 30 a map; `&&`, `||` and `?:`
+# nothing of their own.
+_RUNTIME_COSTS = {"ident": 1, "member_dot": 1, "member_index": 1, "member_dot_arg": 1, "ident_arg": 1,
+                  "relation": 1, "addition": 1, "multiplication": 1, "unary": 1, "list_lit": 10, "map_lit": 30}
+_OPERATORS = {"relation", "addition", "multiplication", "unary"}
+
+
+class _CostedEvaluator(celpy.evaluation.Evaluator):
+    """cel-python's evaluator charging each step to a budget shared with the evaluators of macro
+    bodies, so that a selector stops when its actual cost passes the limit, as cel-go's
+    `cel.CostLimit` stops it. Only a selector whose estimate is over the limit can get there (the
+    estimate bounds the actual cost), so only those run here."""
+
+    def __init__(self, ast: lark.Tree, activation: Any, budget: list[int]) -> None:
+        super().__init__(ast, activation)
+        self.budget = budget
+
+    def _charge(self, cost: int) -> None:
+        self.budget[0] -= cost
+        if self.budget[0] < 0:
+            raise _CostLimitExceeded
+
+    def visit(self, tree: lark.Tree) -> Any:
+        cost = _RUNTIME_COSTS.get(tree.data)
+        if cost and (tree.data not in _OPERATORS or len(tree.children) > 1):
+            self._charge(cost)
+        return super().visit(tree)
+
+    def sub_evaluator(self, ast: lark.Tree) -> celpy.evaluation.Evaluator:
+        return _CostedEvaluator(ast, self.activation, self.budget)
+
+    def set_activation(self, values: Any) -> celpy.evaluation.Evaluator:
+        self._charge(3)  # a macro's loop condition and accumulator, once per element
+        return super().set_activation(values)
 
 
 @dataclass(frozen=True)
@@ -245,10 +221,18 @@ class Selector:
 
     expression: str
     program: Any
+    max_cost: int  # the checker's worst-case estimate; validation refuses one over MAX_COST
 
-    def matches(self, device: celtypes.MapType) -> bool:
+    def matches(self, device: celtypes.MapType, cost_limit: int = MAX_COST) -> bool:
+        """The verdict on one device; `cost_limit` is the runtime limit (upstream's Options.CostLimit)."""
         try:
-            result = self.program.evaluate({"device": device})
+            if self.max_cost > cost_limit:
+                result = _CostedEvaluator(self.program.ast, self.program.new_activation(), [cost_limit]).evaluate(
+                    {"device": device})
+            else:
+                result = self.program.evaluate({"device": device})
+        except _CostLimitExceeded:
+            raise CELError("operation cancelled: actual cost limit exceeded") from None
         except celpy.CELEvalError as e:
             raise CELError(str(e.args[0]) if e.args else str(e)) from None
         if isinstance(result, celpy.CELEvalError):
@@ -259,13 +243,15 @@ class Selector:
         return bool(result)
 
 
-_compiled: dict[str, Selector] = {}
+_compiled: dict[tuple[str, bool], Selector] = {}
 
 
-def compile_selector(expression: str) -> Selector:
+def compile_selector(expression: str, consumable_capacity: bool = True) -> Selector:
     """Compile once (the cache is unbounded: a cluster has few distinct selectors); a CELError
-    says why an expression cannot be stored."""
-    found = _compiled.get(expression)
+    says why an expression cannot be stored. `consumable_capacity` declares
+    `device.allowMultipleAllocations`, as every stored expression's environment does and a new
+    one's only with DRAConsumableCapacity on."""
+    found = _compiled.get((expression, consumable_capacity))
     if found is not None:
         return found
     if len(expression) > MAX_EXPRESSION_LENGTH:
@@ -275,16 +261,14 @@ def compile_selector(expression: str) -> Selector:
     except celpy.CELParseError as e:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
         raise CELError(f"compilation failed: ERROR: <input>: Syntax error: {detail}") from None
+    checked = check(tree, expression, consumable_capacity)
+    if checked.issues:
+        raise CELError("compilation failed: " + display(expression, checked.issues))
+    if checked.output not in (BOOL, ANY):
+        raise CELError(f"must evaluate to bool or the unknown type, not {fmt(checked.output)}")
     _rewrite_binds(tree)
-    token = _undeclared(tree)
-    if token is not None:
-        raise CELError(f"compilation failed: ERROR: <input>:{token.line}:{token.column}: "
-                       f"undeclared reference to '{token}' (in container '')")
-    output = _output_type(tree)
-    if output not in (None, "bool"):
-        raise CELError(f"must evaluate to bool or the unknown type, not {output}")
-    selector = Selector(expression, _env().program(tree, functions=_FUNCTIONS))
-    _compiled[expression] = selector
+    selector = Selector(expression, _env().program(tree, functions=_FUNCTIONS), checked.max_cost)
+    _compiled[expression, consumable_capacity] = selector
     return selector
 
 

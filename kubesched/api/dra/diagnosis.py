@@ -3,17 +3,20 @@
 Upstream reports only that sentence per node. `--explain` goes further by asking the same
 allocator smaller questions: the first claim (in the pod's order) that cannot be added to those
 before it, the first of its requests that cannot be added (constraints left aside), and then how
-many devices on the node that request's selectors match and how many of those are held by other
-claims. Nothing here decides anything: it re-runs the allocator on parts of the same input.
+many devices on the node that request's selectors match, how many of those are held by other
+claims, and which are kept out by device taints the request does not tolerate, with the taints.
+Nothing here decides anything: it re-runs the allocator on parts of the same input.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from kubesched.api.dra.allocator import AllocationError, Allocator
+from kubesched.api.dra.taints import EFFECTIVE, tolerated
 
 Obj = dict[str, Any]
 
@@ -59,16 +62,46 @@ def _probe(allocator: Allocator, node: Obj, request: Obj, **fields: Any) -> list
     return results[0]["devices"]["results"] if results else None
 
 
-def _matching(allocator: Allocator, node: Obj, request: Obj) -> tuple[int, int] | None:
+def _matching(allocator: Allocator, node: Obj, request: Obj) -> tuple[int, int, list[str]] | None:
     """How many devices on the node `request`'s class and selectors select (allocation mode All),
-    and how many of those other claims hold, whole or in shares of its capacity; None when some
-    match but they cannot all be taken at once (more than one claim may hold, or an incomplete
-    pool)."""
-    results = _probe(allocator, node, request, allocationMode="All")
+    how many of those other claims hold, whole or in shares of its capacity, and (DRADeviceTaints)
+    those left out for taints the request does not tolerate, each named with those taints; None
+    when some match but they cannot all be taken at once (more than one claim may hold, or an
+    incomplete pool). Taints are looked at apart: a tainted device would fail mode All."""
+    blind = allocator
+    if allocator.features.device_taints:
+        blind = copy.copy(allocator)
+        blind.features = dataclasses.replace(allocator.features, device_taints=False)
+    results = _probe(blind, node, request, allocationMode="All")
     if results is None:
-        return None if _probe(allocator, node, request, allocationMode="ExactCount", count=1) else (0, 0)
+        return None if _probe(blind, node, request, allocationMode="ExactCount", count=1) else (0, 0, [])
     devices = [(r.get("driver", ""), r.get("pool", ""), r.get("device", "")) for r in results]
-    return len(devices), sum(1 for d in devices if d in allocator.allocated or d in allocator.consumed)
+    kept = _untolerated(allocator, node, request, devices) if blind is not allocator else {}
+    usable = [d for d in devices if d not in kept]
+    named = [f"{d[2]} ({', '.join(_taint(t) for t in taints)})" for d, taints in kept.items()]
+    return len(usable), sum(1 for d in usable if d in allocator.allocated or d in allocator.consumed), named
+
+
+def _untolerated(allocator: Allocator, node: Obj, request: Obj,
+                 devices: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], list[Obj]]:
+    """Of `devices`, those with a NoSchedule or NoExecute taint the request does not tolerate."""
+    tolerations = request.get("tolerations") or []
+    wanted = set(devices)
+    out: dict[tuple[str, str, str], list[Obj]] = {}
+    for slice_ in allocator.slices_for_node(node):
+        spec = slice_.get("spec") or {}
+        for device in spec.get("devices") or ():
+            key = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name", ""))
+            bad = [t for t in device.get("taints") or () if t.get("effect") in EFFECTIVE and not tolerated(t, tolerations)]
+            if key in wanted and bad:
+                out[key] = bad
+    return dict(sorted(out.items(), key=lambda kv: devices.index(kv[0])))
+
+
+def _taint(taint: Obj) -> str:
+    """A taint as Kubernetes prints one: key=value:Effect (key:Effect without a value)."""
+    value = taint.get("value") or ""
+    return f"{taint.get('key', '')}{'=' + value if value else ''}:{taint.get('effect', '')}"
 
 
 def _request(allocator: Allocator, node: Obj, request: Obj) -> str:
@@ -90,10 +123,13 @@ def _wants(allocator: Allocator, node: Obj, exact: Obj) -> str:
         wanted = f"{exact.get('count', 1)} device(s)"
     if counted is None:
         return f"wants {wanted} of class {klass}; devices on this node match it"
-    matching, held = counted
+    matching, held, tainted = counted
+    taints = (f"; {len(tainted)} more match but have taints the request does not tolerate: {', '.join(tainted)}"
+              if tainted else "")
     if not matching:
-        return f"wants {wanted} of class {klass}; no device on this node matches"
-    return f"wants {wanted} of class {klass}; {matching} on this node match, {held} of them held by other claims"
+        return f"wants {wanted} of class {klass}; no device on this node matches{' otherwise' if tainted else ''}{taints}"
+    return (f"wants {wanted} of class {klass}; {matching} on this node match, {held} of them held by other claims"
+            f"{taints}")
 
 
 def diagnose(allocator: Allocator, node: Obj, claims: Sequence[Obj]) -> str | None:

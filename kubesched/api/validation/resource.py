@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.api.dra.cel import MAX_EXPRESSION_LENGTH, CELError, compile_selector
+from kubesched.api.dra.celcheck import MAX_COST
 from kubesched.api.names import dns_label_errors, dns_subdomain_errors
 from kubesched.api.quantity import QuantityError, canonical, parse_quantity, quantity_format, quantity_string
 from kubesched.api.validation.checker import (
@@ -196,9 +197,12 @@ def _selectors(c: Checker, holder: dict[str, Any], path: str) -> None:
             _too_long(c, expr_path, MAX_EXPRESSION_LENGTH)
             continue
         try:
-            compile_selector(expression)
+            compiled = compile_selector(expression)
         except CELError as e:
             c.invalid(expr_path, expression, str(e))
+            continue
+        if compiled.max_cost > MAX_COST:
+            c.err(expr_path, "Forbidden: too complex, exceeds cost limit")
 
 
 def _tolerations(c: Checker, holder: dict[str, Any], path: str) -> None:

@@ -44,6 +44,7 @@ from kubesched.api.dra.claims import (
     reserved_for,
 )
 from kubesched.api.dra.diagnosis import diagnose
+from kubesched.api.duration import DurationError, go_duration, parse_duration
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import NodeSelector, SelectorError
 from kubesched.apiserver.errors import APIError
@@ -52,6 +53,7 @@ from kubesched.scheduler.draextended import ExtendedClaim
 from kubesched.scheduler.framework import (
     ActionType,
     ClusterEvent,
+    ConfigError,
     CycleState,
     FilterPlugin,
     Handle,
@@ -166,6 +168,34 @@ class DRAState:
                    for r in ((self.claims[i].get("spec") or {}).get("devices") or {}).get("requests") or ())
 
 
+
+def _binding_timeout(args: dict[str, Any], gates: Any) -> float:
+    """ValidateDynamicResourcesArgs, whose refusals name the gates a field needs, and the binding
+    timeout the args set (DynamicResourcesBindingTimeoutDefault when they do not). A simulated
+    Filter takes no time, so `filterTimeout` is checked but never reached."""
+    base = f"pluginConfig[{NAME}].args"
+    seconds = {}
+    for key in ("filterTimeout", "bindingTimeout"):
+        if args.get(key) is not None:
+            try:
+                seconds[key] = parse_duration(args[key])
+            except DurationError as e:
+                raise ConfigError(f"{base}.{key}", str(e)) from None
+    if "filterTimeout" in seconds:
+        if not gates.enabled("DRASchedulerFilterTimeout"):
+            raise ConfigError(f"{base}.filterTimeout", "Forbidden: DRASchedulingFilterTimeout feature gate is disabled")
+        if seconds["filterTimeout"] < 0:
+            raise ConfigError(f"{base}.filterTimeout",
+                              f"Invalid value: {go_duration(seconds['filterTimeout'])}: must be zero or positive")
+    if "bindingTimeout" in seconds:
+        if not (gates.enabled("DRADeviceBindingConditions") and gates.enabled("DRAResourceClaimDeviceStatus")):
+            raise ConfigError(f"{base}.bindingTimeout", "Forbidden: DRADeviceBindingConditions or "
+                                                        "DRAResourceClaimDeviceStatus feature gate is disabled")
+        if seconds["bindingTimeout"] < 1:
+            raise ConfigError(f"{base}.bindingTimeout",
+                              f"Invalid value: {go_duration(seconds['bindingTimeout'])}: must be at least 1 second")
+    return seconds.get("bindingTimeout", binding.BINDING_TIMEOUT)
+
 class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilterPlugin, PreScorePlugin,
                        ScorePlugin, ReservePlugin, PreBindPlugin):
     name = NAME
@@ -185,7 +215,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                                  and gates.enabled("DRAResourceClaimDeviceStatus"))
         self.extended_resources = gates.enabled("DRAExtendedResource")
         self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
-        self.binding_timeout = binding.BINDING_TIMEOUT
+        self.binding_timeout = _binding_timeout(self.args or {}, gates)
 
     # ---- the pod's claims ----------------------------------------------------------------------
 

@@ -1,0 +1,711 @@
+"""Type checking and worst-case cost of a CEL device selector, as cel-go's checker does them.
+
+kube-apiserver compiles every selector when a DeviceClass or claim is written: cel-go's checker
+types it against DRA's environment (one variable, `device`, a `kubernetes.DRADevice` with
+`driver` string, `allowMultipleAllocations` bool, `attributes` a map of maps of attribute
+values, `capacity` a map of maps of quantities) and refuses a type error with its message, and
+`checker.Cost` estimates the worst-case cost with the sizes DRA declares (a driver name is at
+most 63 characters, a domain 63, an identifier 32, an attribute value 64, a device has at most 32
+attributes and capacities). Validation refuses an estimate over 1,000,000.
+
+cel-python has neither, so both are done here over its parse tree, in one walk. The costs follow
+cel-go's rules for the operations selectors use: 1 for an identifier, a field selection on a map
+or object, an index and an O(1) call; 10 to build a list, 30 a map; string traversal at 0.1 a
+character (comparisons of strings, `+` of strings, `startsWith`, `contains`, ...), `matches` and
+`find` at the product of the string's and a quarter of the pattern's length; the macros as their
+expansion into comprehensions costs, the body once per element of the range; `&&`, `||` and
+`?:` cost their operands only; the Kubernetes quantity and semver libraries 1 a call, their
+parsers 0.1 a character. Library functions whose signatures are not modelled here type as dyn
+and cost as cel-go's default (1), so nothing upstream accepts is refused on their account.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import lark
+
+U64 = 2**64 - 1
+MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
+
+# Types: a name, or a tuple (kind, parameters...) for list, map and type.
+Type = str | tuple[Any, ...]
+DYN = "dyn"
+ANY = "google.protobuf.Any"  # an attribute value: any of bool, int, string, semver
+ERROR = "*error*"
+QUANTITY = "kubernetes.Quantity"
+SEMVER = "kubernetes.Semver"
+DEVICE = "kubernetes.DRADevice"
+STR, INT, UINT, DOUBLE, BOOL, BYTES = "string", "int", "uint", "double", "bool", "bytes"
+NUMBERS = (INT, UINT, DOUBLE)
+
+
+def _list(elem: Type) -> Type:
+    return ("list", elem)
+
+
+def _map(key: Type, value: Type) -> Type:
+    return ("map", key, value)
+
+
+ATTRIBUTES = _map(STR, _map(STR, ANY))
+CAPACITY = _map(STR, _map(STR, QUANTITY))
+DEVICE_FIELDS: dict[str, Type] = {"driver": STR, "allowMultipleAllocations": BOOL, "attributes": ATTRIBUTES,
+                                  "capacity": CAPACITY}
+
+
+def fmt(t: Type) -> str:
+    """A type as cel-go prints it in messages."""
+    if isinstance(t, tuple):
+        return f"{t[0]}({', '.join(fmt(p) for p in t[1:])})"
+    return t
+
+
+# The sizes DRA declares for what `device` holds (its sizeEstimator), as a tree walked by path.
+@dataclass(frozen=True)
+class _Decl:
+    max_elements: int
+    fields: dict[str, _Decl] = field(default_factory=dict)
+    key: _Decl | None = None
+    elem: _Decl | None = None
+
+
+_ATTR = _Decl(64)  # DeviceAttributeMaxValueLength
+_QTY = _Decl(0)
+_DOMAIN, _ID = _Decl(63), _Decl(32)
+_DEVICE_DECL = _Decl(0, fields={
+    "driver": _Decl(63),
+    "allowMultipleAllocations": _Decl(1),
+    "attributes": _Decl(32, key=_DOMAIN, elem=_Decl(32, key=_ID, elem=_ATTR)),
+    "capacity": _Decl(32, key=_DOMAIN, elem=_Decl(32, key=_ID, elem=_QTY)),
+})
+
+
+def _size_from_path(path: tuple[str, ...] | None) -> tuple[int, int] | None:
+    if not path or path[0] != "device":
+        return None
+    node = _DEVICE_DECL
+    for name in path[1:]:
+        nxt: _Decl | None
+        if name in ("@items", "@values"):
+            nxt = node.elem
+        elif name == "@keys":
+            nxt = node.key
+        else:
+            nxt = node.fields.get(name)
+            if nxt is None and node.elem is _ATTR:
+                nxt = _ATTR
+        if nxt is None:
+            return None
+        node = nxt
+    return (0, node.max_elements)
+
+
+# Cost arithmetic, saturating at MaxUint64 as cel-go's does.
+Est = tuple[int, int]
+ZERO: Est = (0, 0)
+ONE: Est = (1, 1)
+UNKNOWN: Est = (0, U64)
+
+
+def _add(a: Est, b: Est) -> Est:
+    return (min(a[0] + b[0], U64), min(a[1] + b[1], U64))
+
+
+def _mul(a: Est, b: Est) -> Est:
+    return (min(a[0] * b[0], U64), min(a[1] * b[1], U64))
+
+
+def _union(a: Est, b: Est) -> Est:
+    return (min(a[0], b[0]), max(a[1], b[1]))
+
+
+def _factor(size: Est, f: float) -> Est:
+    return (min(int(math.ceil(float(size[0]) * f)), U64), min(int(math.ceil(float(size[1]) * f)), U64))
+
+
+@dataclass
+class _N:
+    """A checked expression: its type, estimated cost, size where computed, and field path."""
+
+    type: Type
+    cost: Est
+    size: Est | None = None
+    path: tuple[str, ...] | None = None
+
+    def size_or_unknown(self) -> Est:
+        if self.size is not None:
+            return self.size
+        return _size_from_path(self.path) or UNKNOWN
+
+
+# Overloads: (id, member?, parameter types, result type). "?A"/"?B" are type parameters.
+_A, _B = "?A", "?B"
+_Overload = tuple[str, bool, tuple[Type, ...], Type]
+
+
+def _ov(oid: str, params: tuple[Type, ...], result: Type, member: bool = False) -> _Overload:
+    return (oid, member, params, result)
+
+
+def _numeric_pairs() -> Iterator[tuple[Type, Type]]:
+    for a in NUMBERS:
+        for b in NUMBERS:
+            yield a, b
+
+
+_REL = [_ov(f"rel_{a}_{b}", (a, b), BOOL) for a, b in _numeric_pairs()] + [
+    _ov("rel_string", (STR, STR), BOOL), _ov("rel_bytes", (BYTES, BYTES), BOOL), _ov("rel_bool", (BOOL, BOOL), BOOL),
+    _ov("rel_timestamp", ("google.protobuf.Timestamp",) * 2, BOOL),
+    _ov("rel_duration", ("google.protobuf.Duration",) * 2, BOOL)]
+_ARITH = [_ov(f"arith_{t}", (t, t), t) for t in NUMBERS]
+_STRING_FN = (STR,)
+
+FUNCTIONS: dict[str, list[_Overload]] = {
+    "_==_": [_ov("equals", (_A, _A), BOOL)],
+    "_!=_": [_ov("not_equals", (_A, _A), BOOL)],
+    "_<_": _REL, "_<=_": _REL, "_>_": _REL, "_>=_": _REL,
+    "@in": [_ov("in_list", (_A, _list(_A)), BOOL), _ov("in_map", (_A, _map(_A, _B)), BOOL)],
+    "_+_": _ARITH + [_ov("add_string", (STR, STR), STR), _ov("add_bytes", (BYTES, BYTES), BYTES),
+                     _ov("add_list", (_list(_A), _list(_A)), _list(_A))],
+    "_-_": list(_ARITH), "_*_": list(_ARITH), "_/_": list(_ARITH),
+    "_%_": [_ov("modulo_int64", (INT, INT), INT), _ov("modulo_uint64", (UINT, UINT), UINT)],
+    "-_": [_ov("negate_int64", (INT,), INT), _ov("negate_double", (DOUBLE,), DOUBLE)],
+    "!_": [_ov("logical_not", (BOOL,), BOOL)],
+    "_&&_": [_ov("logical_and", (BOOL, BOOL), BOOL)],
+    "_||_": [_ov("logical_or", (BOOL, BOOL), BOOL)],
+    "_?_:_": [_ov("conditional", (BOOL, _A, _A), _A)],
+    "_[_]": [_ov("index_list", (_list(_A), INT), _A), _ov("index_map", (_map(_A, _B), _A), _B)],
+    "size": [_ov(f"size_{k}", (t,), INT, m) for m in (False, True)
+             for k, t in (("string", STR), ("bytes", BYTES), ("list", _list(_A)), ("map", _map(_A, _B)))],
+    "contains": [_ov("contains_string", (STR, STR), BOOL, True)],
+    "startsWith": [_ov("starts_with_string", (STR, STR), BOOL, True)],
+    "endsWith": [_ov("ends_with_string", (STR, STR), BOOL, True)],
+    "matches": [_ov("matches_string", (STR, STR), BOOL, True), _ov("matches", (STR, STR), BOOL)],
+    "int": [_ov("to_int", (t,), INT) for t in (INT, UINT, DOUBLE, STR, "google.protobuf.Timestamp")],
+    "uint": [_ov("to_uint", (t,), UINT) for t in (INT, UINT, DOUBLE, STR)],
+    "double": [_ov("to_double", (t,), DOUBLE) for t in (INT, UINT, DOUBLE, STR)],
+    "string": [_ov("to_string", (t,), STR) for t in (INT, UINT, DOUBLE, STR, BOOL, "google.protobuf.Timestamp",
+                                                      "google.protobuf.Duration")]
+    + [_ov("bytes_to_string", (BYTES,), STR)],
+    "bool": [_ov("to_bool", (t,), BOOL) for t in (BOOL, STR)],
+    "bytes": [_ov("to_bytes", (BYTES,), BYTES), _ov("string_to_bytes", (STR,), BYTES)],
+    "dyn": [_ov("to_dyn", (_A,), DYN)],
+    "type": [_ov("type", (_A,), ("type", _A))],
+    "duration": [_ov("to_duration", (STR,), "google.protobuf.Duration")],
+    "timestamp": [_ov("to_timestamp", (STR,), "google.protobuf.Timestamp")],
+    # k8s.io/apiserver/pkg/cel/library: quantity and semver (the DRA environment loads both).
+    "quantity": [_ov("quantity", (STR,), QUANTITY)],
+    "isQuantity": [_ov("isQuantity", (STR,), BOOL)],
+    "sign": [_ov("quantity_sign", (QUANTITY,), INT, True)],
+    "isInteger": [_ov("quantity_isInteger", (QUANTITY,), BOOL, True)],
+    "asInteger": [_ov("quantity_asInteger", (QUANTITY,), INT, True)],
+    "asApproximateFloat": [_ov("quantity_asApproximateFloat", (QUANTITY,), DOUBLE, True)],
+    "add": [_ov("quantity_add", (QUANTITY, QUANTITY), QUANTITY, True),
+            _ov("quantity_add_int", (QUANTITY, INT), QUANTITY, True)],
+    "sub": [_ov("quantity_sub", (QUANTITY, QUANTITY), QUANTITY, True),
+            _ov("quantity_sub_int", (QUANTITY, INT), QUANTITY, True)],
+    "isLessThan": [_ov("quantity_isLessThan", (QUANTITY, QUANTITY), BOOL, True),
+                   _ov("semver_isLessThan", (SEMVER, SEMVER), BOOL, True)],
+    "isGreaterThan": [_ov("quantity_isGreaterThan", (QUANTITY, QUANTITY), BOOL, True),
+                      _ov("semver_isGreaterThan", (SEMVER, SEMVER), BOOL, True)],
+    "compareTo": [_ov("quantity_compareTo", (QUANTITY, QUANTITY), INT, True),
+                  _ov("semver_compareTo", (SEMVER, SEMVER), INT, True)],
+    "semver": [_ov("semver", (STR,), SEMVER), _ov("semver_normalize", (STR, BOOL), SEMVER)],
+    "isSemver": [_ov("isSemver", (STR,), BOOL), _ov("isSemver_normalize", (STR, BOOL), BOOL)],
+    "major": [_ov("semver_major", (SEMVER,), INT, True)],
+    "minor": [_ov("semver_minor", (SEMVER,), INT, True)],
+    "patch": [_ov("semver_patch", (SEMVER,), INT, True)],
+    # cel-go's strings extension and Kubernetes' regex library, typed where selectors use them.
+    "lowerAscii": [_ov("lower_ascii", _STRING_FN, STR, True)],
+    "upperAscii": [_ov("upper_ascii", _STRING_FN, STR, True)],
+    "trim": [_ov("trim", _STRING_FN, STR, True)],
+    "substring": [_ov("substring", (STR, INT), STR, True), _ov("substring_range", (STR, INT, INT), STR, True)],
+    "replace": [_ov("replace", (STR, STR, STR), STR, True), _ov("replace_n", (STR, STR, STR, INT), STR, True)],
+    "split": [_ov("split", (STR, STR), _list(STR), True), _ov("split_n", (STR, STR, INT), _list(STR), True)],
+    "join": [_ov("join", (_list(STR),), STR, True), _ov("join_sep", (_list(STR), STR), STR, True)],
+    "charAt": [_ov("char_at", (STR, INT), STR, True)],
+    "indexOf": [_ov("index_of", (STR, STR), INT, True), _ov("index_of_from", (STR, STR, INT), INT, True),
+                _ov("list_index_of", (_list(_A), _A), INT, True)],
+    "lastIndexOf": [_ov("last_index_of", (STR, STR), INT, True), _ov("last_index_of_from", (STR, STR, INT), INT, True),
+                    _ov("list_last_index_of", (_list(_A), _A), INT, True)],
+    "find": [_ov("find", (STR, STR), STR, True)],
+    "findAll": [_ov("find_all", (STR, STR), _list(STR), True), _ov("find_all_n", (STR, STR, INT), _list(STR), True)],
+}
+# Other functions the Kubernetes CEL environment declares (lists, sets, math, URLs, IPs and
+# CIDRs, formats, optionals, timestamps): known, typed dyn, costing 1 a call.
+_UNTYPED = {
+    "isSorted", "sum", "min", "max", "slice", "flatten", "distinct", "sort", "sortBy", "reverse", "format",
+    "quote", "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
+    "ip", "isIP", "cidr", "isCIDR", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
+    "isLinkLocalUnicast", "isGlobalUnicast", "containsIP", "containsCIDR", "masked", "prefixLength",
+    "validate", "named", "hasValue", "value", "orValue", "or", "optMap", "optFlatMap", "getFullYear",
+    "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours", "getMinutes",
+    "getSeconds", "getMilliseconds", "sets.contains", "sets.equivalent", "sets.intersects", "math.greatest",
+    "math.least", "math.ceil", "math.floor", "math.round", "math.trunc", "math.abs", "math.sign",
+    "math.isInf", "math.isNaN", "math.isFinite", "math.bitAnd", "math.bitOr", "math.bitXor", "math.bitNot",
+    "math.bitShiftLeft", "math.bitShiftRight", "strings.quote", "lists.range", "optional.of",
+    "optional.ofNonZeroValue", "optional.none", "ip.isCanonical", "base64.encode", "base64.decode"
+}
+_MACROS = {"all", "exists", "exists_one", "map", "filter"}
+
+
+class _Unify:
+    """Type parameter bindings for one overload's check."""
+
+    def __init__(self) -> None:
+        self.bound: dict[str, Type] = {}
+
+    def assignable(self, param: Type, arg: Type) -> bool:
+        if arg in (DYN, ANY, ERROR):
+            if isinstance(param, str) and param.startswith("?") and param not in self.bound:
+                self.bound[param] = DYN if arg == ERROR else arg
+            return True
+        if isinstance(param, str) and param.startswith("?"):
+            if param not in self.bound:
+                self.bound[param] = arg
+                return True
+            return self.assignable(self.bound[param], arg)
+        if param in (DYN, ANY):
+            return True
+        if isinstance(param, tuple) or isinstance(arg, tuple):
+            return (isinstance(param, tuple) and isinstance(arg, tuple) and param[0] == arg[0]
+                    and len(param) == len(arg) and all(self.assignable(p, a) for p, a in zip(param[1:], arg[1:], strict=True)))
+        return param == arg
+
+    def substitute(self, t: Type) -> Type:
+        if isinstance(t, tuple):
+            return (t[0], *(self.substitute(p) for p in t[1:]))
+        if t.startswith("?"):
+            return self.bound.get(t, DYN)
+        return t
+
+
+@dataclass
+class Issue:
+    offset: int
+    message: str
+
+
+@dataclass
+class Checked:
+    """What the checker found: the output type and the worst-case cost, or the issues."""
+
+    output: Type
+    max_cost: int
+    issues: list[Issue]
+
+
+class _Checker:
+    def __init__(self, text: str, fields: dict[str, Type]) -> None:
+        self.text = text
+        self.fields = fields
+        self.issues: list[Issue] = []
+        self.scopes: list[dict[str, _N]] = []
+
+    # -- positions: cel-go reports an operator at its token, a call at its '(', a select at its '.'
+    def _after(self, start: int, token: str) -> int:
+        at = self.text.find(token, start)
+        return at if at >= 0 else start
+
+    def _before(self, end: int, token: str) -> int:
+        at = self.text.rfind(token, 0, end)
+        return at if at >= 0 else end
+
+    def error(self, offset: int, message: str) -> None:
+        self.issues.append(Issue(offset, message))
+
+    # -- the walk
+    def check(self, node: Any) -> _N:
+        while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data in (
+                "expr", "conditionalor", "conditionaland", "relation", "addition", "multiplication", "unary",
+                "member", "primary", "paren_expr"):
+            node = node.children[0]
+        handler = getattr(self, f"_{node.data}", None)
+        if handler is None:
+            return _N(DYN, ONE)
+        result: _N = handler(node)
+        return result
+
+    def _expr(self, node: Any) -> _N:
+        cond, then, other = (self.check(c) for c in node.children)
+        offset = self._after(node.children[0].meta.end_pos, "?")
+        t = self.resolve("_?_:_", offset, [cond.type, then.type, other.type], False)
+        size = _union(then.size_or_unknown(), other.size_or_unknown())
+        return _N(t, _add(cond.cost, _union(then.cost, other.cost)), size)
+
+    def _logical(self, node: lark.Tree, op: str, fn: str) -> _N:
+        lhs, rhs = self.check(node.children[0]), self.check(node.children[1])
+        offset = self._after(node.children[0].meta.end_pos, op)
+        t = self.resolve(fn, offset, [lhs.type, rhs.type], False)
+        return _N(t, (lhs.cost[0], _add(lhs.cost, rhs.cost)[1]))
+
+    def _conditionalor(self, node: Any) -> _N:
+        return self._logical(node, "||", "_||_")
+
+    def _conditionaland(self, node: Any) -> _N:
+        return self._logical(node, "&&", "_&&_")
+
+    def _binary(self, node: Any) -> _N:
+        op_node, rhs_node = node.children
+        left_node = op_node.children[0]
+        lhs, rhs = self.check(left_node), self.check(rhs_node)
+        op = {"relation_lt": "<", "relation_le": "<=", "relation_gt": ">", "relation_ge": ">=", "relation_eq": "==",
+              "relation_ne": "!=", "relation_in": "in", "addition_add": "+", "addition_sub": "-",
+              "multiplication_mul": "*", "multiplication_div": "/", "multiplication_mod": "%"}[op_node.data]
+        fn = "@in" if op == "in" else f"_{op}_"
+        offset = self._after(left_node.meta.end_pos, op)
+        return self.call(fn, offset, None, [lhs, rhs])
+
+    _relation = _addition = _multiplication = _binary
+
+    def _unary(self, node: Any) -> _N:
+        op, operand = node.children
+        arg = self.check(operand)
+        fn = "!_" if op.data == "unary_not" else "-_"
+        return self.call(fn, node.meta.start_pos, None, [arg])
+
+    def _literal(self, node: Any) -> _N:
+        token = node.children[0]
+        kind = token.type
+        text = str(token)
+        if kind in ("STRING_LIT", "MLSTRING_LIT"):
+            return _N(STR, ZERO, (len(_unquote(text)),) * 2)
+        if kind == "BYTES_LIT":
+            return _N(BYTES, ZERO, (len(_unquote(text[1:]).encode()),) * 2)
+        t = {"INT_LIT": INT, "UINT_LIT": UINT, "FLOAT_LIT": DOUBLE, "BOOL_LIT": BOOL, "NULL_LIT": "null_type"}[kind]
+        return _N(t, ZERO, ONE)
+
+    def _ident(self, node: Any) -> _N:
+        token = node.children[0]
+        name = str(token)
+        for scope in reversed(self.scopes):
+            if name in scope:
+                local = scope[name]
+                return _N(local.type, ONE, None, local.path)
+        if name == "device":
+            return _N(DEVICE, ONE, None, ("device",))
+        if name in ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn"):
+            return _N(("type", name), ONE)
+        self.error(token.start_pos, f"undeclared reference to '{name}' (in container '')")
+        return _N(ERROR, ONE)
+
+    def _list_lit(self, node: Any) -> _N:
+        items = [self.check(c) for c in (node.children[0].children if node.children and node.children[0] else [])]
+        elem: Type = items[0].type if items else DYN
+        if any(i.type != elem for i in items):
+            elem = DYN
+        cost = (10, 10)
+        for i in items:
+            cost = _add(cost, i.cost)
+        return _N(_list(elem), cost, (len(items),) * 2)
+
+    def _map_lit(self, node: Any) -> _N:
+        parts = [self.check(c) for c in (node.children[0].children if node.children and node.children[0] else [])]
+        keys, values = parts[0::2], parts[1::2]
+        key: Type = keys[0].type if keys else DYN
+        value: Type = values[0].type if values else DYN
+        if any(k.type != key for k in keys):
+            key = DYN
+        if any(v.type != value for v in values):
+            value = DYN
+        cost = (30, 30)
+        for p in parts:
+            cost = _add(cost, p.cost)
+        return _N(_map(key, value), cost, (len(keys),) * 2)
+
+    def _member_dot(self, node: Any) -> _N:
+        target_node, name_token = node.children
+        name = str(name_token)
+        target = self.check(target_node)
+        offset = self._before(name_token.start_pos, ".")
+        t = target.type
+        cost = target.cost
+        result: Type
+        if isinstance(t, tuple) and t[0] == "map":
+            result, cost = t[2], _add(cost, ONE)
+        elif t == DEVICE:
+            cost = _add(cost, ONE)
+            if name in self.fields:
+                result = self.fields[name]
+            else:
+                self.error(offset, f"undefined field '{name}'")
+                result = ERROR
+        elif t in (QUANTITY, SEMVER):
+            cost = _add(cost, ONE)
+            self.error(offset, f"undefined field '{name}'")
+            result = ERROR
+        elif t in (DYN, ANY, ERROR):
+            result = DYN
+        else:
+            self.error(offset, f"type '{fmt(t)}' does not support field selection")
+            result = DYN
+        return _N(result, cost, None, target.path + (name,) if target.path else None)
+
+    def _member_index(self, node: Any) -> _N:
+        target_node, index_node = node.children
+        target, index = self.check(target_node), self.check(index_node)
+        offset = self._after(target_node.meta.end_pos, "[")
+        return self.call("_[_]", offset, None, [target, index])
+
+    def _member_dot_arg(self, node: Any) -> _N:
+        target_node, name_token = node.children[0], node.children[1]
+        args_node = node.children[2] if len(node.children) > 2 else None
+        arg_nodes = list(args_node.children) if isinstance(args_node, lark.Tree) else []
+        name = str(name_token)
+        offset = self._after(name_token.end_pos, "(")
+        qualified = _qualified(target_node)
+        if qualified == "cel" and name == "bind" and len(arg_nodes) == 3:
+            return self._bind(arg_nodes)
+        if name in _MACROS and len(arg_nodes) in (2, 3) and _ident_name(arg_nodes[0]) is not None:
+            return self._macro(name, target_node, arg_nodes, offset)
+        if qualified is not None and f"{qualified}.{name}" in _UNTYPED:
+            return self._untyped([self.check(a) for a in arg_nodes])
+        target = self.check(target_node)
+        return self.call(name, offset, target, [self.check(a) for a in arg_nodes])
+
+    def _ident_arg(self, node: Any) -> _N:
+        name_token = node.children[0]
+        args_node = node.children[1] if len(node.children) > 1 else None
+        arg_nodes = list(args_node.children) if isinstance(args_node, lark.Tree) else []
+        name = str(name_token)
+        if name == "has" and len(arg_nodes) == 1:
+            # A presence test costs its operand and 1 for the test, as the select it wraps would.
+            return _N(BOOL, self.check(arg_nodes[0]).cost)
+        offset = self._after(name_token.end_pos, "(")
+        return self.call(name, offset, None, [self.check(a) for a in arg_nodes])
+
+    def _untyped(self, args: list[_N]) -> _N:
+        cost = ONE
+        for a in args:
+            cost = _add(cost, a.cost)
+        return _N(DYN, cost)
+
+    def _bind(self, arg_nodes: list[Any]) -> _N:
+        var = _ident_name(arg_nodes[0]) or ""
+        init = self.check(arg_nodes[1])
+        self.scopes.append({var: _N(init.type, ONE, None, init.path)})
+        body = self.check(arg_nodes[2])
+        self.scopes.pop()
+        # cel-go's costBind: the empty range list it expands to, the initialiser once, the body.
+        return _N(body.type, _add(_add((10, 10), init.cost), body.cost), body.size, body.path)
+
+    def _macro(self, name: str, target_node: Any, arg_nodes: list[Any], offset: int) -> _N:
+        rng = self.check(target_node)
+        t = rng.type
+        var_type: Type
+        step_path: tuple[str, ...] | None = None
+        if isinstance(t, tuple) and t[0] == "list":
+            var_type, step = t[1], "@items"
+        elif isinstance(t, tuple) and t[0] == "map":
+            var_type, step = t[1], "@keys"
+        elif t in (DYN, ERROR):
+            var_type, step = DYN, ""
+        else:
+            self.error(self._range_offset(target_node),
+                       f"expression of type '{fmt(t)}' cannot be range of a comprehension "
+                       "(must be list, map, or dynamic)")
+            var_type, step = ERROR, ""
+        if rng.path and step:
+            step_path = rng.path + (step,)
+        var = _ident_name(arg_nodes[0]) or ""
+        self.scopes.append({var: _N(var_type, ONE, None, step_path)})
+        body = [self.check(a) for a in arg_nodes[1:]]
+        self.scopes.pop()
+        count = rng.size_or_unknown()
+        p = body[0]
+        predicate = name in ("all", "exists", "filter") or (name == "map" and len(body) == 2)
+        if predicate and p.type not in (BOOL, DYN, ANY, ERROR):
+            fn = {"all": "_&&_", "exists": "_||_"}.get(name, "_?_:_")
+            sig = f"(bool, {fmt(p.type)})" if fn != "_?_:_" else f"({fmt(p.type)}, list(dyn), list(dyn))"
+            self.error(offset, f"found no matching overload for '{fn}' applied to '{sig}'")
+        # Each macro's cost is its expansion's (cel-go's costComprehension): the range, the
+        # accumulator's initial value and the result once, the loop condition and step per element.
+        result_type: Type = BOOL
+        size: Est | None = ONE
+        if name == "all" or name == "exists":
+            loop = (2, 2) if name == "all" else (3, 3)
+            step_cost = (1, _add(ONE, p.cost)[1])
+            fixed = _add(rng.cost, ONE)
+        elif name == "exists_one":
+            loop, step_cost = ZERO, _add(p.cost, (1, 2))
+            fixed = _add(rng.cost, (2, 2))
+        elif name == "filter":
+            loop, step_cost = ZERO, _add(p.cost, _union((13, 13), ONE))
+            fixed, result_type, size = _add(rng.cost, (11, 11)), _list(var_type), count
+        else:  # map, with or without a filter
+            f = body[-1]
+            append = _add((12, 12), f.cost)
+            loop = ZERO
+            step_cost = append if len(body) == 1 else _add(p.cost, _union(append, ONE))
+            fixed, result_type, size = _add(rng.cost, (11, 11)), _list(f.type), count
+        cost = _add(fixed, _mul(count, _add(step_cost, loop)))
+        return _N(result_type, cost, size)
+
+    def _range_offset(self, node: Any) -> int:
+        while isinstance(node, lark.Tree) and len(node.children) == 1:
+            node = node.children[0]
+        kids: list[Any] = list(node.children) if isinstance(node, lark.Tree) else []
+        if isinstance(node, lark.Tree) and node.data == "member_dot":
+            return self._before(kids[1].start_pos, ".")
+        if isinstance(node, lark.Tree) and node.data == "member_index":
+            return self._after(kids[0].meta.end_pos, "[")
+        if isinstance(node, lark.Tree):
+            return int(node.meta.start_pos)
+        return int(getattr(node, "start_pos", 0))
+
+    # -- calls
+    def resolve(self, name: str, offset: int, args: list[Type], member: bool) -> Type:
+        """The result type of `name` applied to `args` (a member call's target first), as cel-go's
+        overload resolution finds it; an error is reported when no overload takes them."""
+        return self._resolve(name, offset, args, member)[0]
+
+    def _resolve(self, name: str, offset: int, args: list[Type], member: bool) -> tuple[Type, list[str]]:
+        overloads = FUNCTIONS.get(name)
+        if overloads is None:
+            if name in _UNTYPED:
+                return DYN, ["untyped"]
+            self.error(offset, f"undeclared reference to '{name}' (in container '')")
+            return ERROR, []
+        matched: list[tuple[str, Type]] = []
+        for oid, is_member, params, result in overloads:
+            if is_member != member or len(params) != len(args):
+                continue
+            u = _Unify()
+            if all(u.assignable(p, a) for p, a in zip(params, args, strict=True)):
+                matched.append((oid, u.substitute(result)))
+        if not matched:
+            if ERROR not in args:
+                sig = ", ".join(fmt(a) for a in (args[1:] if member else args))
+                shown = f"{fmt(args[0])}.({sig})" if member else f"({sig})"
+                self.error(offset, f"found no matching overload for '{name}' applied to '{shown}'")
+            return ERROR, []
+        result_type = matched[0][1]
+        if any(r != result_type for _, r in matched):
+            result_type = DYN
+        return result_type, [oid for oid, _ in matched]
+
+    def call(self, name: str, offset: int, target: _N | None, args: list[_N]) -> _N:
+        types = ([target.type] if target else []) + [a.type for a in args]
+        result_type, oids = self._resolve(name, offset, types, target is not None)
+        arg_sum = target.cost if target else ZERO
+        for a in args:
+            arg_sum = _add(arg_sum, a.cost)
+        if not oids:
+            return _N(result_type, arg_sum)
+        fn_cost: Est = (U64, 0)
+        size: Est | None = None
+        path: tuple[str, ...] | None = None
+        for oid in oids:
+            est, result_size = _call_cost(name, oid, target, args)
+            fn_cost = _union(fn_cost, est)
+            if result_size is not None:
+                size = result_size if size is None else _union(size, result_size)
+            if oid == "index_list" and args[0].path:
+                path = args[0].path + ("@items",)
+            elif oid == "index_map" and args[0].path:
+                path = args[0].path + ("@values",)
+        return _N(result_type, _add(arg_sum, fn_cost), size, path)
+
+
+def _call_cost(name: str, oid: str, target: _N | None, args: list[_N]) -> tuple[Est, Est | None]:
+    """One overload's own cost (cel-go's functionCost and Kubernetes' library estimates), and its
+    result's size where that is known."""
+    tgt = target.size_or_unknown() if target else UNKNOWN
+    if name in ("quantity", "isQuantity", "semver", "isSemver") and args:
+        return _factor(args[0].size_or_unknown(), 0.1), None
+    if name in ("lowerAscii", "upperAscii", "substring", "trim") and target:
+        return _factor(tgt, 0.1), tgt
+    if name == "replace" and target:
+        return _factor(tgt, 0.2), None
+    if name == "split" and target:
+        return _factor(tgt, 0.2), (0, tgt[1])
+    if name in ("find", "findAll") and target and args:
+        strcost = _factor(_add(tgt, ONE), 0.1)
+        return _mul(strcost, _factor(args[0].size_or_unknown(), 0.25)), (0, tgt[1])
+    if oid in ("starts_with_string", "ends_with_string"):
+        return _factor(args[0].size_or_unknown(), 0.1), None
+    if oid == "in_list":
+        return _factor(args[1].size_or_unknown(), 1), None
+    if oid == "matches_string" and target:
+        strcost = _factor(_add(tgt, ONE), 0.1)
+        return _mul(strcost, _factor(args[0].size_or_unknown(), 0.25)), None
+    if oid == "contains_string" and target:
+        return _mul(_factor(tgt, 0.1), _factor(args[0].size_or_unknown(), 0.1)), None
+    if oid in ("add_string", "add_bytes", "add_list"):
+        size = _add(args[0].size_or_unknown(), args[1].size_or_unknown())
+        return (ONE if oid == "add_list" else _factor(size, 0.1)), size
+    if oid in ("equals", "not_equals", "rel_string", "rel_bytes"):
+        smallest = min(args[0].size_or_unknown()[1], args[1].size_or_unknown()[1])
+        return _factor((1 if smallest > 0 else 0, smallest), 0.1), None
+    if oid in ("string_to_bytes", "bytes_to_string"):
+        return _factor(args[0].size_or_unknown(), 0.1), None
+    return ONE, None
+
+
+def _qualified(node: Any) -> str | None:
+    """`a.b.c` when a member target is a plain dotted name (a namespace such as `cel` or `math`)."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data in ("member", "primary"):
+        node = node.children[0]
+    if isinstance(node, lark.Tree) and node.data == "ident":
+        return str(node.children[0])
+    if isinstance(node, lark.Tree) and node.data == "member_dot":
+        inner = _qualified(node.children[0])
+        return f"{inner}.{node.children[1]}" if inner is not None else None
+    return None
+
+
+def _ident_name(node: Any) -> str | None:
+    while isinstance(node, lark.Tree) and len(node.children) == 1:
+        node = node.children[0]
+    if isinstance(node, lark.Token) and node.type == "IDENT":
+        return str(node)
+    return None
+
+
+def _unquote(text: str) -> str:
+    """A string literal's value, near enough to count its characters (escapes as one)."""
+    raw = text[:1] in "rR"
+    body = text[1:] if raw else text
+    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+    inner = body[len(quote):len(body) - len(quote)]
+    if raw:
+        return inner
+    out, i = [], 0
+    while i < len(inner):
+        if inner[i] == "\\" and i + 1 < len(inner):
+            nxt = inner[i + 1]
+            skip = {"x": 4, "u": 6, "U": 10}.get(nxt, 4 if nxt.isdigit() else 2)
+            out.append("?")
+            i += skip
+        else:
+            out.append(inner[i])
+            i += 1
+    return "".join(out)
+
+
+def check(tree: lark.Tree, text: str, consumable_capacity: bool = True) -> Checked:
+    """Type-check and cost a parsed selector; issues are sorted as cel-go reports them. Without
+    `consumable_capacity`, `device` is v1.31's, without `allowMultipleAllocations` (the
+    environment of a new expression while DRAConsumableCapacity is off)."""
+    fields = DEVICE_FIELDS if consumable_capacity else {
+        k: v for k, v in DEVICE_FIELDS.items() if k != "allowMultipleAllocations"}
+    checker = _Checker(text, fields)
+    top = checker.check(tree)
+    issues = sorted(checker.issues, key=lambda i: i.offset)
+    return Checked(top.type, top.cost[1], issues)
+
+
+def display(text: str, issues: list[Issue]) -> str:
+    """cel-go's issues.String(): each error with its line and column and the source line marked."""
+    lines = text.split("\n")
+    out = []
+    for issue in issues:
+        line = text.count("\n", 0, issue.offset) + 1
+        col = issue.offset - (text.rfind("\n", 0, issue.offset) + 1)
+        snippet = lines[line - 1].replace("\t", " ")
+        out.append(f"ERROR: <input>:{line}:{col + 1}: {issue.message}\n | {snippet}\n | {'.' * col}^")
+    return "\n".join(out)
