@@ -24,6 +24,7 @@ from kubesched.cluster.cluster import Cluster
 from kubesched.controllers.endpointslice import EndpointSliceController
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.descheduler.policy import load_policy
+from kubesched.kubelet.nodelease import LEASE_DURATION, NodeLeaseController
 from kubesched.kubelet.nodestatus import NodeStatusReporter
 from kubesched.runtime.clock import VirtualClock
 from kubesched.runtime.realtime import RealtimeDriver
@@ -113,6 +114,10 @@ class Engine:
         self.endpoint_slices.start()
         self.node_status = NodeStatusReporter(self.api, clock)
         self.node_status.start()
+        duration = ((scenario.kubelet_config if scenario else None) or {}).get("nodeLeaseDurationSeconds")
+        self.node_leases = NodeLeaseController(self.api, clock, duration if isinstance(duration, int) and duration > 0
+                                               else LEASE_DURATION)
+        self.node_leases.start()
         if fresh:
             for name in INITIAL_NAMESPACES:
                 if self.store.get("Namespace", "", name) is None:
