@@ -21,6 +21,7 @@ from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
 from kubesched.api.restmapping import RESOURCES
 from kubesched.apiserver.serviceips import SERVICE_CIDR, kubernetes_service
 from kubesched.cluster.cluster import Cluster
+from kubesched.controllers.endpoints import EndpointsController
 from kubesched.controllers.endpointslice import EndpointSliceController
 from kubesched.controllers.namespace import NamespaceController
 from kubesched.descheduler.policy import load_policy
@@ -112,6 +113,8 @@ class Engine:
         self.namespaces.start()
         self.endpoint_slices = EndpointSliceController(self.api, clock)
         self.endpoint_slices.start()
+        self.endpoints = EndpointsController(self.api, clock)
+        self.endpoints.start()
         self.node_status = NodeStatusReporter(self.api, clock)
         self.node_status.start()
         duration = ((scenario.kubelet_config if scenario else None) or {}).get("nodeLeaseDurationSeconds")

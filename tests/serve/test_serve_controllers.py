@@ -74,3 +74,94 @@ def _seconds(micro_time: str) -> float:
     from datetime import datetime
 
     return datetime.strptime(micro_time, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+
+
+SERVICES = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}, capacity: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ready, labels: {app: web}}
+spec:
+  hostname: ready
+  subdomain: web
+  containers: [{name: c, image: nginx, ports: [{name: http, containerPort: 8080}]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: warming, labels: {app: web}, annotations: {sim.kubesched.io/never-ready: c}}
+spec:
+  containers:
+  - name: c
+    image: nginx
+    ports: [{name: http, containerPort: 8080}]
+    readinessProbe: {httpGet: {path: /, port: 8080}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, labels: {tier: front}}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: http}, {name: admin, port: 9000, targetPort: 9000}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: raw}
+spec: {clusterIP: None, selector: {app: web}}
+"""
+
+
+def test_endpoints_controller_lists_ready_and_not_ready_addresses(served: Served) -> None:
+    from kubernetes import client, config
+
+    served.kubectl("apply", "-f", "-", input=SERVICES)
+    api = client.CoreV1Api(config.new_client_from_config(served.kubeconfig))
+    try:
+        def endpoints(name: str):  # noqa: ANN202
+            try:
+                return api.read_namespaced_endpoints(name, "default")
+            except client.ApiException:
+                return None
+
+        def settled(name: str):  # noqa: ANN202
+            ep = endpoints(name)
+            subsets = (ep.subsets or []) if ep else []
+            return ep if subsets and all(len(s.addresses or []) == 1 and len(s.not_ready_addresses or []) == 1
+                                         for s in subsets) else None
+
+        web = wait_for(lambda: settled("web"), what="one ready and one not-ready address")
+        pods = {p.metadata.name: p for p in api.list_namespaced_pod("default").items}
+        (subset,) = web.subsets  # both ports on both pods: one subset
+        assert sorted((p.name, p.port, p.protocol) for p in subset.ports) == [("admin", 9000, "TCP"),
+                                                                             ("http", 8080, "TCP")]
+        (address,) = subset.addresses
+        assert (address.ip, address.node_name, address.hostname) == (pods["ready"].status.pod_ip, "n1", "ready")
+        assert (address.target_ref.kind, address.target_ref.name, address.target_ref.uid) == (
+            "Pod", "ready", pods["ready"].metadata.uid)
+        assert subset.not_ready_addresses[0].target_ref.name == "warming"
+        assert subset.not_ready_addresses[0].hostname is None  # its subdomain does not name the Service
+        assert web.metadata.labels == {"tier": "front"}
+        assert web.metadata.owner_references is None
+        trigger = web.metadata.annotations["endpoints.kubernetes.io/last-change-trigger-time"]
+        assert trigger.endswith("Z") and "T" in trigger
+
+        # A headless Service without ports lists its addresses alone, and is labelled headless.
+        raw = wait_for(lambda: settled("raw"), what="the headless Service's endpoints")
+        assert raw.subsets[0].ports is None
+        assert raw.metadata.labels == {"service.kubernetes.io/headless": ""}
+
+        out = served.kubectl("get", "endpoints", "web")
+        assert out.split()[:3] == ["NAME", "ENDPOINTS", "AGE"]
+        assert f"{pods['ready'].status.pod_ip}:8080" in out and f"{pods['ready'].status.pod_ip}:9000" in out
+
+        # The ready pod goes: its address goes; the Service goes: its Endpoints go.
+        served.kubectl("delete", "pod", "ready", "--grace-period=0", "--force")
+        wait_for(lambda: (ep := endpoints("web")) and not any(s.addresses for s in ep.subsets or []),
+                 what="the deleted pod's address to go")
+        served.kubectl("delete", "service", "web")
+        wait_for(lambda: endpoints("web") is None, what="the Endpoints to go with their Service")
+    finally:
+        api.api_client.close()
