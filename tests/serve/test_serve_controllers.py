@@ -165,3 +165,116 @@ def test_endpoints_controller_lists_ready_and_not_ready_addresses(served: Served
         wait_for(lambda: endpoints("web") is None, what="the Endpoints to go with their Service")
     finally:
         api.api_client.close()
+
+
+STORAGE = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}, capacity: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: disk}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  persistentVolumeReclaimPolicy: Retain
+  storageClassName: manual
+  hostPath: {path: /data}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  storageClassName: manual
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: user}
+spec:
+  containers: [{name: c, image: busybox}]
+  volumes: [{name: v, persistentVolumeClaim: {claimName: data}}]
+"""
+
+
+def test_a_claim_in_use_and_a_bound_volume_stay_until_released(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", input=STORAGE)
+
+    def get(kind: str, name: str) -> dict | None:
+        out = served.kubectl("get", kind, name, "-o", "json", "--ignore-not-found")
+        return json.loads(out) if out.strip() else None
+
+    wait_for(lambda: (get("pvc", "data") or {}).get("status", {}).get("phase") == "Bound", what="the claim bound")
+    wait_for(lambda: (get("pod", "user") or {}).get("status", {}).get("phase") == "Running", what="the pod running")
+    # StorageObjectInUseProtection's finalizers, added on create.
+    assert get("pvc", "data")["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert get("pv", "disk")["metadata"]["finalizers"] == ["kubernetes.io/pv-protection"]
+
+    served.kubectl("delete", "pvc", "data", "--wait=false")
+    served.kubectl("delete", "pv", "disk", "--wait=false")
+    _advance(served, "5s")
+    claim, volume = get("pvc", "data"), get("pv", "disk")
+    assert claim["metadata"]["deletionTimestamp"] and claim["metadata"]["finalizers"] == ["kubernetes.io/pvc-protection"]
+    assert volume["metadata"]["deletionTimestamp"] and volume["status"]["phase"] == "Bound"
+    assert "Terminating" in served.kubectl("get", "pvc", "data")
+
+    # The pod goes: the claim is let go, its volume is released and let go too.
+    served.kubectl("delete", "pod", "user", "--grace-period=0", "--force")
+    wait_for(lambda: get("pvc", "data") is None, what="the claim to go once no pod uses it")
+    wait_for(lambda: get("pv", "disk") is None, what="the volume to go once released")
+
+
+JOB = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}, capacity: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: batch}
+spec:
+  completions: 2
+  parallelism: 2
+  template:
+    metadata: {annotations: {sim.kubesched.io/duration: 3s}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: forever}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+"""
+
+
+def test_job_pods_keep_their_tracking_finalizer_until_counted(served: Served) -> None:
+    served.kubectl("apply", "-f", "-", input=JOB)
+
+    def pods(job: str) -> list[dict]:
+        out = served.kubectl("get", "pods", "-l", f"batch.kubernetes.io/job-name={job}", "-o", "json")
+        return json.loads(out)["items"]
+
+    running = wait_for(lambda: [p for p in pods("forever") if p["status"].get("phase") == "Running"],
+                       what="the long Job's pod running")
+    assert running[0]["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+    done = wait_for(lambda: (job := json.loads(served.kubectl("get", "job", "batch", "-o", "json")))
+                    .get("status", {}).get("succeeded") == 2 and job, what="two completions")
+    assert any(c["type"] == "Complete" for c in done["status"]["conditions"])
+    finished = pods("batch")
+    assert len(finished) == 2 and all(not p["metadata"].get("finalizers") for p in finished)
+
+    # A pod deleted while its Job runs is counted before it goes; a deleted Job's pods do not linger.
+    served.kubectl("delete", "pod", running[0]["metadata"]["name"], "--wait=false")
+    wait_for(lambda: json.loads(served.kubectl("get", "job", "forever", "-o", "json"))
+             .get("status", {}).get("failed") == 1, what="the deleted pod counted as failed")
+    served.kubectl("delete", "job", "forever", "--wait=false")
+    wait_for(lambda: not pods("forever"), what="the deleted Job's pods to go")
