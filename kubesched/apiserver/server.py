@@ -212,7 +212,7 @@ class APIServer(StoreReads):
 
     def update(self, obj: Obj, *, status_only: bool = False) -> Obj:
         """Replace an object; the spec is kept from the stored copy when `status_only` (pods/status)."""
-        kind = obj["kind"]
+        kind = resource_kind(obj)
         meta = obj["metadata"]
         current = self.get(kind, meta.get("namespace", ""), meta["name"])
         new = deep_copy(obj)
@@ -245,7 +245,7 @@ class APIServer(StoreReads):
     def patch(self, kind: str, namespace: str, name: str, patch: Obj, *, status_only: bool = False) -> Obj:
         current = self.get(kind, namespace, name)
         new = merge_patch(current, patch)
-        new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
+        new["kind"], new["metadata"] = current["kind"], {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
             self._prepare_status(current, new)
@@ -300,7 +300,7 @@ class APIServer(StoreReads):
                 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             return obj
         try:
-            self.store.delete(obj["kind"], meta.get("namespace", ""), meta["name"])
+            self.store.delete(resource_kind(obj), meta.get("namespace", ""), meta["name"])
         except NotFound as e:
             raise NotFoundError(str(e)) from None
         return obj
