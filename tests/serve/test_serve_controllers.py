@@ -278,3 +278,27 @@ def test_job_pods_keep_their_tracking_finalizer_until_counted(served: Served) ->
              .get("status", {}).get("failed") == 1, what="the deleted pod counted as failed")
     served.kubectl("delete", "job", "forever", "--wait=false")
     wait_for(lambda: not pods("forever"), what="the deleted Job's pods to go")
+
+
+def test_token_requests_are_discovered_and_described(served: Served) -> None:
+    """`serviceaccounts/token` in /api/v1 and in the OpenAPI v3 document, as kube-apiserver lists
+    it, so clients that look a subresource up before posting to it find it."""
+    from kubernetes import client, config
+
+    api_client = config.new_client_from_config(served.kubeconfig)
+    try:
+        core = client.CoreV1Api(api_client)
+        token = next(r for r in core.get_api_resources().resources if r.name == "serviceaccounts/token")
+        assert (token.group, token.version, token.kind, token.verbs, token.namespaced) == (
+            "authentication.k8s.io", "v1", "TokenRequest", ["create"], True)
+        document = json.loads(served.kubectl("get", "--raw", "/openapi/v3/api/v1"))
+        post = document["paths"]["/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"]["post"]
+        assert post["operationId"] == "createCoreV1NamespacedServiceAccountToken"
+        ref = post["requestBody"]["content"]["*/*"]["schema"]["$ref"].rsplit("/", 1)[1]
+        assert ref == "io.k8s.api.authentication.v1.TokenRequest" and ref in document["components"]["schemas"]
+
+        core.create_namespaced_service_account("default", {"metadata": {"name": "bot"}})
+        issued = core.create_namespaced_service_account_token("bot", "default", {"spec": {"audiences": []}})
+        assert issued.status.token
+    finally:
+        api_client.close()
