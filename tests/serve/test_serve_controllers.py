@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -24,10 +23,10 @@ status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}, capacity: {cpu: "4",
 """
 
 
-@pytest.fixture
-def frozen(tmp_path: Path):  # noqa: ANN201
-    """A server whose clock only `kubesched advance` moves."""
-    server = Served(tmp_path, args=["--speed", "0"]).start()
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """One server for the module: each test works on objects of its own."""
+    server = Served(tmp_path_factory.mktemp("controllers")).start()
     try:
         yield server
     finally:
@@ -43,31 +42,35 @@ def _leases(served: Served) -> dict[str, dict]:
     return {item["metadata"]["name"]: item for item in json.loads(out)["items"]}
 
 
-def test_each_node_renews_its_lease_in_kube_node_lease(frozen: Served) -> None:
-    assert "kube-node-lease" in frozen.kubectl("get", "namespaces")
-    frozen.kubectl("apply", "-f", "-", input=NODES)
-    leases = wait_for(lambda: (found := _leases(frozen)) and len(found) == 2 and found, what="two node leases")
-    nodes = json.loads(frozen.kubectl("get", "nodes", "-o", "json"))["items"]
+def test_each_node_renews_its_lease_in_kube_node_lease(served: Served) -> None:
+    assert "kube-node-lease" in served.kubectl("get", "namespaces")
+    served.kubectl("apply", "-f", "-", input=NODES)
+    leases = wait_for(lambda: (found := _leases(served)) and {"node-a", "node-b"} <= set(found) and found,
+                      what="two node leases")
+    nodes = json.loads(served.kubectl("get", "nodes", "-o", "json"))["items"]
     uids = {n["metadata"]["name"]: n["metadata"]["uid"] for n in nodes}
-    for name, lease in leases.items():
+    for name in ("node-a", "node-b"):
+        lease = leases[name]
         assert lease["spec"]["holderIdentity"] == name
         assert lease["spec"]["leaseDurationSeconds"] == 40
         assert lease["metadata"]["ownerReferences"] == [
             {"apiVersion": "v1", "kind": "Node", "name": name, "uid": uids[name]}]
-    rows = [line.split() for line in frozen.kubectl("get", "leases", "-n", "kube-node-lease").splitlines()]
+    rows = [line.split() for line in served.kubectl("get", "leases", "-n", "kube-node-lease").splitlines()]
     assert rows[0] == ["NAME", "HOLDER", "AGE"]
-    assert [r[:2] for r in rows[1:]] == [["node-a", "node-a"], ["node-b", "node-b"]]
+    assert [r[:2] for r in rows[1:] if r[0].startswith("node-")] == [["node-a", "node-a"], ["node-b", "node-b"]]
 
     # Renewed every 10 s of the cluster's time, a quarter of the duration.
     first = leases["node-a"]["spec"]["renewTime"]
-    _advance(frozen, "25s")
-    renewed = _leases(frozen)["node-a"]["spec"]["renewTime"]
+    _advance(served, "25s")
+    renewed = _leases(served)["node-a"]["spec"]["renewTime"]
     assert renewed > first
-    assert (_seconds(renewed) - _seconds(first)) == 20
+    renewed_after = _seconds(renewed) - _seconds(first)
+    assert renewed_after >= 20 and round(renewed_after, 3) % 10 == 0
 
     # The node's lease goes with it.
-    frozen.kubectl("delete", "node", "node-b")
-    wait_for(lambda: list(_leases(frozen)) == ["node-a"], what="node-b's lease to be collected")
+    served.kubectl("delete", "node", "node-b")
+    wait_for(lambda: "node-b" not in _leases(served), what="node-b's lease to be collected")
+    assert "node-a" in _leases(served)
 
 
 def _seconds(micro_time: str) -> float:
@@ -240,7 +243,7 @@ spec:
   completions: 2
   parallelism: 2
   template:
-    metadata: {annotations: {sim.kubesched.io/duration: 3s}}
+    metadata: {annotations: {sim.kubesched.io/duration: 1s}}
     spec:
       restartPolicy: Never
       containers: [{name: c, image: busybox}]
