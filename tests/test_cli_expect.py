@@ -30,3 +30,23 @@ spec:
     assert result.exit_code == 1
     assert "Expectations: 1 held, 1 failed" in result.output
     assert "not checked: the run ended at 10s" in result.output
+
+
+def test_an_object_expectation_finds_a_custom_resource_by_its_kind(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("""\
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: default}
+status: {phase: Ready}
+---
+apiVersion: kubesched.io/v1alpha1
+kind: Scenario
+metadata: {name: custom}
+spec:
+  expect:
+  - {object: Widget/default/w, status: {phase: Ready}}
+  - {object: Widget/default/other, exists: false}
+""")
+    result = CliRunner().invoke(main, ["simulate", str(path)], env={"COLUMNS": "200"})
+    assert "Expectations: 2 held" in result.output, result.output

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from kubesched.api.served import resource_kind
+from kubesched.api.served import shown_kind
 
 # Kinds something in kubesched reads or acts on.
 SIMULATED = frozenset({
@@ -44,5 +44,5 @@ def model_name(api_version: str, kind: str) -> str:
 
 def stored_only_summary(objects: Iterable[dict[str, Any]]) -> str:
     """One line naming what was kept but not simulated: "3 Service, 2 ConfigMap, 1 Widget"."""
-    counts = Counter(kind for kind in (resource_kind(o) for o in objects) if kind not in SIMULATED)
+    counts = Counter(kind for kind in (shown_kind(o) for o in objects) if kind not in SIMULATED)
     return ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -116,15 +116,21 @@ def is_custom_group(api_version: str) -> bool:
 
 
 def resource_kind(obj: dict[str, Any]) -> str:
-    """The kind the store files `obj` under: its kind, qualified by its group when a custom
-    resource's kind is also a built-in one (a Knative `Service`, a Volcano `Job`), so that neither
-    the built-in resource's objects nor its controllers take it for one of theirs."""
+    """The kind the store files `obj` under: its kind, qualified by its group for a custom
+    resource (`Widget.a.example.com`), so that two definitions of one kind in different groups
+    (or a Knative `Service`, a Volcano `Job` and the built-in kinds) keep apart, and no built-in
+    controller takes a custom object for one of its own."""
     kind = obj["kind"]
-    if kind in BUILTIN_KINDS:
-        api_version = obj.get("apiVersion")
-        if isinstance(api_version, str) and "." in api_version and is_custom_group(api_version):
-            return f"{kind}.{_split(api_version)[0]}"
+    api_version = obj.get("apiVersion")
+    if isinstance(api_version, str) and "." in api_version and is_custom_group(api_version):
+        return f"{kind}.{_split(api_version)[0]}"
     return kind
+
+
+def shown_kind(obj: dict[str, Any]) -> str:
+    """How summaries name an object's kind: as it says, qualified by its group only where a
+    built-in kind has that name."""
+    return resource_kind(obj) if obj["kind"] in BUILTIN_KINDS else obj["kind"]
 
 
 def serves(api_version: str, kind: str) -> bool:

@@ -5,7 +5,8 @@ Only the plugins whose effects the scheduling system can observe are here: Limit
 defaulting; limitranger.py), Priority, DefaultTolerationSeconds and RuntimeClass; then, once the
 object is valid and named, the validating phase: LimitRanger's checks and ResourceQuota
 (resourcequota.py). Each rejects with the message the real plugin uses. The Job strategy's
-generated selector is here too, as it needs the uid.
+generated selector is here too, as it needs the uid, and StorageObjectInUseProtection where the
+protection controllers run.
 """
 
 from __future__ import annotations
@@ -30,6 +31,18 @@ DEFAULT_TOLERATION_SECONDS = 300
 DEFAULT_TOLERATED_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
 _DEFAULT_TOLERATIONS = {key: Shared(key=key, operator="Exists", effect="NoExecute",
                                     tolerationSeconds=DEFAULT_TOLERATION_SECONDS) for key in DEFAULT_TOLERATED_TAINTS}
+# StorageObjectInUseProtection: the finalizer each new claim or volume gets.
+STORAGE_PROTECTION = {"PersistentVolumeClaim": "kubernetes.io/pvc-protection",
+                      "PersistentVolume": "kubernetes.io/pv-protection"}
+
+
+def protect_storage_object(obj: Obj, honoured: set[str]) -> None:
+    """StorageObjectInUseProtection: a new claim or volume gets its protection finalizer, last,
+    when the controller that removes it runs (else nothing would ever let it go)."""
+    finalizer = STORAGE_PROTECTION[obj["kind"]]
+    finalizers = obj["metadata"].get("finalizers") or []
+    if finalizer in honoured and finalizer not in finalizers:
+        obj["metadata"]["finalizers"] = [*finalizers, finalizer]
 
 
 def system_priority_classes() -> list[Obj]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 from typing import Any
 
@@ -48,20 +48,22 @@ NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
 # An object being deleted stays, with its deletionTimestamp, while it has a finalizer its owner
 # will remove: the garbage collector's (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents),
-# a ResourceClaim's delete protection (the resource-claim controller), a CRD's cleanup, and every
+# a ResourceClaim's delete protection (the resource-claim controller), a CRD's cleanup, every
 # finalizer that is not Kubernetes' own (an operator's, which the operator removes, as an operator
-# author tests). Kubernetes' other finalizers (kubernetes.io/pvc-protection,
-# batch.kubernetes.io/job-tracking, ...) belong to controllers kubesched does not run: they are
-# not waited for, as if their controller had let the object go at once.
+# author tests), and those of Kubernetes' own whose controller runs here and said so (`honour`).
+# Kubernetes' other finalizers (kubernetes.io/pvc-protection, batch.kubernetes.io/job-tracking, ...
+# where their controller does not run) are not waited for, as if their controller had let the
+# object go at once.
 ORPHAN_FINALIZER = "orphan"
 FOREGROUND_FINALIZER = "foregroundDeletion"
 GC_FINALIZERS = (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)
 WAITED_FINALIZERS = (*GC_FINALIZERS, DRA_FINALIZER, crd_definition.CLEANUP_FINALIZER)
 
 
-def waited(finalizer: str) -> bool:
-    """Whether an object with `finalizer` stays until it is removed (see WAITED_FINALIZERS)."""
-    if finalizer in WAITED_FINALIZERS:
+def waited(finalizer: str, honoured: Collection[str] = ()) -> bool:
+    """Whether an object with `finalizer` stays until it is removed (see WAITED_FINALIZERS);
+    `honoured`: Kubernetes' own finalizers whose controllers run."""
+    if finalizer in WAITED_FINALIZERS or finalizer in honoured:
         return True
     domain = finalizer.partition("/")[0] if "/" in finalizer else ""
     return not (domain in ("kubernetes.io", "k8s.io") or domain.endswith((".kubernetes.io", ".k8s.io"))
@@ -96,10 +98,16 @@ class APIServer(StoreReads):
         self.policies = admissionpolicy.ValidatingAdmissionPolicies(store, self.custom)
         self.service_ips = ServiceIPs(store, service_cidr) if service_cidr else None
         self.webhooks: WebhookAdmission | None = None  # serve's admission webhooks (server.webhooks)
+        self.honoured: set[str] = set()  # Kubernetes' own finalizers whose controllers run (see honour)
         for pc in admission.system_priority_classes():
             if store.get("PriorityClass", "", pc["metadata"]["name"]) is None:
                 self._stamp_new(pc)
                 store.create(pc)
+
+    def honour(self, finalizer: str) -> None:
+        """A controller that removes `finalizer` runs: objects being deleted now wait for it, and
+        admission adds the storage protection finalizers as StorageObjectInUseProtection does."""
+        self.honoured.add(finalizer)
 
     # ---- helpers ---------------------------------------------------------------------------
 
@@ -169,6 +177,8 @@ class APIServer(StoreReads):
             self.custom.prepare_definition(obj, None)
         if kind in dra.KINDS and not existing and (problems := dra.admin_access_problems(obj, self.store)):
             raise Invalid.of(kind, _group(obj), meta.get("name", ""), problems)
+        if kind in admission.STORAGE_PROTECTION and not existing:
+            admission.protect_storage_object(obj, self.honoured)
         if kind == "Service" and self.service_ips is not None and not existing:
             self.service_ips.allocate(obj)
         if kind in ("PodDisruptionBudget", "ResourceQuota"):
@@ -240,7 +250,7 @@ class APIServer(StoreReads):
                dry_run: bool = False) -> Obj:
         """Replace an object; the spec is kept from the stored copy when `status_only` (pods/status).
         `dry_run` validates and admits the update, and answers what would be stored."""
-        kind = obj["kind"]
+        kind = resource_kind(obj)
         meta = obj["metadata"]
         current = self.get(kind, meta.get("namespace", ""), meta["name"])
         new = deep_copy(obj)
@@ -284,7 +294,7 @@ class APIServer(StoreReads):
               caller: Caller | None = None) -> Obj:
         current = self.get(kind, namespace, name)
         new = merge_patch(current, patch)
-        new["kind"], new["metadata"] = kind, {**merge_patch(current["metadata"], patch.get("metadata", {}))}
+        new["kind"], new["metadata"] = current["kind"], {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
             new = self._status_by_webhooks(current, new)
@@ -348,13 +358,13 @@ class APIServer(StoreReads):
         """An object being deleted goes once its last garbage-collector finalizer is removed (a pod
         still in its grace period stays for its kubelet)."""
         meta = obj["metadata"]
-        if not meta.get("deletionTimestamp") or any(waited(f) for f in meta.get("finalizers") or ()):
+        if not meta.get("deletionTimestamp") or any(waited(f, self.honoured) for f in meta.get("finalizers") or ()):
             return obj
         if obj["kind"] == "Pod" and meta.get("deletionGracePeriodSeconds") and obj["spec"].get("nodeName") \
                 and (obj.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             return obj
         try:
-            self.store.delete(obj["kind"], meta.get("namespace", ""), meta["name"])
+            self.store.delete(resource_kind(obj), meta.get("namespace", ""), meta["name"])
         except NotFound as e:
             raise NotFoundError(str(e)) from None
         return obj
@@ -436,7 +446,7 @@ class APIServer(StoreReads):
                 if meta.get("deletionTimestamp") and grace_period >= meta.get("deletionGracePeriodSeconds", 0):
                     return obj
                 return self._mark_deleted(obj, grace_period, finalizers)
-        if any(waited(f) for f in finalizers):
+        if any(waited(f, self.honoured) for f in finalizers):
             return self._mark_deleted(obj, 0, finalizers)
         ns = namespace if namespaced(kind) else ""
         try:

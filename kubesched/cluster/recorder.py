@@ -27,6 +27,7 @@ from kubesched.api.kinds import SIMULATED
 from kubesched.api.objects import Obj, controller_of, get_condition, is_terminating, namespaced
 from kubesched.api.quantity import format_amount
 from kubesched.api.resources import pod_requests
+from kubesched.api.served import resource_kind
 from kubesched.controllers.statefulset import parent_and_ordinal
 from kubesched.descheduler.framework import REQUESTER as DESCHEDULER_REQUESTER
 from kubesched.scheduler.types import node_allocatable
@@ -314,7 +315,8 @@ class Recorder:
         """Why a pod's controller will not replace it: the export lacked the controller, or it is
         of a kind nothing in kubesched runs (an operator's custom resource)."""
         kind, name = owner.get("kind", ""), owner.get("name", "")
-        if self.api.store.get(kind, "" if not namespaced(kind) else key.split("/", 1)[0], name) is None:
+        stored = resource_kind({"apiVersion": owner.get("apiVersion"), "kind": kind})
+        if self.api.store.get(stored, "" if not namespaced(kind) else key.split("/", 1)[0], name) is None:
             return f"{kind}/{name} is not in the cluster"
         return None if kind in SIMULATED else f"{kind}/{name} is not simulated"
 

@@ -30,12 +30,12 @@ HEADLESS = "service.kubernetes.io/headless"
 MAX_ENDPOINTS = 100  # --max-endpoints-per-slice
 
 
-def _selects(selector: dict[str, str], pod: Obj) -> bool:
+def selects(selector: dict[str, str], pod: Obj) -> bool:
     labels = (pod.get("metadata") or {}).get("labels") or {}
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-def _target_port(port: dict[str, Any], pod: Obj) -> int | None:
+def target_port(port: dict[str, Any], pod: Obj) -> int | None:
     """The pod's port for a Service port: a number as it is, a name from the containers' ports."""
     target = port.get("targetPort", port.get("port"))
     if isinstance(target, int):
@@ -52,7 +52,7 @@ def _target_port(port: dict[str, Any], pod: Obj) -> int | None:
 def _ports(svc: Obj, pod: Obj) -> tuple[tuple[tuple[str, Any], ...], ...]:
     ports = []
     for port in (svc.get("spec") or {}).get("ports") or ():
-        number = _target_port(port, pod)
+        number = target_port(port, pod)
         if number is None:
             continue  # a name the pod does not have: that port is left out for this pod
         entry = {"name": port.get("name", ""), "port": number, "protocol": port.get("protocol", "TCP")}
@@ -101,7 +101,7 @@ class EndpointSliceController:
         else:
             for svc in self.api.store.list("Service", namespace):
                 selector = (svc.get("spec") or {}).get("selector")
-                if selector and any(_selects(selector, p) for p in (ev.obj, ev.old) if p is not None):
+                if selector and any(selects(selector, p) for p in (ev.obj, ev.old) if p is not None):
                     self.queue.add((namespace, svc["metadata"]["name"]))
 
     def _desired(self, svc: Obj) -> list[tuple[tuple[Any, ...], list[Obj]]]:
@@ -110,7 +110,7 @@ class EndpointSliceController:
         groups: dict[tuple[Any, ...], list[Obj]] = {}
         for pod in sorted(self.api.store.list("Pod", namespace), key=lambda p: p["metadata"]["name"]):
             status = pod.get("status") or {}
-            if not _selects(selector, pod) or not status.get("podIP") or status.get("phase") in ("Succeeded", "Failed"):
+            if not selects(selector, pod) or not status.get("podIP") or status.get("phase") in ("Succeeded", "Failed"):
                 continue
             groups.setdefault(_ports(svc, pod), []).append(_endpoint(svc, pod))
         slices = [(ports, endpoints[i:i + MAX_ENDPOINTS]) for ports, endpoints in groups.items()

@@ -24,6 +24,7 @@ import contextlib
 from collections.abc import Hashable
 
 from kubesched.api.objects import Obj, is_terminating, namespaced
+from kubesched.api.served import resource_kind
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import FOREGROUND_FINALIZER, ORPHAN_FINALIZER, APIServer
 from kubesched.controllers.ratelimit import FailureBackoff
@@ -38,7 +39,7 @@ UNOWNABLE = frozenset({"Event"})  # kinds that are never owners nor dependents w
 
 def _key(obj: Obj) -> Key:
     meta = obj["metadata"]
-    return obj["kind"], meta.get("namespace", ""), meta["name"]
+    return resource_kind(obj), meta.get("namespace", ""), meta["name"]
 
 
 def _refs(obj: Obj | None) -> list[Obj]:
@@ -106,7 +107,8 @@ class GarbageCollector:
         """The live owner a reference names (same uid), if it exists."""
         kind = ref.get("kind", "")
         ns = dependent["metadata"].get("namespace", "") if namespaced(kind) else ""
-        owner = self.api.store.get(kind, ns, ref.get("name", ""))
+        owner = self.api.store.get(resource_kind({"apiVersion": ref.get("apiVersion"), "kind": kind}), ns,
+                                   ref.get("name", ""))
         return owner if owner is not None and owner["metadata"].get("uid") == ref.get("uid") else None
 
     # ---- the work (attemptToDeleteItem, orphanDependents, processDeletingDependentsItem) -------------

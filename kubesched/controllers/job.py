@@ -21,15 +21,20 @@ then Complete (reason CompletionsReached) with completionTime. `suspend` deletes
 and sets Suspended; resuming starts the clock of activeDeadlineSeconds again. Pod events are
 synced a second later (syncJobBatchPeriod), Job changes at once.
 
-Where this differs: no expectations are kept (see replicaset.py); a pod deleted while it still
-carries the tracking finalizer is remembered from its watch event and counted at the next sync
-(upstream's API server keeps such a pod until the finalizer goes; here only the garbage
-collector's finalizers are waited for); a pod that goes that way without having succeeded counts
-as Failed, the phase upstream's kubelet gives it before it is removed. podFailurePolicy,
+Where the API server waits for the tracking finalizer (`serve`, which says so with
+`APIServer.honour`), a pod being deleted stays until it is counted, and the finalizer of a pod no
+unfinished Job owns (its Job deleted or finished) is removed at once (syncOrphanPod). In
+`simulate` it does not wait: a pod deleted while it still carries the finalizer is remembered
+from its watch event and counted at the next sync; a pod that goes that way without having
+succeeded counts as Failed, the phase upstream's kubelet gives it before it is removed.
+
+Where this differs: no expectations are kept (see replicaset.py). podFailurePolicy,
 successPolicy and backoffLimitPerIndex are not simulated.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 from kubesched.api.objects import Obj, controller_of, deep_copy, get_condition, is_pod_ready, is_terminating
 from kubesched.apiserver.errors import APIError, NotFoundError
@@ -60,6 +65,10 @@ def is_finished(job: Obj) -> bool:
     """IsJobFinished: a Complete or Failed condition that is True."""
     return any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
                for c in (job.get("status") or {}).get("conditions") or ())
+
+
+def _tracked(pod: Obj) -> bool:
+    return TRACKING_FINALIZER in (pod["metadata"].get("finalizers") or ())
 
 
 def completion_index(pod: Obj) -> int:
@@ -109,6 +118,9 @@ class JobController:
         self._gone: dict[str, dict[str, Obj]] = {}  # job uid -> pod uid -> pod deleted uncounted
         self._pod_backoff: dict[tuple[str, str], tuple[int, float | None]] = {}  # failures, last failure
         self._deadlines: dict[tuple[str, str], float] = {}  # key -> when a sync checks its deadline
+        # syncOrphanPod: pods whose tracking finalizer no running Job will remove (only where the
+        # API server waits for it: otherwise nothing is held by it).
+        self.orphans = WorkQueue(clock, self._sync_orphan)
 
     def start(self) -> None:
         self.pods = self.indexes.by_owner()
@@ -128,6 +140,11 @@ class JobController:
             self._pod_backoff.pop(key, None)
             self._deadlines.pop(key, None)
             self._gone.pop(ev.obj["metadata"].get("uid", ""), None)
+            if TRACKING_FINALIZER in self.api.honoured:  # deleteJob: its pods are orphans now
+                uid = ev.obj["metadata"].get("uid")
+                for pod in self.api.store.list("Pod", key[0]):
+                    if (controller_of(pod) or {}).get("uid") == uid and _tracked(pod):
+                        self.orphans.add(object_key(pod))
             return
         old = ev.old
         if ev.type == ADDED or old is None or old["metadata"].get("generation") != ev.obj["metadata"].get("generation"):
@@ -147,6 +164,27 @@ class JobController:
             self._gone.setdefault(ref.get("uid", ""), {})[pod["metadata"].get("uid", "")] = gone
         for job in owners_to_sync(ev, "Job", self.api.store):
             self._add_batched(object_key(job), SYNC_BATCH_PERIOD)
+        if ev.type != DELETED and TRACKING_FINALIZER in self.api.honoured and _tracked(pod) and self._orphaned(pod):
+            self.orphans.add(object_key(pod))
+
+    def _orphaned(self, pod: Obj) -> bool:
+        """Whether no Job that still runs owns the pod (a pod another kind controls is left alone)."""
+        ref = controller_of(pod)
+        if ref is None:
+            return True
+        if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+            return False
+        job = self.api.store.get("Job", pod["metadata"].get("namespace", ""), ref.get("name", ""))
+        return job is None or job["metadata"].get("uid") != ref.get("uid") or is_finished(job)
+
+    def _sync_orphan(self, key: tuple[str, str]) -> None:
+        """syncOrphanPod: drop the tracking finalizer of a pod still orphaned."""
+        pod = self.api.store.get("Pod", *key)
+        if pod is None or not _tracked(pod) or not self._orphaned(pod):
+            return
+        kept = [f for f in pod["metadata"]["finalizers"] if f != TRACKING_FINALIZER]
+        with contextlib.suppress(APIError):  # gone meanwhile
+            self.api.patch("Pod", *key, {"metadata": {"finalizers": kept or None}})
 
     def _add_batched(self, key: tuple[str, str], delay: float) -> None:
         """enqueueSyncJobBatched/WithDelay: one sync at the earliest time asked for."""

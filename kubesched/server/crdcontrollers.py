@@ -9,10 +9,12 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from kubesched.api.crd import definition as d
 from kubesched.api.objects import deep_copy
+from kubesched.api.served import resource_kind
 from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.runtime.clock import Clock
@@ -87,14 +89,10 @@ class DefinitionControllers:
         meta = crd["metadata"]
         if d.CLEANUP_FINALIZER not in (meta.get("finalizers") or ()):
             return
-        kind = d.kind(crd)
-        api_version = f"{d.group(crd)}/"
-        for obj in list(self.api.store.list(kind)):
-            if str(obj.get("apiVersion", "")).startswith(api_version):
-                try:
-                    self.api.store.delete(kind, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-                except NotFound:
-                    continue
+        kind = resource_kind({"apiVersion": f"{d.group(crd)}/{d.storage_version(crd)}", "kind": d.kind(crd)})
+        for obj in list(self.api.store.list(kind)):  # the group's own: the kind names it
+            with contextlib.suppress(NotFound):
+                self.api.store.delete(kind, obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
         current = self.api.store.get(d.KIND, "", meta["name"])
         if current is None:
             return

@@ -26,6 +26,7 @@ SUBRESOURCES: dict[str, tuple[tuple[str, str, str] | None, tuple[str, ...]]] = {
     "scale": (("autoscaling", "v1", "Scale"), ("get", "patch", "update")),
     "binding": (("", "v1", "Binding"), ("create",)),
     "eviction": (("policy", "v1", "Eviction"), ("create",)),
+    "token": (("authentication.k8s.io", "v1", "TokenRequest"), ("create",)),
 }
 
 AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"

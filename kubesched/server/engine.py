@@ -21,9 +21,13 @@ from kubesched.api.objects import DEFAULT_EPOCH, format_time, parse_time
 from kubesched.api.restmapping import RESOURCES, Resource
 from kubesched.apiserver.serviceips import SERVICE_CIDR, kubernetes_service
 from kubesched.cluster.cluster import Cluster
+from kubesched.controllers.endpoints import EndpointsController
 from kubesched.controllers.endpointslice import EndpointSliceController
+from kubesched.controllers.job import TRACKING_FINALIZER
 from kubesched.controllers.namespace import NamespaceController
+from kubesched.controllers.storageprotection import PVCProtectionController, PVProtectionController
 from kubesched.descheduler.policy import load_policy
+from kubesched.kubelet.nodelease import LEASE_DURATION, NodeLeaseController
 from kubesched.kubelet.nodestatus import NodeStatusReporter
 from kubesched.runtime.clock import VirtualClock
 from kubesched.runtime.realtime import RealtimeDriver
@@ -114,8 +118,21 @@ class Engine:
         self.namespaces.start()
         self.endpoint_slices = EndpointSliceController(self.api, clock)
         self.endpoint_slices.start()
+        self.endpoints = EndpointsController(self.api, clock)
+        self.endpoints.start()
+        # Kubernetes' own finalizers held until their controllers let go. Not in `simulate`: a
+        # snapshot's claims and Job pods would linger there, changing what a run has decided.
+        self.pvc_protection = PVCProtectionController(self.api, clock)
+        self.pvc_protection.start()
+        self.pv_protection = PVProtectionController(self.api, clock)
+        self.pv_protection.start()
+        self.api.honour(TRACKING_FINALIZER)  # the Job controller runs (in the Cluster)
         self.node_status = NodeStatusReporter(self.api, clock)
         self.node_status.start()
+        duration = ((scenario.kubelet_config if scenario else None) or {}).get("nodeLeaseDurationSeconds")
+        self.node_leases = NodeLeaseController(self.api, clock, duration if isinstance(duration, int) and duration > 0
+                                               else LEASE_DURATION)
+        self.node_leases.start()
         if fresh:
             for name in INITIAL_NAMESPACES:
                 if self.store.get("Namespace", "", name) is None:

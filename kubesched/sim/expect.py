@@ -6,7 +6,7 @@ so the fields it reads are the fields the loader accepted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from kubesched.api.dra.claims import (
     POD_CLAIM_NAME_ANNOTATION,
@@ -368,6 +368,10 @@ class ObjectCheck(expectations.ObjectExpectation):
         kind, *rest = e["object"].split("/")
         ns, name = rest if len(rest) == 2 else ("", rest[0])
         obj = cluster.store.get(kind, ns, name)
+        if obj is None:  # a custom kind, stored qualified by its group (`Widget.example.com`)
+            kinds = cast("list[str]", cluster.store.kinds())  # Store.list shadows the builtin in its annotations
+            qualified = next((k for k in kinds if k.startswith(kind + ".")), None)
+            obj = cluster.store.get(qualified, ns, name) if qualified is not None else None
         if (obj is not None) != e.get("exists", True):
             return False, f"{e['object']} {'exists' if obj is not None else 'does not exist'}"
         if obj is None:

@@ -17,7 +17,7 @@ from kubesched.api.duration import format_duration
 from kubesched.api.kinds import SIMULATED, stored_only_summary
 from kubesched.api.objects import Obj, get_condition
 from kubesched.api.quantity import format_amount, format_memory
-from kubesched.api.served import resource_kind
+from kubesched.api.served import shown_kind
 from kubesched.cluster.cluster import Cluster
 from kubesched.cluster.recorder import Recorder
 from kubesched.scheduler.record import DecisionRecord
@@ -126,7 +126,7 @@ def to_json(result: SimResult, explain: set[str] | None = None, stream: bool = F
     budgets = [_budget_json(pdb) for pdb in cluster.store.list("PodDisruptionBudget")]
     if budgets:
         out["podDisruptionBudgets"] = budgets
-    stored = Counter(kind for kind in (resource_kind(obj) for _, obj in result.scenario.objects)
+    stored = Counter(kind for kind in (shown_kind(obj) for _, obj in result.scenario.objects)
                      if kind not in SIMULATED)
     if stored:
         out["storedOnly"] = dict(sorted(stored.items()))

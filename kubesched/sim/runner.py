@@ -14,7 +14,7 @@ from kubesched.api.errors import InputError, Problem
 from kubesched.api.features import FeatureGateError, FeatureGates
 from kubesched.api.loader import collect_paths, nothing_loaded
 from kubesched.api.objects import LAST_TIME, Shared, format_time, namespaced, ref
-from kubesched.api.served import resource_kind
+from kubesched.api.served import shown_kind
 from kubesched.api.validation.checker import subpath
 from kubesched.apiserver.errors import APIError
 from kubesched.cluster.cluster import Cluster
@@ -153,7 +153,7 @@ def build_cluster(scenario: Scenario, explain: set[str] | None = None, consume: 
         else:
             clock.call_at(at, lambda obj=obj: cluster.create(obj, validated=True, owned=consume))
         if consume:  # the API's now; what the scenario may still be asked is the kind
-            kind = resource_kind(obj)
+            kind = shown_kind(obj)
             scenario.objects[i] = (at, kinds.get(kind) or kinds.setdefault(kind, Shared(kind=kind)))
     recorder.check_snapshot()
     for action in scenario.actions:

@@ -241,7 +241,7 @@ def test_events_expire_after_an_hour(tmp_path: Path) -> None:
 def test_an_operators_finalizer_holds_the_object_until_removed(served: Served) -> None:
     """Graceful deletion as kube-apiserver does it: the object stays, with its deletionTimestamp,
     until its finalizers are gone; Kubernetes' own finalizers of controllers kubesched does not run
-    (pvc-protection, ...) do not hold it."""
+    (the service controller's load-balancer cleanup, ...) do not hold it."""
     api = client.CoreV1Api(config.new_client_from_config(served.kubeconfig))
     api.create_namespaced_config_map("default", {"metadata": {"name": "held", "finalizers": ["example.com/cleanup"]}})
     api.delete_namespaced_config_map("held", "default")
@@ -257,6 +257,6 @@ def test_an_operators_finalizer_holds_the_object_until_removed(served: Served) -
     with pytest.raises(ApiException) as gone:
         api.read_namespaced_config_map("held", "default")
     assert gone.value.status == 404
-    api.create_namespaced_config_map("default", {"metadata": {"name": "sys", "finalizers": ["kubernetes.io/pvc-protection"]}})
+    api.create_namespaced_config_map("default", {"metadata": {"name": "sys", "finalizers": ["service.kubernetes.io/load-balancer-cleanup"]}})
     api.delete_namespaced_config_map("sys", "default")
     assert not [c for c in api.list_namespaced_config_map("default").items if c.metadata.name == "sys"]

@@ -346,3 +346,57 @@ def test_kopf_operator_handles_a_create(widgets: Served, tmp_path) -> None:  # n
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
         log.close()
+
+
+def _same_kind(group: str, scope: str = "Namespaced") -> str:
+    return f"""
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: widgets.{group}}}
+spec:
+  group: {group}
+  scope: {scope}
+  names: {{plural: widgets, singular: widget, kind: Widget}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}
+"""
+
+
+def test_one_kind_in_two_groups_keeps_apart(served: Served) -> None:
+    """Two definitions of `Widget` in different groups: each group serves its own objects, even
+    under the same name, and deleting one definition takes only its own."""
+    served.kubectl("apply", "-f", "-", input=_same_kind("a.example.com") + "---" + _same_kind("b.example.com"))
+    api = client.CustomObjectsApi(config.new_client_from_config(served.kubeconfig))
+    try:
+        for group in ("a.example.com", "b.example.com"):
+            wait_for(lambda group=group: _served(api, group), what=f"widgets of {group} served")
+            api.create_namespaced_custom_object(group, "v1", "default", "widgets", {
+                "apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "same"}, "spec": {"from": group}})
+        for group in ("a.example.com", "b.example.com"):
+            (item,) = api.list_namespaced_custom_object(group, "v1", "default", "widgets")["items"]
+            assert (item["apiVersion"], item["spec"]) == (f"{group}/v1", {"from": group})
+            patched = api.patch_namespaced_custom_object(group, "v1", "default", "widgets", "same",
+                                                         {"spec": {"patched": True}})
+            assert patched["apiVersion"] == f"{group}/v1" and patched["kind"] == "Widget"
+        out = served.kubectl("get", "widgets.b.example.com", "same", "-o", "json")
+        assert json.loads(out)["spec"] == {"from": "b.example.com", "patched": True}
+
+        served.kubectl("delete", "crd", "widgets.a.example.com")
+        wait_for(lambda: not _served(api, "a.example.com"), what="a.example.com's widgets gone")
+        (left,) = api.list_namespaced_custom_object("b.example.com", "v1", "default", "widgets")["items"]
+        assert left["spec"]["from"] == "b.example.com"
+        api.delete_namespaced_custom_object("b.example.com", "v1", "default", "widgets", "same")
+        assert api.list_namespaced_custom_object("b.example.com", "v1", "default", "widgets")["items"] == []
+    finally:
+        api.api_client.close()
+
+
+def _served(api: client.CustomObjectsApi, group: str) -> bool:
+    try:
+        api.list_namespaced_custom_object(group, "v1", "default", "widgets")
+    except ApiException:
+        return False
+    return True

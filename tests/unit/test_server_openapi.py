@@ -150,6 +150,11 @@ def test_pod_paths_match_upstream_operations() -> None:
     assert eviction["post"]["description"] == "create eviction of a Pod"
     assert {p["name"] for p in eviction["parameters"]} == {"dryRun", "fieldManager", "fieldValidation", "name",
                                                            "namespace", "pretty"}
+    token = paths["/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token"]
+    assert list(token) == ["post", "parameters"]
+    assert token["post"]["operationId"] == "createCoreV1NamespacedServiceAccountToken"
+    assert token["post"]["description"] == "create token of a ServiceAccount"
+    assert token["post"]["x-kubernetes-group-version-kind"] == _gvk("authentication.k8s.io", "v1", "TokenRequest")
     node = paths["/api/v1/nodes/{name}"]
     assert node["delete"]["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Status"}
@@ -189,6 +194,9 @@ def test_resource_lists_carry_subresources_as_upstream_lists_them() -> None:
     assert by_name["pods/binding"] == {"name": "pods/binding", "singularName": "", "namespaced": True,
                                        "kind": "Binding", "verbs": ["create"]}
     assert by_name["pods/status"]["kind"] == "Pod" and by_name["pods/status"]["verbs"] == ["get", "patch", "update"]
+    assert by_name["serviceaccounts/token"] == {"name": "serviceaccounts/token", "singularName": "", "namespaced": True,
+                                                "group": "authentication.k8s.io", "version": "v1",
+                                                "kind": "TokenRequest", "verbs": ["create"]}
     assert "storageVersionHash" not in by_name["bindings"]
     apps = discovery.api_resource_list("apps", "v1")
     assert apps is not None and apps["apiVersion"] == "v1"
