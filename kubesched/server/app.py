@@ -18,6 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.duration import parse_duration
+from kubesched.api.jsonbytes import dumps
 from kubesched.api.restmapping import Resource, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
@@ -26,7 +27,7 @@ from kubesched.server.authz import Gate
 from kubesched.server.custom import CustomResource
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
-from kubesched.server.watch import Watch
+from kubesched.server.watch import Lines, Watch
 
 log = logging.getLogger("kubesched.serve")
 
@@ -38,7 +39,7 @@ CLOCK_PATH = "/kubesched.io/clock"
 
 def _json(answer: Any, code: int = 200, warnings: list[str] | None = None) -> web.Response:
     headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
-    return web.Response(body=json.dumps(answer, separators=(",", ":")).encode(), status=code,
+    return web.Response(body=dumps(answer), status=code,
                         content_type="application/json", headers=headers)
 
 
@@ -54,6 +55,7 @@ class Server:
         self.max_body = max_body
         self.bookmark_interval = bookmark_interval
         self.watches: set[Watch] = set()
+        self.lines = Lines()
         self.gate = Gate(engine, token)
 
     def app(self) -> web.Application:
@@ -260,7 +262,7 @@ class Server:
         return _json(answer, code, req.warnings)
 
     async def _watch(self, request: web.Request, req: Request) -> web.StreamResponse:
-        watch = Watch(self.engine.rest, req, self.engine.rest.selection(req))
+        watch = Watch(self.engine.rest, req, self.engine.rest.selection(req), self.lines)
         try:
             timeout = float(req.query.get("timeoutSeconds") or 0)
         except ValueError:

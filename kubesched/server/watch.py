@@ -11,9 +11,9 @@ as upstream's cache watchers do. BOOKMARK events carry the latest version when a
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
+from kubesched.api.jsonbytes import dumps
 from kubesched.server.rest import Request, Rest
 from kubesched.server.selection import Selection, sort_key
 from kubesched.server.status import status
@@ -25,14 +25,34 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
+    return dumps(value) + b"\n"
+
+
+class Lines:
+    """Each event's line, encoded once for all the watches that send it as it is: a store
+    notifies its watchers one after the other, so the last line made per resource is the one the
+    next watcher of that event wants. Shared by every watch of a server."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str, str], tuple[str, Obj, bytes]] = {}
+
+    def line(self, rest: Rest, req: Request, etype: str, obj: Obj) -> bytes:
+        res = req.resource
+        key = (res.group, res.version, res.plural)
+        last = self._last.get(key)
+        if last is not None and last[1] is obj and last[0] == etype:
+            return last[2]
+        line = _dumps({"type": etype, "object": rest._view(req, obj)})
+        self._last[key] = (etype, obj, line)
+        return line
 
 
 class Watch:
     """One client's watch: filters store events into a queue of encoded lines."""
 
-    def __init__(self, rest: Rest, req: Request, selection: Selection) -> None:
+    def __init__(self, rest: Rest, req: Request, selection: Selection, lines: Lines | None = None) -> None:
         self.rest = rest
+        self.lines = lines or Lines()
         self.req = req
         self.selection = selection
         self.kind = req.resource.store_kind
@@ -97,13 +117,16 @@ class Watch:
             self._send(ev.type, ev.obj)
 
     def _send(self, etype: str, obj: Obj) -> None:
-        self.last_rv = max(self.last_rv, int(obj["metadata"].get("resourceVersion") or 0))
-        view = self.rest._view(self.req, obj)
-        if self.req.table:
+        rv = int(obj["metadata"].get("resourceVersion") or 0)
+        self.last_rv = max(self.last_rv, rv)
+        if self.req.table:  # the first line carries the column headers: this watch's own
+            view = self.rest._view(self.req, obj)
             view = self.rest.table(self.req, [view], view["metadata"].get("resourceVersion", ""),
                                    no_headers=self.table_header_sent)
             self.table_header_sent = True
-        self._put(_dumps({"type": etype, "object": view}), int(obj["metadata"].get("resourceVersion") or 0))
+            self._put(_dumps({"type": etype, "object": view}), rv)
+        else:
+            self._put(self.lines.line(self.rest, self.req, etype, obj), rv)
 
     def _put(self, line: bytes | None, rv: int = 0) -> None:
         if self.queue.qsize() >= MAX_BACKLOG:

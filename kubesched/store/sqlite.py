@@ -28,6 +28,7 @@ import json
 import sqlite3
 from typing import Any
 
+from kubesched.api.jsonbytes import dumps
 from kubesched.store.base import ADDED, MODIFIED, Obj, WatchEvent
 from kubesched.store.memory import MemoryStore
 
@@ -61,8 +62,6 @@ CREATE TABLE meta (
     value TEXT NOT NULL
 );
 """
-
-_dumps = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
 class StoreFileError(Exception):
@@ -164,7 +163,7 @@ class SQLiteStore(MemoryStore):
     # --- writes ---------------------------------------------------------------------------------------
 
     def _persist(self, rv: int, type_: str, kind: str, namespace: str, name: str, obj: Obj) -> None:
-        body = _dumps(obj)
+        body = dumps(obj).decode()
         key = (kind, namespace, name)
         if type_ == ADDED:
             self._commit(rv, type_, kind, body, "INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?)",
