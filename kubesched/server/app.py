@@ -2,8 +2,10 @@
 on aiohttp, in front of the engine's one thread (the asyncio loop's).
 
 Every request runs to completion on the loop without awaiting in between, so the engine is never
-entered twice at once; only watches await, between the lines they send. Before a request the
-clock catches up with the wall clock, after it the driver runs the components' reactions.
+entered twice at once; only watches await, between the lines they send, and answers, until the
+writes they show are durable (group commit: many requests' writes share one fsync). Before a
+request the clock catches up with the wall clock, after it the driver runs the components'
+reactions.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
 from kubesched.server.authz import Gate
 from kubesched.server.custom import CustomResource
+from kubesched.server.durability import Durability, DurabilityError
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
 from kubesched.server.watch import Lines, Watch
@@ -57,6 +60,7 @@ class Server:
         self.watches: set[Watch] = set()
         self.lines = Lines()
         self.gate = Gate(engine, token)
+        self.durability = Durability(engine.store)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body + 1)
@@ -66,6 +70,7 @@ class Server:
         return app
 
     async def _start(self, _: web.Application) -> None:
+        self.durability.start()
         self.engine.driver.start()
 
     async def _shutdown(self, _: web.Application) -> None:
@@ -77,6 +82,15 @@ class Server:
     # ---- dispatch ------------------------------------------------------------------------------
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        response = await self._answer(request)
+        if isinstance(response, web.Response):  # not a watch, whose stream has ended already
+            try:
+                await self.durability.wait()
+            except DurabilityError as e:
+                return _status(st.status(500, "InternalError", f"Internal error occurred: {e}"))
+        return response
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         try:
             if (answer := await self.gate.filter(request)) is not None:
                 return answer
@@ -282,17 +296,19 @@ class Server:
                 if left <= 0:
                     break
                 try:
-                    lines, done = await asyncio.wait_for(watch.batch(), timeout=min(left, self.bookmark_interval))
+                    lines, done, version = await asyncio.wait_for(watch.batch(),
+                                                                  timeout=min(left, self.bookmark_interval))
                 except TimeoutError:
                     if bookmarks:
                         watch.bookmark()
                     continue
+                await self.durability.wait(version)
                 if lines:
                     await response.write(lines)
                 if done:
                     break
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
+        except (ConnectionResetError, asyncio.CancelledError, DurabilityError):
+            pass  # the client left, or what it would be sent next can never be made durable
         finally:
             watch.stop()
             self.watches.discard(watch)

@@ -149,15 +149,16 @@ class Watch:
         self._put(_dumps({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version,
                                                          "metadata": meta}}))
 
-    async def batch(self) -> tuple[bytes, bool]:
-        """The next lines to write, in resourceVersion order, and whether the stream ends."""
+    async def batch(self) -> tuple[bytes, bool, int]:
+        """The next lines to write, in resourceVersion order, whether the stream ends, and the
+        latest version they show (to be durable before they are sent)."""
         first = await self.queue.get()
         items = [first]
         while not self.queue.empty():
             items.append(self.queue.get_nowait())
         done = None in items
         lines = sorted((i for i in items if i is not None), key=lambda i: i[0])
-        return b"".join(line for _, line in lines), done
+        return b"".join(line for _, line in lines), done, lines[-1][0] if lines else 0
 
     def bookmark(self) -> None:
         """A periodic BOOKMARK: the client may resume from the store's latest version."""
