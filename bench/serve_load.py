@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
+import orjson
 
 
 @dataclass
@@ -175,7 +176,7 @@ async def _pod_writer(session: aiohttp.ClientSession, url: str, names: list[str]
         if answer.status != 201:
             errors.append(f"POST {name}: {answer.status} {payload[:200]!r}")
             continue
-        acked[name] = int(json.loads(payload)["metadata"]["resourceVersion"])
+        acked[name] = int(orjson.loads(payload)["metadata"]["resourceVersion"])
 
 
 async def _pod_watcher(session: aiohttp.ClientSession, url: str, since: int, seen: list[tuple[str, str, int, bool]],
@@ -194,7 +195,7 @@ async def _pod_watcher(session: aiohttp.ClientSession, url: str, since: int, see
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
-                ev = json.loads(line)
+                ev = orjson.loads(line)
                 obj = ev["object"]
                 running = bool(obj["spec"].get("nodeName")) and obj.get("status", {}).get("phase") == "Running"
                 seen.append((ev["type"], obj["metadata"]["name"], int(obj["metadata"]["resourceVersion"]), running))

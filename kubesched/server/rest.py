@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import yaml
 
 from kubesched.api.crd import definition as crd_def
@@ -68,6 +69,15 @@ _WRITE_OPTIONS = {"create": "CreateOptions", "update": "UpdateOptions", "patch":
 def _go_quote(text: str) -> str:
     """The inside of Go's %q of `text` (JSON's escapes are the same for what a query carries)."""
     return json.dumps(text)[1:-1]
+
+
+def _loads(body: bytes) -> Any:
+    """orjson reads a body several times faster; what it refuses (NaN, integers past 64 bits,
+    bad input) json reads, or says what is wrong in the words clients are used to."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
 
 
 @dataclass
@@ -135,7 +145,7 @@ class Rest:
         try:
             if "yaml" in req.content_type:
                 return read_yaml(req.body)  # as sigs.k8s.io/yaml reads it: `=` and `y` as Go reads them
-            return json.loads(req.body)
+            return _loads(req.body)
         except (ValueError, yaml.YAMLError) as e:
             raise BadRequest(f"couldn't get version/kind; json parse error: {e}") from None
 
