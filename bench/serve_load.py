@@ -259,6 +259,37 @@ async def run_pod_load(url: str, pods: int = 3000, writers: int = 32, watchers: 
     return result
 
 
+def _official_writer(url: str, names: list[str]) -> tuple[float, float, list[float]]:
+    """One writer process as users write one: the official client, one request at a time.
+    Returns when it started and ended, and each create's latency."""
+    from kubernetes import client
+
+    configuration = client.Configuration()
+    configuration.host = url
+    api = client.CoreV1Api(client.ApiClient(configuration))
+    started = time.time()
+    latencies = []
+    for name in names:
+        start = time.perf_counter()
+        api.create_namespaced_pod("default", pod(name))
+        latencies.append(time.perf_counter() - start)
+    return started, time.time(), latencies
+
+
+def official_client_creates(url: str, pods: int = 2000, processes: int = 4) -> PodLoadResult:
+    """`processes` processes creating `pods` pods between them with the official client."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    names = [f"official-{i}" for i in range(pods)]
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_official_writer, url, names[i::processes]) for i in range(processes)]
+        answers = [f.result() for f in futures]
+    seconds = max(ended for _, ended, _ in answers) - min(started for started, _, _ in answers)
+    latencies = [lat for _, _, lats in answers for lat in lats]
+    return PodLoadResult(len(latencies), seconds, 0.0, latencies, 0)
+
+
 class _Serving:
     """`kubesched serve` on a fresh SQLite file, a process of its own as users run it."""
 
@@ -308,12 +339,18 @@ def serve_and_load(clients: int = 50, writes: int = 10_000, watchers: int = 5) -
 
 
 def serve_and_create_pods(node_count: int = 50, pods: int = 3000, writers: int = 32,
-                          watchers: int = 5) -> PodLoadResult:
-    """Start `kubesched serve` with `node_count` nodes, create `pods` pods, wait until they run."""
+                          watchers: int = 5, official: bool = False) -> PodLoadResult:
+    """Start `kubesched serve` with `node_count` nodes, create `pods` pods, wait until they run;
+    `official`: 4 processes with the official client create them instead, nobody watching."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         cluster = Path(tmp) / "nodes.json"
         cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": nodes(node_count)}))
         with _Serving(str(cluster)) as served:
+            if official:
+                before = served.cpu()
+                result = official_client_creates(served.url, pods)
+                result.server_cpu = served.cpu() - before
+                return result
             return asyncio.run(run_pod_load(served.url, pods, writers, watchers, served.cpu))
