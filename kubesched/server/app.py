@@ -76,7 +76,7 @@ class Server:
     async def _shutdown(self, _: web.Application) -> None:
         for w in list(self.watches):
             w.stop()
-            w.queue.put_nowait(None)
+            w.end()
         await self.engine.driver.stop()
 
     # ---- dispatch ------------------------------------------------------------------------------

@@ -58,7 +58,10 @@ class Watch:
         self.kind = req.resource.store_kind
         # (resourceVersion, line); None ends the stream. A write made inside another write's
         # notification reaches this watcher before the outer one: the writer sorts each batch.
-        self.queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        # A list and a future rather than an asyncio.Queue: a line is queued for every watch on
+        # every write, and the writer takes them all at once.
+        self.pending: list[tuple[int, bytes] | None] = []
+        self._wake: asyncio.Future[None] | None = None
         self.table_header_sent = False
         self.overflowed = False
         self.last_rv = 0
@@ -129,12 +132,21 @@ class Watch:
             self._put(self.lines.line(self.rest, self.req, etype, obj), rv)
 
     def _put(self, line: bytes | None, rv: int = 0) -> None:
-        if self.queue.qsize() >= MAX_BACKLOG:
+        if len(self.pending) >= MAX_BACKLOG:
             self.overflowed = True
             self.stop()
-            self.queue.put_nowait(None)
+            self.end()
             return
-        self.queue.put_nowait(None if line is None else (rv or self.rest.store.resource_version, line))
+        self.pending.append(None if line is None else (rv or self.rest.store.resource_version, line))
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    def end(self) -> None:
+        """End the stream after what is queued (the server is shutting down)."""
+        self.pending.append(None)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
 
     def _error(self, answer: Obj) -> None:
         self.stop()
@@ -152,10 +164,13 @@ class Watch:
     async def batch(self) -> tuple[bytes, bool, int]:
         """The next lines to write, in resourceVersion order, whether the stream ends, and the
         latest version they show (to be durable before they are sent)."""
-        first = await self.queue.get()
-        items = [first]
-        while not self.queue.empty():
-            items.append(self.queue.get_nowait())
+        while not self.pending:
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+        items, self.pending = self.pending, []
         done = None in items
         lines = sorted((i for i in items if i is not None), key=lambda i: i[0])
         return b"".join(line for _, line in lines), done, lines[-1][0] if lines else 0
