@@ -319,8 +319,8 @@ class Rest:
         self._check_namespace(req)
         set_defaults(obj)  # before managedFields: the writer owns what decoding defaulted
         obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req))
-        try:
-            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run))
+        try:  # decoded for this request alone: handed over, not copied
+            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run, owned=True))
         except AlreadyExists:
             raise AlreadyExists(st.already_exists(req.resource, req.name or "")["message"]) from None
 
