@@ -106,7 +106,7 @@ def main() -> None:
         console.print(loading)
     if not args.names or "Serve" in args.names:
         load = serve_and_load()
-        served = Table(title="kubesched serve: 50 clients on loopback (SQLite, WAL)")
+        served = Table(title="kubesched serve: ConfigMaps, 50 clients on loopback (SQLite, durable when acknowledged)")
         for col in ("writes", "watchers", "seconds", "writes/s", "p50 ms", "p99 ms", "lost", "duplicated"):
             served.add_column(col, justify="right")
         served.add_row(str(load.writes), str(load.watchers), f"{load.seconds:.1f}", f"{load.throughput:.0f}",
