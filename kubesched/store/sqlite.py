@@ -161,9 +161,20 @@ class SQLiteStore(MemoryStore):
     def commit_in_background(self, on_durable: Callable[[int, BaseException | None], None]) -> None:
         """From now on, group commit: writes are queued for a committer thread, which calls
         `on_durable(version, None)` (on its own thread) after each commit, or
-        `on_durable(version, error)` when a commit failed."""
+        `on_durable(version, error)` when a commit failed. Called again, it only changes who is
+        told."""
         if self._committer is None:
             self._committer = _Committer(self.path, self._synchronous, self._rv, on_durable)
+        else:
+            self._committer.on_durable = on_durable
+
+    def sync(self) -> None:
+        """Wait until every write so far is committed (group commit); raises StoreFileError if a
+        commit failed."""
+        if self._committer is not None:
+            self._committer.sync()
+            if self._committer.error is not None:
+                raise StoreFileError(f"{self.path}: cannot write the data file: {self._committer.error}")
 
     @property
     def durable_version(self) -> int:
@@ -322,10 +333,11 @@ class _Committer:
                  on_durable: Callable[[int, BaseException | None], None]) -> None:
         self.durable = durable  # the latest version committed (read by the store's thread)
         self.error: BaseException | None = None
-        self._on_durable = on_durable
+        self.on_durable = on_durable
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
         self._db.execute(f"PRAGMA synchronous={synchronous}")
         self._group: _Group | None = None
+        self._committing = False
         self._stopping = False
         self._ready = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="sqlite-group-commit", daemon=True)
@@ -339,6 +351,11 @@ class _Committer:
             else:
                 self._group.join(writes)
             self._ready.notify()
+
+    def sync(self) -> None:
+        with self._ready:
+            while (self._group is not None or self._committing) and self.error is None:
+                self._ready.wait()
 
     def stop(self) -> None:
         """Commit what is queued, then end the thread."""
@@ -354,6 +371,7 @@ class _Committer:
                 while self._group is None and not self._stopping:
                     self._ready.wait()
                 group, self._group = self._group, None
+                self._committing = group is not None
             if group is None:
                 return
             if self.error is None:
@@ -363,4 +381,7 @@ class _Committer:
                     self.error = e
                 else:
                     self.durable = group.version
-            self._on_durable(group.version, self.error)
+            with self._ready:
+                self._committing = False
+                self._ready.notify_all()
+            self.on_durable(group.version, self.error)

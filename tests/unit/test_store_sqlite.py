@@ -375,3 +375,17 @@ def test_every_acknowledged_write_survives_sigkill(path: str) -> None:
         store.close()
     rows = query(path, "SELECT body FROM objects")
     assert all(json.loads(body)["metadata"]["name"] for body, in rows)
+
+
+def test_sync_waits_until_every_queued_write_is_in_the_file(path: str) -> None:
+    store = SQLiteStore(path)
+    store.commit_in_background(lambda version, error: None)
+    told: list[int] = []
+    store.commit_in_background(lambda version, error: told.append(version))  # again: who is told changes
+    for i in range(50):
+        store.create(obj("Node", "", f"n{i}", i))
+    store.sync()
+    assert store.durable_version == 50
+    assert query(path, "SELECT count(*) FROM objects") == [(50,)]
+    assert told and told[-1] == 50
+    store.close()
