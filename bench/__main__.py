@@ -15,7 +15,7 @@ from rich.table import Table
 from bench.descheduler import run_pass
 from bench.endtoend import end_to_end_table, scale_table
 from bench.loading import load_times
-from bench.serve_load import serve_and_load
+from bench.serve_load import serve_and_create_pods, serve_and_load
 from bench.timeline import timeline_table
 from bench.workloads import WORKLOADS, Workload
 from kubesched.cluster.cluster import Cluster
@@ -106,13 +106,27 @@ def main() -> None:
         console.print(loading)
     if not args.names or "Serve" in args.names:
         load = serve_and_load()
-        served = Table(title="kubesched serve: 50 clients on loopback (SQLite, WAL)")
+        served = Table(title="kubesched serve: ConfigMaps, 50 clients on loopback (SQLite, durable when acknowledged)")
         for col in ("writes", "watchers", "seconds", "writes/s", "p50 ms", "p99 ms", "lost", "duplicated"):
             served.add_column(col, justify="right")
         served.add_row(str(load.writes), str(load.watchers), f"{load.seconds:.1f}", f"{load.throughput:.0f}",
                        f"{load.percentile(50):.1f}", f"{load.percentile(99):.1f}", str(load.missing),
                        str(load.duplicated))
         console.print(served)
+        created = Table(title="kubesched serve: pods created on 50 nodes (SQLite, durable when acknowledged)")
+        for col in ("writers", "pods", "creates/s", "p50 ms", "p99 ms", "all Running s", "server CPU ms/pod",
+                    "watchers", "events/watcher", "lost", "duplicated"):
+            created.add_column(col, justify="right")
+        pods = serve_and_create_pods()
+        created.add_row("32 keep-alive (aiohttp)", str(pods.created), f"{pods.throughput:.0f}",
+                        f"{pods.percentile(50):.1f}", f"{pods.percentile(99):.1f}", f"{pods.running_seconds:.1f}",
+                        f"{pods.server_cpu / pods.created * 1000:.2f}", str(pods.watchers), str(pods.events),
+                        str(pods.missing), str(pods.duplicated + pods.out_of_order + pods.diverged))
+        pods = serve_and_create_pods(pods=2000, official=True)
+        created.add_row("4 processes (official client)", str(pods.created), f"{pods.throughput:.0f}",
+                        f"{pods.percentile(50):.1f}", f"{pods.percentile(99):.1f}", "-",
+                        f"{pods.server_cpu / pods.created * 1000:.2f}", "0", "-", "-", "-")
+        console.print(created)
 
 
 if __name__ == "__main__":

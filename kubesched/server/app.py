@@ -2,8 +2,10 @@
 on aiohttp, in front of the engine's one thread (the asyncio loop's).
 
 Every request runs to completion on the loop without awaiting in between, so the engine is never
-entered twice at once; only watches await, between the lines they send. Before a request the
-clock catches up with the wall clock, after it the driver runs the components' reactions.
+entered twice at once; only watches await, between the lines they send, and answers, until the
+writes they show are durable (group commit: many requests' writes share one fsync). Before a
+request the clock catches up with the wall clock, after it the driver runs the components'
+reactions.
 """
 
 from __future__ import annotations
@@ -18,15 +20,17 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.duration import parse_duration
+from kubesched.api.jsonbytes import dumps
 from kubesched.api.restmapping import Resource, gated_off, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf
 from kubesched.server import status as st
 from kubesched.server.authz import Gate
 from kubesched.server.custom import CustomResource
+from kubesched.server.durability import Durability, DurabilityError
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
-from kubesched.server.watch import Watch
+from kubesched.server.watch import Lines, Watch
 from kubesched.server.webhooks import RequestContext
 
 log = logging.getLogger("kubesched.serve")
@@ -39,7 +43,7 @@ CLOCK_PATH = "/kubesched.io/clock"
 
 def _json(answer: Any, code: int = 200, warnings: list[str] | None = None) -> web.Response:
     headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
-    return web.Response(body=json.dumps(answer, separators=(",", ":")).encode(), status=code,
+    return web.Response(body=dumps(answer), status=code,
                         content_type="application/json", headers=headers)
 
 
@@ -55,9 +59,11 @@ class Server:
         self.max_body = max_body
         self.bookmark_interval = bookmark_interval
         self.watches: set[Watch] = set()
+        self.lines = Lines()
         self.gate = Gate(engine, token)
         # Built-in resources the cluster's feature gates leave out, as kube-apiserver leaves them uninstalled.
         self.hidden = gated_off(engine.cluster.feature_gates.enabled)
+        self.durability = Durability(engine.store)
 
     def app(self) -> web.Application:
         app = web.Application(client_max_size=self.max_body + 1)
@@ -67,17 +73,27 @@ class Server:
         return app
 
     async def _start(self, _: web.Application) -> None:
+        self.durability.start()
         self.engine.driver.start()
 
     async def _shutdown(self, _: web.Application) -> None:
         for w in list(self.watches):
             w.stop()
-            w.queue.put_nowait(None)
+            w.end()
         await self.engine.driver.stop()
 
     # ---- dispatch ------------------------------------------------------------------------------
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        response = await self._answer(request)
+        if isinstance(response, web.Response):  # not a watch, whose stream has ended already
+            try:
+                await self.durability.wait()
+            except DurabilityError as e:
+                return _status(st.status(500, "InternalError", f"Internal error occurred: {e}"))
+        return response
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
         try:
             if (answer := await self.gate.filter(request)) is not None:
                 return answer
@@ -272,7 +288,7 @@ class Server:
         return _json(answer, code, req.warnings)
 
     async def _watch(self, request: web.Request, req: Request) -> web.StreamResponse:
-        watch = Watch(self.engine.rest, req, self.engine.rest.selection(req))
+        watch = Watch(self.engine.rest, req, self.engine.rest.selection(req), self.lines)
         try:
             timeout = float(req.query.get("timeoutSeconds") or 0)
         except ValueError:
@@ -292,17 +308,19 @@ class Server:
                 if left <= 0:
                     break
                 try:
-                    lines, done = await asyncio.wait_for(watch.batch(), timeout=min(left, self.bookmark_interval))
+                    lines, done, version = await asyncio.wait_for(watch.batch(),
+                                                                  timeout=min(left, self.bookmark_interval))
                 except TimeoutError:
                     if bookmarks:
                         watch.bookmark()
                     continue
+                await self.durability.wait(version)
                 if lines:
                     await response.write(lines)
                 if done:
                     break
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
+        except (ConnectionResetError, asyncio.CancelledError, DurabilityError):
+            pass  # the client left, or what it would be sent next can never be made durable
         finally:
             watch.stop()
             self.watches.discard(watch)

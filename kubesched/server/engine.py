@@ -87,6 +87,10 @@ class Engine:
         self._started = False
         self.store: Store = MemoryStore(window=WATCH_WINDOW) if options.data == MEMORY else \
             SQLiteStore(options.data, window=WATCH_WINDOW)
+        if isinstance(self.store, SQLiteStore):
+            # Seeding a new file from a large input commits in groups too; synced below, and the
+            # server says who is told of commits once it runs.
+            self.store.commit_in_background(lambda version, error: None)
         meta: Any = self.store if hasattr(self.store, "meta_get") else _MemoryMeta()
         self.meta = meta
         fresh = meta.meta_get("epoch") is None
@@ -148,6 +152,8 @@ class Engine:
             self.cluster.create(kubernetes_service())
         self.driver = RealtimeDriver(clock, options.speed, self._persist_time)
         clock.call_at(clock.now(), self._expire_events, daemon=True)
+        if isinstance(self.store, SQLiteStore):
+            self.store.sync()
         _warm_up()
 
     def _custom_kind(self, api_version: str, kind: str) -> Resource | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 import yaml
 
 from kubesched.api.crd import definition as crd_def
@@ -70,6 +71,15 @@ _WRITE_OPTIONS = {"create": "CreateOptions", "update": "UpdateOptions", "patch":
 def _go_quote(text: str) -> str:
     """The inside of Go's %q of `text` (JSON's escapes are the same for what a query carries)."""
     return json.dumps(text)[1:-1]
+
+
+def _loads(body: bytes) -> Any:
+    """orjson reads a body several times faster; what it refuses (NaN, integers past 64 bits,
+    bad input) json reads, or says what is wrong in the words clients are used to."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
 
 
 @dataclass
@@ -144,7 +154,7 @@ class Rest:
         try:
             if "yaml" in req.content_type:
                 return read_yaml(req.body)  # as sigs.k8s.io/yaml reads it: `=` and `y` as Go reads them
-            return json.loads(req.body)
+            return _loads(req.body)
         except (ValueError, yaml.YAMLError) as e:
             raise BadRequest(f"couldn't get version/kind; json parse error: {e}") from None
 
@@ -324,8 +334,8 @@ class Rest:
         self._check_namespace(req)
         set_defaults(obj)  # before managedFields: the writer owns what decoding defaulted
         obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req))
-        try:
-            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run, caller=req.caller))
+        try:  # decoded for this request alone: handed over, not copied
+            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run, caller=req.caller, owned=True))
         except AlreadyExists:
             raise AlreadyExists(st.already_exists(req.resource, req.name or "")["message"]) from None
 

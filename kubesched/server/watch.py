@@ -11,9 +11,9 @@ as upstream's cache watchers do. BOOKMARK events carry the latest version when a
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
+from kubesched.api.jsonbytes import dumps
 from kubesched.server.rest import Request, Rest
 from kubesched.server.selection import Selection, sort_key
 from kubesched.server.status import status
@@ -25,20 +25,43 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode() + b"\n"
+    return dumps(value) + b"\n"
+
+
+class Lines:
+    """Each event's line, encoded once for all the watches that send it as it is: a store
+    notifies its watchers one after the other, so the last line made per resource is the one the
+    next watcher of that event wants. Shared by every watch of a server."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str, str], tuple[str, Obj, bytes]] = {}
+
+    def line(self, rest: Rest, req: Request, etype: str, obj: Obj) -> bytes:
+        res = req.resource
+        key = (res.group, res.version, res.plural)
+        last = self._last.get(key)
+        if last is not None and last[1] is obj and last[0] == etype:
+            return last[2]
+        line = _dumps({"type": etype, "object": rest._view(req, obj)})
+        self._last[key] = (etype, obj, line)
+        return line
 
 
 class Watch:
     """One client's watch: filters store events into a queue of encoded lines."""
 
-    def __init__(self, rest: Rest, req: Request, selection: Selection) -> None:
+    def __init__(self, rest: Rest, req: Request, selection: Selection, lines: Lines | None = None) -> None:
         self.rest = rest
+        self.lines = lines or Lines()
         self.req = req
         self.selection = selection
         self.kind = req.resource.store_kind
         # (resourceVersion, line); None ends the stream. A write made inside another write's
         # notification reaches this watcher before the outer one: the writer sorts each batch.
-        self.queue: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        # A list and a future rather than an asyncio.Queue: a line is queued for every watch on
+        # every write, and the writer takes them all at once.
+        self.pending: list[tuple[int, bytes] | None] = []
+        self._wake: asyncio.Future[None] | None = None
         self.table_header_sent = False
         self.overflowed = False
         self.last_rv = 0
@@ -97,21 +120,33 @@ class Watch:
             self._send(ev.type, ev.obj)
 
     def _send(self, etype: str, obj: Obj) -> None:
-        self.last_rv = max(self.last_rv, int(obj["metadata"].get("resourceVersion") or 0))
-        view = self.rest._view(self.req, obj)
-        if self.req.table:
+        rv = int(obj["metadata"].get("resourceVersion") or 0)
+        self.last_rv = max(self.last_rv, rv)
+        if self.req.table:  # the first line carries the column headers: this watch's own
+            view = self.rest._view(self.req, obj)
             view = self.rest.table(self.req, [view], view["metadata"].get("resourceVersion", ""),
                                    no_headers=self.table_header_sent)
             self.table_header_sent = True
-        self._put(_dumps({"type": etype, "object": view}), int(obj["metadata"].get("resourceVersion") or 0))
+            self._put(_dumps({"type": etype, "object": view}), rv)
+        else:
+            self._put(self.lines.line(self.rest, self.req, etype, obj), rv)
 
     def _put(self, line: bytes | None, rv: int = 0) -> None:
-        if self.queue.qsize() >= MAX_BACKLOG:
+        if len(self.pending) >= MAX_BACKLOG:
             self.overflowed = True
             self.stop()
-            self.queue.put_nowait(None)
+            self.end()
             return
-        self.queue.put_nowait(None if line is None else (rv or self.rest.store.resource_version, line))
+        self.pending.append(None if line is None else (rv or self.rest.store.resource_version, line))
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
+    def end(self) -> None:
+        """End the stream after what is queued (the server is shutting down)."""
+        self.pending.append(None)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
 
     def _error(self, answer: Obj) -> None:
         self.stop()
@@ -126,15 +161,19 @@ class Watch:
         self._put(_dumps({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.api_version,
                                                          "metadata": meta}}))
 
-    async def batch(self) -> tuple[bytes, bool]:
-        """The next lines to write, in resourceVersion order, and whether the stream ends."""
-        first = await self.queue.get()
-        items = [first]
-        while not self.queue.empty():
-            items.append(self.queue.get_nowait())
+    async def batch(self) -> tuple[bytes, bool, int]:
+        """The next lines to write, in resourceVersion order, whether the stream ends, and the
+        latest version they show (to be durable before they are sent)."""
+        while not self.pending:
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+        items, self.pending = self.pending, []
         done = None in items
         lines = sorted((i for i in items if i is not None), key=lambda i: i[0])
-        return b"".join(line for _, line in lines), done
+        return b"".join(line for _, line in lines), done, lines[-1][0] if lines else 0
 
     def bookmark(self) -> None:
         """A periodic BOOKMARK: the client may resume from the store's latest version."""

@@ -165,6 +165,12 @@ class Store(ABC):
         """The version of the latest write (0 before any)."""
 
     @property
+    def durable_version(self) -> int:
+        """The latest version that survives the process: a client is shown nothing newer. Only a
+        backend committing in the background lags behind `resource_version`."""
+        return self.resource_version
+
+    @property
     @abstractmethod
     def oldest_resource_version(self) -> int:
         """The oldest version `events_since` accepts: the retained window starts after it."""

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -98,19 +99,29 @@ def watched(store: Store) -> list[WatchEvent]:
     return seen
 
 
+def opened(path: str, window: int, group: bool) -> SQLiteStore:
+    store = SQLiteStore(path, window=window, fsync=False)  # what is compared is the same either way
+    if group:
+        store.commit_in_background(lambda version, error: None)
+    return store
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(window=st.sampled_from([0, 1, 3, 8, 12]), program=st.lists(ops, max_size=40))
-def test_sqlite_answers_as_the_memory_store_does_across_reopens(window: int, program: list[tuple[Any, ...]]) -> None:
+@given(window=st.sampled_from([0, 1, 3, 8, 12]), group=st.booleans(), program=st.lists(ops, max_size=40))
+def test_sqlite_answers_as_the_memory_store_does_across_reopens(window: int, group: bool,
+                                                                program: list[tuple[Any, ...]]) -> None:
+    """With group commit too: replays include what the committer has not written yet, and
+    closing the store writes what it holds."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data.db")
         model = MemoryStore(window=window)
-        store = SQLiteStore(path, window=window)
+        store = opened(path, window, group)
         model_events, store_events = watched(model), watched(store)
         try:
             for op in program:
                 if op[0] == "reopen":
                     store.close()
-                    store = SQLiteStore(path, window=window)
+                    store = opened(path, window, group)
                     store.watch(store_events.append)
                     assert snapshot(store) == snapshot(model)
                     continue
@@ -120,10 +131,52 @@ def test_sqlite_answers_as_the_memory_store_does_across_reopens(window: int, pro
             assert store_events == model_events
             assert snapshot(store) == snapshot(model)
             store.close()
-            store = SQLiteStore(path, window=window)
+            store = SQLiteStore(path, window=window, fsync=False)
             assert snapshot(store) == snapshot(model)
         finally:
             store.close()
+
+
+def test_group_commit_reports_each_group_durable_in_order_and_the_file_holds_it(path: str) -> None:
+    store = SQLiteStore(path)
+    reported: list[tuple[int, BaseException | None]] = []
+    store.commit_in_background(lambda version, error: reported.append((version, error)))
+    for i in range(300):
+        store.create(obj("Pod", "a", f"p{i}", i))
+        if i % 3 == 2:
+            store.delete("Pod", "a", f"p{i - 1}")
+    store.meta_set("virtual-time", "12.5")
+    store.close()
+    versions = [v for v, _ in reported]
+    assert versions == sorted(versions) and versions[-1] == 400
+    assert all(error is None for _, error in reported)
+    assert len(versions) < 400  # writes shared commits
+    store = SQLiteStore(path)
+    assert [p["metadata"]["name"] for p in store.list("Pod")] == [f"p{i}" for i in range(300) if i % 3 != 1]
+    assert store.resource_version == 400 and store.meta_get("virtual-time") == "12.5"
+    store.close()
+
+
+def test_a_failed_group_commit_stops_writes_and_is_reported(path: str) -> None:
+    store = SQLiteStore(path)
+    reported: list[tuple[int, BaseException | None]] = []
+    store.commit_in_background(lambda version, error: reported.append((version, error)))
+    store.create(obj("Pod", "a", "p", 0))
+    store.close()  # let the first group through, then break the file under a new committer
+    store = SQLiteStore(path)
+    store.commit_in_background(lambda version, error: reported.append((version, error)))
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("DROP TABLE events")
+    store.create(obj("Pod", "a", "q", 0))
+    deadline = 50
+    while not reported[1:] and deadline:
+        time.sleep(0.1)
+        deadline -= 1
+    assert reported[-1][0] == 2 and isinstance(reported[-1][1], sqlite3.Error)
+    assert store.durable_version == 1
+    with pytest.raises(StoreFileError, match="a commit failed, no more writes are taken"):
+        store.create(obj("Pod", "a", "r", 0))
+    store.close()
 
 
 # --- the contract's details ---------------------------------------------------------------------
@@ -162,7 +215,7 @@ def test_deletes_consume_versions_that_survive_a_reopen(path: str) -> None:
 
 
 def test_the_event_window_is_pruned_and_its_start_stays_exact(path: str) -> None:
-    store = SQLiteStore(path, window=100)
+    store = SQLiteStore(path, window=100, fsync=False)  # pruning, not the disk, is tested
     for i in range(1000):
         store.create(obj("Pod", "a", f"p{i}", i))
         assert store.oldest_resource_version == max(0, i + 1 - 100)
@@ -202,6 +255,13 @@ def test_meta_values_are_committed_and_survive_a_reopen(path: str) -> None:
     assert store.meta_get("epoch") == "2025-07-01T00:00:00Z"
     assert store.resource_version == 0  # meta is not an object write
     store.close()
+
+
+def test_commits_wait_for_the_disk_unless_told_not_to(path: str) -> None:
+    for fsync, level in ((True, 2), (False, 1)):  # PRAGMA synchronous: FULL, NORMAL
+        store = SQLiteStore(path, fsync=fsync)
+        assert store._db.execute("PRAGMA synchronous").fetchone() == (level,)
+        store.close()
 
 
 def test_the_file_is_in_wal_mode_and_readable_while_open(path: str) -> None:
@@ -269,7 +329,7 @@ WRITER = textwrap.dedent("""
     import sys
     from kubesched.store.sqlite import SQLiteStore
 
-    store = SQLiteStore(sys.argv[1], window=50)
+    store = SQLiteStore(sys.argv[1], window=50, fsync=False)  # SIGKILL spares the page cache
     i = len(list(store.list("Pod")))
     while True:
         name = f"p{i}"
@@ -315,3 +375,17 @@ def test_every_acknowledged_write_survives_sigkill(path: str) -> None:
         store.close()
     rows = query(path, "SELECT body FROM objects")
     assert all(json.loads(body)["metadata"]["name"] for body, in rows)
+
+
+def test_sync_waits_until_every_queued_write_is_in_the_file(path: str) -> None:
+    store = SQLiteStore(path)
+    store.commit_in_background(lambda version, error: None)
+    told: list[int] = []
+    store.commit_in_background(lambda version, error: told.append(version))  # again: who is told changes
+    for i in range(50):
+        store.create(obj("Node", "", f"n{i}", i))
+    store.sync()
+    assert store.durable_version == 50
+    assert query(path, "SELECT count(*) FROM objects") == [(50,)]
+    assert told and told[-1] == 50
+    store.close()
