@@ -533,9 +533,9 @@ class BatchedDryRun:
         # hopeless and which visited, and the statuses of those visited that were not candidates.
         stretches: list[tuple[int, Verdicts, np.ndarray, np.ndarray, dict[int, Status]]] = []
         last = n - 1  # walk index of the last node reached
-        start, done, grow = 0, False, 1
+        start, done, grow, found = 0, False, 1, 0
         while start < n and not done:
-            size = min(n - start, max(2 * (want - len(clean) - len(violating)), 64) * grow)
+            size = min(n - start, max(2 * (want - found), 64) * grow)
             grow *= 2  # few candidates in the last stretch: look further at once
             v = self.verdicts(state, pod, potential, slots, order[start:start + size], nominated)
             if v is None:
@@ -550,31 +550,36 @@ class BatchedDryRun:
             pos = 0
             while pos < len(walk) and not done:
                 # Enough nodes side by side for the candidates still wanted (or a budget-clean one).
-                chunk = walk[pos:pos + max(want - len(clean) - len(violating), 16)]
+                chunk = walk[pos:pos + max(want - found, 16)]
                 pos += len(chunk)
                 side = [k for k in chunk if not v.inexact[k]] if any_inexact else chunk
-                selected = dict(zip(side, self._select_victims_batch(state, pod, potential, v, side, budgets),
-                                    strict=True)) if side else {}
+                batch = iter(self._select_victims_batch(state, pod, potential, v, side, budgets) if side else ())
+                status, ok = SUCCESS, True  # what the side-by-side selection gives
                 for k in chunk:
-                    ni = potential[int(v.positions[k])]
-                    if k in selected:
-                        c, status = selected[k], SUCCESS
-                    else:
+                    if any_inexact and v.inexact[k]:
+                        ni = potential[int(v.positions[k])]
                         node_now = self.what_if(profile, state, pod, ni)
                         hopeless[k] = node_now.hopeless()
                         if hopeless[k]:
                             continue
                         victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni,
                                                                                          budgets, node_now)
-                        c = Candidate.of(ni.name, victims, violations)
-                    if status.ok and c.victims:
-                        (violating if c.num_pdb_violations else clean).append(c)
-                        if clean and len(clean) + len(violating) >= want:
+                        c, ok = Candidate.of(ni.name, victims, violations), status.ok
+                    else:
+                        c, status, ok = next(batch), SUCCESS, True
+                    if ok and c.victims:
+                        if c.num_pdb_violations:
+                            violating.append(c)
+                        else:
+                            clean.append(c)
+                        found += 1
+                        if clean and found >= want:
                             last, done = start + k, True
                             break
                         continue
-                    if status.ok:
-                        status = Status(Code.ERROR, (f'expected at least one victim pod on node "{ni.name}"',))
+                    if ok:
+                        name = potential[int(v.positions[k])].name
+                        status = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
                     failed[k] = status
             start += size
         statuses: dict[str, Status] = {}
