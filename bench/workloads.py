@@ -136,7 +136,9 @@ WORKLOADS = [
     # (pod-low-priority.yaml), then every high-priority 3000m pod (pod-high-priority.yaml, priority
     # 10) must preempt three of them; the run lasts until the victims' 30 s grace periods end.
     preemption_basic("PreemptionBasic", 1000),
-    # The same at half and twice the size: preemption's cost should grow linearly with it.
+    # The same at half, twice and four times the size: each doubling should cost at most 2.2
+    # times as much (the dry run tries 10% of the nodes, so a little more than linear is inherent).
     preemption_basic("PreemptionBasic-0.5x", 500),
     preemption_basic("PreemptionBasic-2x", 2000),
+    preemption_basic("PreemptionBasic-4x", 4000),
 ]

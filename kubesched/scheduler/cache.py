@@ -8,6 +8,7 @@ both always agree because both are updated by the same two methods.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
@@ -85,6 +86,15 @@ class NodeTable:
         rows = getattr(self, name)
         mirrored, mirror = self._mirrors[name]
         return mirror if mirrored is rows else np.ascontiguousarray(rows.T)
+
+    def with_requested(self, req: np.ndarray) -> NodeTable:
+        """A copy of the table whose requested totals are `req` (a what-if: nominated pods counted
+        on their nodes), mirrored once here rather than by every filter call that reads it."""
+        view = copy.copy(self)
+        view.req = req
+        view._mirrors = {**self._mirrors, "req": (req, np.ascontiguousarray(req.T))}
+        view._req_ceiling = None
+        return view
 
     def alloc_derived(self, key: Hashable, make: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """`make(alloc by column)`: a per-slot array that depends on allocatable alone, kept (per

@@ -127,9 +127,9 @@ class Candidate:
     victims: list[PodInfo]  # most important first
     num_pdb_violations: int
     violations: dict[str, list[str]] = field(default_factory=dict)  # victim uid -> budgets it violates
-    # pick_one_node's criteria values by position in CRITERIA, filled in as they are needed; kept
-    # with a candidate reused across attempts only while they cannot change (see the Evaluator).
-    scores: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
+    # pick_one_node's criteria values in CRITERIA's order, made when first needed; kept with a
+    # candidate reused across attempts only while they cannot change (see the Evaluator).
+    scores: tuple[float, ...] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, node: str, victims: list[PodInfo], violations: dict[str, list[str]]) -> Candidate:
@@ -154,19 +154,26 @@ CRITERIA: list[tuple[str, Callable[[Candidate, float], float]]] = [
 
 def pick_one_node(candidates: Sequence[Candidate], now: float) -> tuple[Candidate, str]:
     """pickOneNodeForPreemption: apply the criteria in order until one candidate is left; the
-    second value names the criterion that decided ("only candidate", or "first of the rest")."""
+    second value names the criterion that decided ("only candidate", or "first of the rest").
+
+    Applying them in turn keeps the candidates best on every criterion so far, so the winner is the
+    first candidate whose values are the greatest in CRITERIA's order; comparing whole tuples finds
+    it in one pass, and the criterion that decided is the first that no other candidate ties on."""
     if len(candidates) == 1:
         return candidates[0], "only candidate"
-    remaining = list(candidates)
-    for i, (name, score) in enumerate(CRITERIA):
-        values = []
-        for c in remaining:
-            value = c.scores.get(i)
-            if value is None:
-                value = c.scores[i] = score(c, now)
-            values.append(value)
-        best = max(values)
-        remaining = [c for c, v in zip(remaining, values, strict=True) if v == best]
+    values = []
+    for c in candidates:
+        v = c.scores
+        if v is None:
+            v = c.scores = tuple(score(c, now) for _, score in CRITERIA)
+        values.append(v)
+    best = max(values)
+    winner = candidates[values.index(best)]
+    if values.count(best) > 1:
+        return winner, "first of the candidates left"
+    remaining = values
+    for i, (name, _) in enumerate(CRITERIA):
+        remaining = [v for v in remaining if v[i] == best[i]]
         if len(remaining) == 1:
-            return remaining[0], name
-    return remaining[0], "first of the candidates left"
+            return winner, name
+    raise AssertionError("a unique best differs from every other candidate on some criterion")

@@ -131,18 +131,18 @@ class Evaluator:
         candidates: list[Candidate] = []
         if potential:  # else the empty result below clears any nomination
             budgets = [Budget.of(p) for p in self.handle.list_objects("PodDisruptionBudget")]
-            verdicts = None
             if self.batched.totals is not None:
                 self.batched.fix_verdicts(state, pod, potential, potential_slots)
-                if self.plugin.victims_below_priority:
-                    verdicts = self.batched.verdicts(state, pod, potential, potential_slots)
             offset = self.handle.rng.randrange(len(potential))
             want = self.num_candidates(len(potential))
             if record is not None:
                 record.update(potentialNodes=len(potential), offset=offset, numCandidates=want)
-            if verdicts is not None:
-                candidates, node_statuses = self.batched.dry_run(profile, state, pod, potential, verdicts,
-                                                                 offset, want, budgets, record is not None)
+            found = None
+            if self.batched.totals is not None and self.plugin.victims_below_priority:
+                found = self.batched.dry_run(profile, state, pod, potential, potential_slots, offset, want,
+                                             budgets, record is not None)
+            if found is not None:
+                candidates, node_statuses = found
             else:
                 candidates, node_statuses = self.dry_run(profile, state, pod, potential, offset, want, budgets,
                                                          record is not None)

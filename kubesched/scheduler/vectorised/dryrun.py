@@ -258,12 +258,14 @@ class FixedVerdicts:
 
 @dataclass
 class Verdicts:
-    """Per potential node (by position), what the dry run can know from request totals alone,
-    for all nodes at once: whether it has lower-priority pods, whether the pod fits once they are
-    all gone, whether it would not fit even with every pod gone (`hopeless`), and whether its sums
-    are too large to judge that way (`inexact`: judged one by one). `statuses(js)`: nodes js's
-    verdicts with their lower-priority pods gone, made only when asked for."""
+    """For some potential nodes (`positions`, in walk order), what the dry run can know from
+    request totals alone, for all of them at once: whether each has lower-priority pods, whether
+    the pod fits once they are all gone, whether it would not fit even with every pod gone
+    (`hopeless`), and whether its sums are too large to judge that way (`inexact`: judged one by
+    one). Arrays are by offset in `positions`; `statuses(ks)`: the verdicts of offsets ks with
+    their lower-priority pods gone, made only when asked for."""
 
+    positions: np.ndarray
     has_lower: np.ndarray
     fits: np.ndarray
     hopeless: np.ndarray
@@ -326,32 +328,31 @@ class BatchedDryRun:
         self.dynamic = [pl for _, pl in self.dynamic_at]
         self.fixed = FixedVerdicts(state, pod, self.totals, nodes, slots, self.handle.cache.table)
 
-    def verdicts(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray
-                  ) -> Verdicts | None:
-        """The totals path's Verdicts; None when a filter reading requests has no vectorised form."""
+    def verdicts(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
+                 positions: np.ndarray, nominated_all: np.ndarray) -> Verdicts | None:
+        """The totals path's Verdicts of `nodes[positions]` (their slots `slots[positions]`); None
+        when a filter reading requests has no vectorised form. `nominated_all`: per table slot, the
+        requests of the nominated pods `pod` must respect (Nominator.relevant_requests)."""
         fixed = self.fixed
-        assert fixed is not None
-        cache = self.handle.cache
-        table = cache.table
-        if self._below is None or self._below.cache is not cache:
-            self._below = LowerPriorityIndex(cache)
-            self.handle.nominator.delta.follow(cache)
+        assert fixed is not None and self._below is not None
+        table = self.handle.cache.table
         below = self._below.below(pod.priority)
         pods_col = table.columns[PODS]
+        slots = slots.take(positions)
         # take() gathers rows several times faster than fancy indexing does.
-        nominated = self.handle.nominator.relevant_requests(pod, table, cache.nodes).take(slots, axis=0)
+        nominated = nominated_all.take(slots, axis=0)
         after = table.req.take(slots, axis=0) - below.sums.take(slots, axis=0)
         has_nom = nominated[:, pods_col] > 0
-        positions = np.arange(len(nodes))
+        n = len(positions)
+        offsets = np.arange(n)
 
         # Four what-ifs per node, stacked: the node's lower-priority pods gone (after) or every pod
         # gone (empty), without and with the nominated pods. Rows alike get the same codes, so
         # with nominated pods is judged only where there are some (elsewhere their row is zeros).
-        n = len(nodes)
         nom_at = np.flatnonzero(has_nom)
-        at = np.concatenate([positions, positions, nom_at, nom_at])
+        at = np.concatenate([offsets, offsets, nom_at, nom_at])
         more = nominated.take(nom_at, axis=0)
-        stacked = self._dynamic_codes(state, pod, nodes, at, _rows_view(table, slots.take(at)),
+        stacked = self._dynamic_codes(state, pod, nodes, positions.take(at), _rows_view(table, slots.take(at)),
                                       np.concatenate([after, np.zeros_like(after), after.take(nom_at, axis=0) + more,
                                                       more]))
         if stacked is None:
@@ -361,26 +362,28 @@ class BatchedDryRun:
         for c, with_them, empty_with_them in zip(stacked, with_nominated, empty_with, strict=True):
             with_them[nom_at] = c[2 * n:2 * n + len(nom_at)]
             empty_with_them[nom_at] = c[2 * n + len(nom_at):]
+        fixed_at = fixed.at.take(positions)
 
         def rejected(code_set: list[np.ndarray]) -> np.ndarray:
-            bad = np.zeros(len(nodes), dtype=bool)
+            bad = np.zeros(n, dtype=bool)
             for (i, _), c in zip(self.dynamic_at, code_set, strict=True):
-                bad |= (c != 0) & (i < fixed.at)
+                bad |= (c != 0) & (i < fixed_at)
             return bad
 
-        passes_fixed = fixed.at == len(fixed.filters)
+        passes_fixed = fixed_at == len(fixed.filters)
         fits = passes_fixed & ~(has_nom & rejected(with_nominated)) & ~rejected(alone)
         hopeless = ~passes_fixed | (has_nom & rejected(empty_with)) | rejected(empty_alone)
 
         has_lower = below.sums[slots, pods_col] > 0
         no_victims = self.plugin.no_victims()
 
-        def statuses(js: np.ndarray) -> list[Status]:
-            """Nodes js's verdicts with their lower-priority pods gone, as select_victims_on_node
+        def statuses(ks: np.ndarray) -> list[Status]:
+            """Offsets ks's verdicts with their lower-priority pods gone, as select_victims_on_node
             gives them: none to remove, else the first filter rejecting the node with the
             nominated pods, then without them, then the pod-independent one. Alike nodes share
             one Status object."""
-            limit, nominated_there = fixed.at[js], has_nom[js]
+            js = positions.take(ks)
+            limit, nominated_there = fixed_at[ks], has_nom[ks]
             # What decides, lowest precedence first: -1 nothing, 0 no victims, 1 a one-by-one
             # fixed verdict, 10+i fixed filter i's code, 10+F+2d (+1 alone) dynamic filter d's code.
             source = np.where(limit < len(fixed.filters), 10 + limit, -1)
@@ -389,13 +392,13 @@ class BatchedDryRun:
             base = 10 + len(fixed.filters)
             for code_sets, extra, mask in ((alone, 1, None), (with_nominated, 0, nominated_there)):
                 for d in reversed(range(len(self.dynamic_at))):
-                    c = code_sets[d][js]
+                    c = code_sets[d][ks]
                     hit = (c != 0) & (self.dynamic_at[d][0] < limit)
                     if mask is not None:
                         hit &= mask
                     source[hit] = base + 2 * d + extra
                     code[hit] = c[hit]
-            source[~has_lower[js]] = 0
+            source[~has_lower[ks]] = 0
             # Distinct (source, code) pairs, by way of 1-D uniques (cheaper than rows).
             sources, source_at = np.unique(source, return_inverse=True)
             codes_seen, code_at = np.unique(code, return_inverse=True)
@@ -410,7 +413,8 @@ class BatchedDryRun:
                 out[k] = verdict[1]
             return out
 
-        return Verdicts(has_lower, fits, hopeless, below.inexact[slots], statuses, slots, after, nominated)
+        return Verdicts(positions, has_lower, fits, hopeless, below.inexact[slots], statuses, slots, after,
+                        nominated)
 
     def _status_of(self, state: CycleState, source: int, code: int, fixed: FixedVerdicts, base: int,
                    no_victims: Status) -> Status:
@@ -439,16 +443,18 @@ class BatchedDryRun:
         return out
 
     def _select_victims_batch(self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], v: Verdicts,
-                              js: list[int], budgets: list[Budget]
+                              ks: list[int], budgets: list[Budget]
                               ) -> list[Candidate]:
-        """The plugin's victim selection on nodes `potential[js]` (each fitting the pod once its
-        lower-priority pods are gone, none inexact), run side by side: step k offers every node's
-        k-th pod back, and each node keeps it if the pod still fits there. Returns each node's
-        Candidate, with no victims where none are needed."""
+        """The plugin's victim selection on the nodes at offsets `ks` of `v` (each fitting the pod
+        once its lower-priority pods are gone, none inexact), run side by side: step k offers
+        every node's k-th pod back, and each node keeps it if the pod still fits there. Returns
+        each node's Candidate, with no victims where none are needed."""
         plugin, table = self.plugin, self.handle.cache.table
         columns, pods_col = table.columns, table.columns[PODS]
         assert self._below is not None
-        nodes = list(map(potential.__getitem__, js))
+        at = np.array(ks, dtype=np.int64)
+        js = v.positions.take(at)
+        nodes = list(map(potential.__getitem__, js.tolist()))
         # Without budgets, and with every start time known, a node's order is its own, and so are
         # the candidates made from it (criteria included: none reads the clock); then it is kept.
         kept = self._below.orders_for(pod.priority) if not budgets else {}
@@ -469,7 +475,6 @@ class BatchedDryRun:
         total = int(counts.sum())
         offered[np.arange(total) - np.repeat(starts, counts), np.repeat(np.arange(len(js)), counts)] = \
             np.concatenate([o.rows for o in ready])
-        at = np.array(js, dtype=np.int64)
         rows, nominated, slots = v.after[at], v.nominated[at], v.slots[at]
         has_nom = nominated[:, pods_col] > 0
         positions = np.arange(len(js))
@@ -509,61 +514,90 @@ class BatchedDryRun:
         return out
 
     def dry_run(self, profile: Profile, state: CycleState, pod: PodInfo, potential: list[NodeInfo],
-                           v: Verdicts, offset: int, want: int, budgets: list[Budget], explain: bool
-                           ) -> tuple[list[Candidate], dict[str, Status]]:
-        """`dry_run` with `Verdicts`: only nodes that can be candidates (and inexact ones) are
-        looked at one by one; the other nodes' statuses are made only when they are reported."""
+                slots: np.ndarray, offset: int, want: int, budgets: list[Budget], explain: bool
+                ) -> tuple[list[Candidate], dict[str, Status]] | None:
+        """The Evaluator's `dry_run` on totals; None when a filter reading requests has no
+        vectorised form. Nodes are judged in stretches of the walk, as far as it goes: only those
+        that can be candidates (and inexact ones) are looked at one by one, and the other nodes'
+        statuses are made only when they are reported."""
+        cache = self.handle.cache
+        if self._below is None or self._below.cache is not cache:
+            self._below = LowerPriorityIndex(cache)
+            self.handle.nominator.delta.follow(cache)
+        nominated = self.handle.nominator.relevant_requests(pod, cache.table, cache.nodes)
         clean: list[Candidate] = []
         violating: list[Candidate] = []
-        failed: dict[int, Status] = {}  # node position -> status, of nodes looked at
         n = len(potential)
         order = (offset + np.arange(n)) % n
-        hopeless = v.hopeless.copy()  # inexact nodes' entries are found out one by one
-        visit = (v.has_lower & v.fits & ~hopeless) | v.inexact
-        last = n - 1  # scan index of the last node the walk reached
-        walk = order[visit[order]].tolist()
-        any_inexact = bool(v.inexact.any())
-        pos, done = 0, False
-        while pos < len(walk) and not done:
-            # Enough nodes side by side for the candidates still wanted (or a budget-clean one).
-            chunk = walk[pos:pos + max(want - len(clean) - len(violating), 16)]
-            pos += len(chunk)
-            side = [j for j in chunk if not v.inexact[j]] if any_inexact else chunk
-            selected = dict(zip(side, self._select_victims_batch(state, pod, potential, v, side, budgets),
-                                strict=True)) if side else {}
-            for j in chunk:
-                ni = potential[j]
-                if j in selected:
-                    c, status = selected[j], SUCCESS
-                else:
-                    node_now = self.what_if(profile, state, pod, ni)
-                    hopeless[j] = node_now.hopeless()
-                    if hopeless[j]:
+        # Per stretch judged: where it starts in the walk, its verdicts, which of its nodes are
+        # hopeless and which visited, and the statuses of those visited that were not candidates.
+        stretches: list[tuple[int, Verdicts, np.ndarray, np.ndarray, dict[int, Status]]] = []
+        last = n - 1  # walk index of the last node reached
+        start, done, grow, found = 0, False, 1, 0
+        while start < n and not done:
+            size = min(n - start, max(2 * (want - found), 64) * grow)
+            grow *= 2  # few candidates in the last stretch: look further at once
+            v = self.verdicts(state, pod, potential, slots, order[start:start + size], nominated)
+            if v is None:
+                assert not stretches  # whether filters are vectorised does not change within a walk
+                return None
+            hopeless = v.hopeless.copy()  # inexact nodes' entries are found out one by one
+            visit = (v.has_lower & v.fits & ~hopeless) | v.inexact
+            failed: dict[int, Status] = {}  # offset -> status, of nodes looked at
+            stretches.append((start, v, hopeless, visit, failed))
+            walk = np.flatnonzero(visit).tolist()
+            any_inexact = bool(v.inexact.any())
+            pos = 0
+            while pos < len(walk) and not done:
+                # Enough nodes side by side for the candidates still wanted (or a budget-clean one).
+                chunk = walk[pos:pos + max(want - found, 16)]
+                pos += len(chunk)
+                side = [k for k in chunk if not v.inexact[k]] if any_inexact else chunk
+                batch = iter(self._select_victims_batch(state, pod, potential, v, side, budgets) if side else ())
+                status, ok = SUCCESS, True  # what the side-by-side selection gives
+                for k in chunk:
+                    if any_inexact and v.inexact[k]:
+                        ni = potential[int(v.positions[k])]
+                        node_now = self.what_if(profile, state, pod, ni)
+                        hopeless[k] = node_now.hopeless()
+                        if hopeless[k]:
+                            continue
+                        victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni,
+                                                                                         budgets, node_now)
+                        c, ok = Candidate.of(ni.name, victims, violations), status.ok
+                    else:
+                        c, status, ok = next(batch), SUCCESS, True
+                    if ok and c.victims:
+                        if c.num_pdb_violations:
+                            violating.append(c)
+                        else:
+                            clean.append(c)
+                        found += 1
+                        if clean and found >= want:
+                            last, done = start + k, True
+                            break
                         continue
-                    victims, violations, status = self.plugin.select_victims_on_node(profile, state, pod, ni,
-                                                                                     budgets, node_now)
-                    c = Candidate.of(ni.name, victims, violations)
-                if status.ok and c.victims:
-                    (violating if c.num_pdb_violations else clean).append(c)
-                    if clean and len(clean) + len(violating) >= want:
-                        last, done = (j - offset) % n, True
-                        break
-                    continue
-                if status.ok:
-                    status = Status(Code.ERROR, (f'expected at least one victim pod on node "{ni.name}"',))
-                failed[j] = status
+                    if ok:
+                        name = potential[int(v.positions[k])].name
+                        status = Status(Code.ERROR, (f'expected at least one victim pod on node "{name}"',))
+                    failed[k] = status
+            start += size
         statuses: dict[str, Status] = {}
         if not explain and (clean or violating):
             return clean + violating, statuses
-        reached = order[: last + 1]
-        looked = np.zeros(n, dtype=bool)
-        looked[list(failed)] = True
-        first = reached[(~hopeless[reached] & ~visit[reached]) | looked[reached]]
-        for j, status in zip(first.tolist(), v.statuses(first), strict=True):
-            statuses[potential[j].name] = failed.get(j, status)
-        last_ones = reached[hopeless[reached]]
-        for j, status in zip(last_ones.tolist(), v.statuses(last_ones), strict=True):
-            ni = potential[j]
-            statuses[ni.name] = (self.plugin.select_victims_on_node(profile, state, pod, ni, budgets)[2]
-                                 if v.inexact[j] else status)
+        # The nodes reached, in walk order: first those not hopeless, then the hopeless ones.
+        reached = [(v, hopeless[:last + 1 - at], visit[:last + 1 - at], failed)
+                   for at, v, hopeless, visit, failed in stretches if at <= last]
+        for v, hopeless, visit, failed in reached:
+            looked = np.zeros(len(hopeless), dtype=bool)
+            looked[list(failed)] = True
+            first = np.flatnonzero((~hopeless & ~visit) | looked)
+            for k, status in zip(first.tolist(), v.statuses(first), strict=True):
+                statuses[potential[int(v.positions[k])].name] = failed.get(k, status)
+        for v, hopeless, _, _ in reached:
+            last_ones = np.flatnonzero(hopeless)
+            for k, status in zip(last_ones.tolist(), v.statuses(last_ones), strict=True):
+                ni = potential[int(v.positions[k])]
+                statuses[ni.name] = (self.plugin.select_victims_on_node(profile, state, pod, ni, budgets)[2]
+                                     if v.inexact[k] else status)
         return clean + violating, statuses

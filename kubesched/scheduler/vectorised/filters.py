@@ -8,7 +8,6 @@ the contract (tests/test_properties.py compares the two).
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -264,18 +263,17 @@ def _filter_chain(filters: list[Any], state: CycleState, pod: PodInfo, nodes: li
 
 def _with_nominated_requests(handle: Handle, table: NodeTable, nominated: dict[str, list[PodInfo]]) -> Any:
     """A view of `table` in which nominated pods' requests already count on their nodes."""
-    view = copy.copy(table)
-    view.req = table.req.copy()
+    req = table.req.copy()
     pods_col = table.columns[PODS]
     for name, pods in nominated.items():
         slot = handle.cache.nodes[name].slot
         for other in pods:
-            view.req[slot, pods_col] += 1
+            req[slot, pods_col] += 1
             for res, amount in other.requests.items():
                 col = table.columns.get(res)
                 if col is not None:
-                    view.req[slot, col] += amount
-    return view
+                    req[slot, col] += amount
+    return table.with_requested(req)
 
 def _with_all_nominated(handle: Handle, table: NodeTable, excluded: PodInfo | None) -> tuple[Any, np.ndarray]:
     """`_with_nominated_requests` for every nominated pod but `excluded`, from the sums the
@@ -285,20 +283,19 @@ def _with_all_nominated(handle: Handle, table: NodeTable, excluded: PodInfo | No
     nominator.delta.refresh(nominator, table, nodes, pods_col)
     delta, count = nominator.delta.req, nominator.delta.count
     assert delta is not None and count is not None
-    view = copy.copy(table)
-    view.req = table.req + delta
+    req = table.req + delta
     own = nominator.node_of(excluded.uid) if excluded is not None else None
     if excluded is None or own is None or own not in nodes:
-        return view, count > 0
+        return table.with_requested(req), count > 0
     slot = nodes[own].slot
-    view.req[slot, pods_col] -= 1
+    req[slot, pods_col] -= 1
     for res, amount in nominator.nominated_pod(excluded.uid).requests.items():
         col = table.columns.get(res)
         if col is not None:
-            view.req[slot, col] -= amount
+            req[slot, col] -= amount
     has = count > 0
     has[slot] = count[slot] > 1
-    return view, has
+    return table.with_requested(req), has
 
 def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                   table: NodeTable, start: int, want: int,
