@@ -13,7 +13,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.quantity import resource_amount
-from kubesched.api.resources import incoming_pod_non_zero_requests, pod_non_zero_requests, pod_requests
+from kubesched.api.resources import incoming_pod_non_zero_requests, pod_requests, pod_requests_and_non_zero
 from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity, SelectorError
 
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
@@ -126,8 +126,7 @@ class PodInfo:
         ]
         pod_affinity = spec.get("affinity") or {}
         anti = pod_affinity.get("podAntiAffinity")
-        nz_cpu, nz_mem = pod_non_zero_requests(spec)
-        requests = pod_requests(spec)
+        requests, nz_cpu, nz_mem = pod_requests_and_non_zero(spec)
         # The scorer's view and the node totals' differ only through pod-level requests.
         score_cpu, score_mem, score_requests = nz_cpu, nz_mem, requests
         if spec.get("resources") is not None:
