@@ -33,11 +33,11 @@ def test_a_pods_timelines_are_its_containers_whatever_it_says() -> None:
     # Probed and unprobed containers, with and without the annotations that make probes fail.
     containers = [{"name": "plain"}, {"name": "probed", "readinessProbe": probe(initialDelaySeconds=5)},
                   {"name": "slow", "startupProbe": probe(initialDelaySeconds=3)}]
-    for annotations in ({}, {"sim.kubesched.io/never-ready": "plain"},
-                        {"sim.kubesched.io/probe-fails-after": "probed=1m"}):
-        pod = {"metadata": {"name": "p", "annotations": annotations}, "spec": {"containers": containers}}
-        stuck = annotations.get("sim.kubesched.io/never-ready", "").split(",")
-        fails = {"probed": 60.0} if "sim.kubesched.io/probe-fails-after" in annotations else {}
+    for said in ({}, {"sim.kubesched.io/never-ready": "plain"},
+                 {"sim.kubesched.io/probe-fails-after": "probed=1m"}):
+        pod = {"metadata": {"name": "p", "annotations": said}, "spec": {"containers": containers}}
+        stuck = said.get("sim.kubesched.io/never-ready", "").split(",")
+        fails = {"probed": 60.0} if "sim.kubesched.io/probe-fails-after" in said else {}
         assert timelines(pod) == {c["name"]: timeline(c, c["name"] in stuck, fails.get(c["name"]))
                                   for c in containers}
 
