@@ -189,13 +189,41 @@ def pod_requests(spec: Mapping[str, Any], *, pod_level: bool = True) -> dict[str
     ``pod_level=False`` is PodRequests' SkipPodLevelResources: the containers' aggregate and the
     overhead only, as NodeResourcesFit's scorer sees a pod (see :func:`incoming_pod_non_zero_requests`).
     """
-    result: dict[str, int] = {}
     level = _level_requests_if_set(spec) if pod_level else None
-    for name, millis in _pod_requests_millis(spec, level, None).items():
-        amount = millis if name == "cpu" else _millis_to_units(millis)
+    return _units(_pod_requests_millis(spec, level, None))
+
+
+def _units(millis: _Millis) -> dict[str, int]:
+    """Millis as ``pod_requests`` reports them: cpu in millicores, others per ``resource_amount``;
+    zeros omitted."""
+    result: dict[str, int] = {}
+    for name, amount in millis.items():
+        if name != "cpu":
+            amount = _millis_to_units(amount)
         if amount:
             result[name] = amount
     return result
+
+
+def pod_requests_and_non_zero(spec: Mapping[str, Any]) -> tuple[dict[str, int], int, int]:
+    """``pod_requests`` and ``pod_non_zero_requests`` together. Without pod-level resources, when
+    every container names both cpu and memory no default applies, so one walk over the containers
+    gives both: what a scheduler pays for every pod it learns of."""
+    if spec.get("resources") is not None:
+        return (pod_requests(spec), *pod_non_zero_requests(spec))
+    named = True
+
+    def amounts(container: Mapping[str, Any]) -> _Millis:
+        nonlocal named
+        millis = _to_millis(effective_container_requests(container))
+        if named and ("cpu" not in millis or "memory" not in millis):
+            named = False
+        return millis
+
+    millis = pod_requests_over(spec, aggregate_containers(spec, amounts), None, _millis)
+    if not named:
+        return _units(millis), *pod_non_zero_requests(spec)
+    return _units(millis), *_cpu_memory(millis)
 
 
 def _cpu_memory(requests: _Millis) -> tuple[int, int]:

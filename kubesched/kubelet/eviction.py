@@ -166,7 +166,8 @@ class EvictionManager:
         second only matters when the first holds."""
         obs = self.observations(node)
         met = self._met(obs, st)
-        over_limit = any(self._storage_limit_message(node, p) for p in self.usage.on_node(node))
+        # A pod at its requests (base kept) is within its limits: only the others are asked.
+        over_limit = any(self._storage_limit_message(node, p) for p in self.usage.on_node(node) if p.base is None)
         need = bool(met or st.conditions or st.first_observed or st.thresholds_met or over_limit)
         if not need:
             return False, False

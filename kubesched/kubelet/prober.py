@@ -28,7 +28,12 @@ import math
 from dataclasses import dataclass
 
 from kubesched.api.objects import Obj
-from kubesched.api.podlife import never_ready, probe_fails_after
+from kubesched.api.podlife import (
+    NEVER_READY_ANNOTATION,
+    PROBE_FAILS_AFTER_ANNOTATION,
+    never_ready,
+    probe_fails_after,
+)
 
 # The API server's defaults for a probe's zero fields (SetDefaults_Probe).
 DEFAULT_PERIOD = 10
@@ -111,8 +116,18 @@ def probed_containers(pod: Obj) -> list[Obj]:
     return [*sidecars, *(spec.get("containers") or ())]
 
 
+# A container without probes or annotations: started and Ready at once (most containers).
+_AT_ONCE = Timeline(0.0, 0.0, None)
+
+
 def timelines(pod: Obj) -> dict[str, Timeline]:
     """Every probed container's timeline, by name."""
+    annotations = pod["metadata"].get("annotations")
+    if not annotations or (NEVER_READY_ANNOTATION not in annotations
+                           and PROBE_FAILS_AFTER_ANNOTATION not in annotations):
+        # Nothing makes a probe fail: a container without probes needs no reading of them.
+        return {c.get("name", ""): _AT_ONCE if "startupProbe" not in c and "readinessProbe" not in c
+                else timeline(c, False, None) for c in probed_containers(pod)}
     stuck, fails = never_ready(pod), probe_fails_after(pod)
     return {c.get("name", ""): timeline(c, c.get("name") in stuck, fails.get(c.get("name", "")))
             for c in probed_containers(pod)}

@@ -230,6 +230,12 @@ def pod_usage(pod: Obj, node: str, seq: int, requests: dict[str, int] | None = N
     annotations = meta.get("annotations") or {}
     usage = {key: annotations[POD_USAGE_PREFIX + key] for key in USAGE_KEYS if POD_USAGE_PREFIX + key in annotations}
     if not usage and not spec.get("resources"):
+        containers = spec.get("containers") or ()
+        if requests is not None and len(containers) == 1 and not spec.get("initContainers") \
+                and not spec.get("overhead"):
+            # One container and nothing beside it: its requests are the pod's (most pods).
+            pu.base = {key: requests[key] for key in REQUESTED_KEYS if key in requests}
+            return pu
         base: dict[str, int] = {}
         for c, _ in _running_containers(spec):
             for key, value in _request_amounts(c).items():

@@ -13,7 +13,7 @@ from typing import Any
 
 from kubesched.api.objects import Obj
 from kubesched.api.quantity import resource_amount
-from kubesched.api.resources import incoming_pod_non_zero_requests, pod_non_zero_requests, pod_requests
+from kubesched.api.resources import incoming_pod_non_zero_requests, pod_requests, pod_requests_and_non_zero
 from kubesched.api.selectors import PreferredSchedulingTerms, RequiredNodeAffinity, SelectorError
 
 CPU, MEMORY, EPHEMERAL, PODS = "cpu", "memory", "ephemeral-storage", "pods"
@@ -105,29 +105,29 @@ class PodInfo:
     @classmethod
     def of(cls, pod: Obj) -> PodInfo:
         meta, spec = pod["metadata"], pod.get("spec", {})
-        affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+        pod_affinity = spec.get("affinity") or {}
         extra: dict[str, Any] = {}
         preferred_terms = None
-        preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+        preferred = (pod_affinity.get("nodeAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution") \
+            if pod_affinity else None
         if preferred:
             try:
                 preferred_terms = PreferredSchedulingTerms.compile(preferred)
             except SelectorError as e:
                 extra["preferred_affinity_error"] = str(e)  # NodeAffinity's PreScore reports it
         required = RequiredNodeAffinity.from_pod(spec)
-        containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        init = spec.get("initContainers") or []
+        regular = spec.get("containers") or []
         # Host ports stay taken only by containers that keep running: sidecars and regular ones.
-        running = [c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"]
+        running = [c for c in init if c.get("restartPolicy") == "Always"] + regular if init else regular
         ports = [
             HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", p["hostPort"])
-            for c in running + (spec.get("containers") or [])
-            for p in c.get("ports") or ()
+            for c in running if "ports" in c
+            for p in c["ports"] or ()
             if p.get("hostPort")
         ]
-        pod_affinity = spec.get("affinity") or {}
         anti = pod_affinity.get("podAntiAffinity")
-        nz_cpu, nz_mem = pod_non_zero_requests(spec)
-        requests = pod_requests(spec)
+        requests, nz_cpu, nz_mem = pod_requests_and_non_zero(spec)
         # The scorer's view and the node totals' differ only through pod-level requests.
         score_cpu, score_mem, score_requests = nz_cpu, nz_mem, requests
         if spec.get("resources") is not None:
@@ -153,7 +153,7 @@ class PodInfo:
             host_ports=ports,
             required_affinity=required,
             preferred_affinity=preferred_terms,
-            images=[c["image"] for c in containers if c.get("image")],
+            images=[c["image"] for group in (init, regular) for c in group if c.get("image")],
             terminating=bool(meta.get("deletionTimestamp")),
             has_pod_affinity=pod_affinity.get("podAffinity") is not None or anti is not None,
             has_required_anti_affinity=bool((anti or {}).get("requiredDuringSchedulingIgnoredDuringExecution")),

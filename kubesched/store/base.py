@@ -108,8 +108,9 @@ class Store(ABC):
         if fns is None:
             fns = self._by_kind[event.kind] = tuple(
                 (fn, held) for kinds, fn, held in self._watchers if kinds is None or event.kind in kinds)
+        holds = self.holds
         for fn, held in fns:
-            if held is None or self.holds(held):
+            if held is None or holds(held):
                 fn(event)
 
     def events_since(self, rv: int, kinds: Iterable[str] | None = None) -> list[WatchEvent]:

@@ -29,6 +29,19 @@ def test_without_probes_a_container_is_started_and_ready_at_once() -> None:
     assert timeline({"name": "c"}, False, None) == Timeline(0, 0, None)
 
 
+def test_a_pods_timelines_are_its_containers_whatever_it_says() -> None:
+    # Probed and unprobed containers, with and without the annotations that make probes fail.
+    containers = [{"name": "plain"}, {"name": "probed", "readinessProbe": probe(initialDelaySeconds=5)},
+                  {"name": "slow", "startupProbe": probe(initialDelaySeconds=3)}]
+    for said in ({}, {"sim.kubesched.io/never-ready": "plain"},
+                 {"sim.kubesched.io/probe-fails-after": "probed=1m"}):
+        pod = {"metadata": {"name": "p", "annotations": said}, "spec": {"containers": containers}}
+        stuck = said.get("sim.kubesched.io/never-ready", "").split(",")
+        fails = {"probed": 60.0} if "sim.kubesched.io/probe-fails-after" in said else {}
+        assert timelines(pod) == {c["name"]: timeline(c, c["name"] in stuck, fails.get(c["name"]))
+                                  for c in containers}
+
+
 def test_readiness_after_the_initial_delay_and_enough_successes() -> None:
     c = {"name": "c", "readinessProbe": probe(initialDelaySeconds=10, periodSeconds=5, successThreshold=3)}
     assert timeline(c, False, None) == Timeline(0, 20, None)  # probes at 10, 15, 20

@@ -6,6 +6,7 @@ from typing import Any
 
 from kubesched.api.errors import InputError
 from kubesched.api.loader import LoadedObject
+from kubesched.api.resources import pod_requests
 from kubesched.input.validation import validate
 from kubesched.kubelet.config import parse
 from kubesched.kubelet.usage import USAGE_KEYS, NodeResources, UsageTracker, pod_usage
@@ -29,6 +30,19 @@ def test_usage_defaults_to_the_requests_and_zero_for_the_rest() -> None:
     assert [c.usage["memory"] for c in pu.containers] == [GI, 512 * MI]  # a limit alone is the request
     assert pu.total("inodes") == pu.total("pids") == pu.total("writable-layer") == 0
     assert pu.requests["memory"] == GI + 512 * MI
+
+
+def test_the_requests_given_are_a_one_container_pods_usage() -> None:
+    # A single container's usage comes from the pod's requests when the kubelet has them; it must
+    # be what walking the container gives (fractional quantities round the same way).
+    shapes = [pod([container("a", {"cpu": "100m", "memory": "500Mi"})]),
+              pod([container("a", {"cpu": "0", "memory": "1.5", "ephemeral-storage": "1Gi"})]),
+              pod([container("a", limits={"memory": "512Mi"})]),
+              pod([container("a", {"cpu": "1", "nvidia.com/gpu": "1"})])]
+    for p in shapes:
+        given = pod_usage(p, "n1", 1, pod_requests(p["spec"]))
+        walked = pod_usage(p, "n1", 1)
+        assert {k: given.total(k) for k in USAGE_KEYS} == {k: walked.total(k) for k in USAGE_KEYS}
 
 
 def test_a_pod_total_is_spread_by_requests_with_the_remainder_to_the_largest() -> None:

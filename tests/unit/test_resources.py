@@ -3,6 +3,7 @@ from kubesched.api.resources import (
     incoming_pod_non_zero_requests,
     pod_non_zero_requests,
     pod_requests,
+    pod_requests_and_non_zero,
 )
 
 MI = 2**20
@@ -151,3 +152,24 @@ def test_pod_requests_without_pod_level():
              overhead={"cpu": "100m"})
     assert pod_requests(s) == {"cpu": 2100, "hugepages-2Mi": 8 * MI}
     assert pod_requests(s, pod_level=False) == {"cpu": 600, "hugepages-2Mi": 4 * MI}
+
+
+def test_requests_and_non_zero_together_agree_with_each_alone():
+    # What the scheduler reads once per pod must be what the two readings give apart, whether or
+    # not a default applies (a container without cpu or memory, init containers, sidecars,
+    # overhead, pod-level requests).
+    shapes = [
+        spec(c({"cpu": "100m", "memory": "500Mi"})),
+        spec(c({"cpu": "100m", "memory": "500Mi"}), c({"cpu": "0", "memory": "0"})),
+        spec(c({"cpu": "250m"})),
+        spec(c(), c({"memory": "1Gi"})),
+        spec(c({"cpu": "1", "memory": "1Gi"}), init=[c({"cpu": "2", "memory": "64Mi"})]),
+        spec(c({"cpu": "1", "memory": "1Gi"}), init=[c({"cpu": "50m"}, sidecar=True)]),
+        spec(c({"cpu": "1", "memory": "1Gi"}), overhead={"cpu": "250m", "memory": "64Mi"}),
+        spec(c(limits={"cpu": "1", "memory": "1Gi"})),
+        spec(c({"cpu": "200m"}), c(), resources={"requests": {"memory": "1Gi"}}),
+        spec(c({"cpu": "1.5", "memory": "1.5"}), c({"cpu": "1.5", "memory": "1.5"})),
+        {},
+    ]
+    for s in shapes:
+        assert pod_requests_and_non_zero(s) == (pod_requests(s), *pod_non_zero_requests(s)), s
