@@ -34,7 +34,7 @@ chromium:
 test: $(STAMP) chromium
 	$(BIN)/ruff check kubesched tests bench
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile  # a file's tests share a worker, and their module's server
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
