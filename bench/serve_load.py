@@ -15,9 +15,10 @@ import asyncio
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import orjson
@@ -71,9 +72,8 @@ async def _writer(session: aiohttp.ClientSession, url: str, client: int, writes:
                 acked.append(-1)  # the deletion's version is not in the answer: counted by the watchers
 
 
-async def _watcher(session: aiohttp.ClientSession, url: str, since: int, seen: list[tuple[str, int]],
-                   stop: asyncio.Event) -> None:
-    target = f"{url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={since}&timeoutSeconds=600"
+async def _events(session: aiohttp.ClientSession, target: str, stop: asyncio.Event) -> AsyncIterator[Any]:
+    """The decoded events of one watch, until the server ends it or `stop` is set."""
     async with session.get(target, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as answer:
         buffer = b""
         while not stop.is_set():
@@ -86,8 +86,14 @@ async def _watcher(session: aiohttp.ClientSession, url: str, since: int, seen: l
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
             for line in lines:
-                ev = json.loads(line)
-                seen.append((ev["type"], int(ev["object"]["metadata"]["resourceVersion"])))
+                yield orjson.loads(line)
+
+
+async def _watcher(session: aiohttp.ClientSession, url: str, since: int, seen: list[tuple[str, int]],
+                   stop: asyncio.Event) -> None:
+    target = f"{url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion={since}&timeoutSeconds=600"
+    async for ev in _events(session, target, stop):
+        seen.append((ev["type"], int(ev["object"]["metadata"]["resourceVersion"])))
 
 
 async def run_load(url: str, clients: int = 50, writes: int = 10_000, watchers: int = 5,
@@ -183,22 +189,10 @@ async def _pod_watcher(session: aiohttp.ClientSession, url: str, since: int, see
                        stop: asyncio.Event) -> None:
     """Records (type, name, resourceVersion, running) for each event."""
     target = f"{url}/api/v1/namespaces/default/pods?watch=1&resourceVersion={since}&timeoutSeconds=600"
-    async with session.get(target, timeout=aiohttp.ClientTimeout(total=None, sock_read=None)) as answer:
-        buffer = b""
-        while not stop.is_set():
-            try:
-                chunk = await asyncio.wait_for(answer.content.readany(), timeout=0.2)
-            except TimeoutError:
-                continue
-            if not chunk:
-                return
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                ev = orjson.loads(line)
-                obj = ev["object"]
-                running = bool(obj["spec"].get("nodeName")) and obj.get("status", {}).get("phase") == "Running"
-                seen.append((ev["type"], obj["metadata"]["name"], int(obj["metadata"]["resourceVersion"]), running))
+    async for ev in _events(session, target, stop):
+        obj = ev["object"]
+        running = bool(obj["spec"].get("nodeName")) and obj.get("status", {}).get("phase") == "Running"
+        seen.append((ev["type"], obj["metadata"]["name"], int(obj["metadata"]["resourceVersion"]), running))
 
 
 async def run_pod_load(url: str, pods: int = 3000, writers: int = 32, watchers: int = 5,
