@@ -25,6 +25,7 @@ from kubesched.controllers.endpoints import EndpointsController
 from kubesched.controllers.endpointslice import EndpointSliceController
 from kubesched.controllers.job import TRACKING_FINALIZER
 from kubesched.controllers.namespace import NamespaceController
+from kubesched.controllers.serviceaccounts import ServiceAccountsController
 from kubesched.controllers.storageprotection import PVCProtectionController, PVProtectionController
 from kubesched.descheduler.policy import load_policy
 from kubesched.kubelet.nodelease import LEASE_DURATION, NodeLeaseController
@@ -120,6 +121,8 @@ class Engine:
         self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored},
                                               lambda: {r.store_kind for r in self.custom.all() if r.namespaced})
         self.namespaces.start()
+        self.service_accounts = ServiceAccountsController(self.api, clock)
+        self.service_accounts.start()
         self.endpoint_slices = EndpointSliceController(self.api, clock)
         self.endpoint_slices.start()
         self.endpoints = EndpointsController(self.api, clock)
