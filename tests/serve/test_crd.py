@@ -322,10 +322,16 @@ def made(spec, name, namespace, **_):
     kubernetes.config.load_kube_config()
     kubernetes.client.CoreV1Api().create_namespaced_config_map(namespace, {
         "metadata": {"name": f"{name}-made"}, "data": {"size": spec["size"]}})
+
+
+@kopf.on.delete("example.com", "v1", "widgets")
+def gone(name, namespace, **_):
+    kubernetes.config.load_kube_config()
+    kubernetes.client.CoreV1Api().delete_namespaced_config_map(f"{name}-made", namespace)
 """
 
 
-def test_kopf_operator_handles_a_create(widgets: Served, tmp_path) -> None:  # noqa: ANN001
+def test_kopf_operator_handles_a_create_and_a_delete(widgets: Served, tmp_path) -> None:  # noqa: ANN001
     served = widgets
     (tmp_path / "operator.py").write_text(OPERATOR)
     log = open(tmp_path / "kopf.log", "wb")  # noqa: SIM115 - the process keeps it
@@ -342,6 +348,17 @@ def test_kopf_operator_handles_a_create(widgets: Served, tmp_path) -> None:  # n
             return out == "large"
 
         wait_for(handled, timeout=120, what="kopf's create handler")
+        # kopf's finalizer holds the widget until its delete handler has cleaned up after it.
+        finalizers = served.kubectl("get", "widget", "made", "-o", "jsonpath={.metadata.finalizers}")
+        assert "example.com/widget-operator" in finalizers
+        served.kubectl("delete", "widget", "made", "--wait=false")
+
+        def cleaned() -> bool:
+            widget = served.kubectl("get", "widget", "made", "-o", "name", check=False)
+            made = served.kubectl("get", "configmap", "made-made", "-o", "name", check=False)
+            return "NotFound" in widget and "NotFound" in made
+
+        wait_for(cleaned, timeout=120, what="kopf's delete handler and its finalizer's removal")
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
