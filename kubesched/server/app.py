@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import random
 from typing import Any
 
@@ -39,10 +40,22 @@ MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's --max-request-bytes default (3 Mi
 BOOKMARK_INTERVAL = 60.0  # wall seconds between watch bookmarks, as kube-apiserver sends them
 MIN_REQUEST_TIMEOUT = 1800  # watches without timeoutSeconds last 30-60 min, as upstream's
 CLOCK_PATH = "/kubesched.io/clock"
+_HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _warning_value(text: str) -> str:
+    """One `299 - "text"` entry as net/http writes utilnet.NewWarningHeader's: quotes and
+    backslashes escaped, CR and LF as spaces (and, as aiohttp refuses them too, every other
+    control character but tab), and what cannot be UTF-8 (a lone surrogate from JSON) as U+FFFD.
+    Warnings quote the client's own field names, which may hold anything; a control character
+    made aiohttp drop the connection instead of answering."""
+    text = _HEADER_CONTROL.sub(" ", text.replace("\\", "\\\\").replace('"', '\\"'))
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return f'299 - "{text}"'
 
 
 def _json(answer: Any, code: int = 200, warnings: list[str] | None = None) -> web.Response:
-    headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
+    headers = {"Warning": ", ".join(map(_warning_value, warnings))} if warnings else None
     return web.Response(body=dumps(answer), status=code,
                         content_type="application/json", headers=headers)
 
