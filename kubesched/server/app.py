@@ -14,8 +14,8 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import random
+import re
 from typing import Any
 
 from aiohttp import web
