@@ -625,7 +625,7 @@ class Rest:
                 "status": {"replicas": status.get("replicas", 0), "selector": text}}
 
     def _update_scale(self, req: Request, scale: Any) -> Answer:
-        if not isinstance(scale, dict):
+        if not isinstance(scale, dict) or not all(isinstance(scale.get(k, {}), dict | None) for k in ("spec", "metadata")):
             raise BadRequest("the body of the request is not a Scale object")
         replicas = (scale.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
