@@ -69,7 +69,7 @@ NAME = "fuzzed"
 WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 # A list answered as a watch would stream until its timeout; the fuzz is about requests.
 STREAMING = ("watch", "allowWatchBookmarks", "sendInitialEvents")
-EXAMPLES = 5
+EXAMPLES = 4
 # kube-apiserver v1.35 answers a server-side apply naming a field its schema lacks with a 500
 # (kubernetes/kubernetes#122480, #139253); serve answers as it does. It must still write nothing.
 UPSTREAM_500 = '"message":"failed to create typed patch object ('
