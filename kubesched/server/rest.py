@@ -596,10 +596,12 @@ class Rest:
         return 201, st.status(201, "", "")
 
     def _bind(self, req: Request, pod: str, body: Obj) -> Answer:
-        target = body.get("target") or {}
+        target, meta = body.get("target") or {}, body.get("metadata") or {}
+        if not isinstance(target, dict) or not isinstance(meta, dict) or not isinstance(target.get("name", ""), str):
+            raise BadRequest("the body of the request is not a Binding object")  # as Go's decoding refuses it
         if not target.get("name"):
             raise Invalid(f'Binding "{pod}" is invalid: target.name: Required value')
-        if (body.get("metadata") or {}).get("name") not in (None, pod):
+        if meta.get("name") not in (None, pod):
             raise BadRequest("name in URL does not match name in Binding object")
         self._get(Request("get", POD, req.namespace, pod))  # 404 for a pod that is not there
         self.api.bind(req.namespace or "", pod, target["name"])

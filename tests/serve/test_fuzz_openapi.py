@@ -222,3 +222,15 @@ def test_a_warning_quoting_any_field_name_is_a_valid_header(served: Served) -> N
     warning = response.headers["Warning"].encode("latin-1").decode()  # http.client reads latin-1
     assert warning == '299 - "unknown field \\"we  ird\\" \\"", 299 - "unknown field \\"lone\ufffd\\""'
     assert session.get(f"{cm}/w", timeout=10).json()["data"] == {"a": "b"}
+
+
+def test_a_binding_whose_parts_are_not_objects_is_a_bad_request(served: Served) -> None:
+    """A Binding with a non-object metadata or target, or a non-string target name, was a 500
+    (found by the fuzz)."""
+    session = requests.Session()
+    pods = f"{served.url}/api/v1/namespaces/default/pods"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert session.post(pods, json=pod, timeout=10).ok
+    for binding in ({"metadata": True, "target": {"name": "n"}}, {"target": ["n"]}, {"target": {"name": 7}}):
+        response = session.post(f"{pods}/p/binding", json={"apiVersion": "v1", "kind": "Binding", **binding}, timeout=10)
+        assert response.status_code == 400, response.text
