@@ -95,14 +95,17 @@ def _fields(model: str) -> dict[str, _Type]:
     return {field: _parse(text) for field, text in _table()[model].items()}
 
 
-def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[str, str | None]]:
+def decode(kind: str, obj: dict[str, Any], patch: bool = False,
+           prune: bool = False) -> list[tuple[str, str | None]]:
     """Read `obj` as kube-apiserver decodes an object of `kind`, and say what it would not accept.
 
     In place, as decoding does: a null field is dropped (it is the field's zero value, which the API
     server omits) and a null list item or map value becomes its type's zero value, so no component
     meets a null where it expects a mapping or a list. Returns (path, message) for each value of
     the wrong type and (path, None) for each field the kind does not have; nothing for kinds
-    without a model. A merge `patch` keeps its null fields and map values: they delete.
+    without a model. A merge `patch` keeps its null fields and map values: they delete. With
+    `prune` the fields the kind does not have are dropped too, as decoding into Go structs drops
+    them (the API server's way); without it they stay, for a simulation that reports them.
     """
     api_version = obj.get("apiVersion")
     if isinstance(api_version, str) and is_custom_group(api_version):
@@ -110,7 +113,7 @@ def decode(kind: str, obj: dict[str, Any], patch: bool = False) -> list[tuple[st
     model = MODELS.get(kind) or (_model_of(api_version, kind) if isinstance(api_version, str) else None)
     if model is None:
         return []
-    decoder = _Decoder(patch)
+    decoder = _Decoder(patch, prune)
     decoder.value(("model", model), obj, None)
     return [(_render(path), message) for path, message in decoder.found]
 
@@ -140,8 +143,9 @@ def decode_model(model: str, value: Any, path: str = "", many: bool = False) -> 
 class _Decoder:
     """One walk of a value against its type, collecting (path, message or None) in `found`."""
 
-    def __init__(self, patch: bool) -> None:
+    def __init__(self, patch: bool, prune: bool = False) -> None:
         self.patch = patch
+        self.prune = prune
         self.found: list[tuple[_Path, str | None]] = []
 
     def value(self, typ: _Type, value: Any, path: _Path, quantity: bool = False) -> None:
@@ -179,16 +183,21 @@ class _Decoder:
         if not self.patch and None in value.values():
             for key in [k for k, v in value.items() if v is None and k in fields]:
                 del value[key]
+        unknown = None
         for key, item in value.items():
             typ = fields.get(key)
             if typ is None:
                 self.found.append(((path, key), None))
+                unknown = [*(unknown or ()), key]
             elif type(item) is str and typ == _STRING or item is None and typ[0] == "scalar":
                 continue  # the most common cases, without a call
             elif typ[0] == "model":
                 self.model(typ[1], item, (path, key))
             else:
                 self.value(typ, item, (path, key))
+        if unknown and self.prune:
+            for key in unknown:
+                del value[key]
 
     def scalar(self, name: str, value: Any, path: _Path, quantity: bool) -> None:
         allowed = (str, int, float) if quantity else _SCALARS[name]

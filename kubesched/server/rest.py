@@ -207,16 +207,21 @@ class Rest:
                                  "strict decoding error: " + ", ".join(unknown))
             req.warnings.extend(unknown)
             return
-        if mode == "Ignore":
-            return
-        found = decode(obj.get("kind", ""), obj, patch)
+        # Unknown fields of a built-in kind go as its Go struct decodes the request, whatever the mode.
+        found = decode(obj.get("kind", ""), obj, patch, prune=True)
         unknown = [f'unknown field "{path}"' for path, message in found if message is None]
         wrong = [f"{path}: {message}" for path, message in found if message is not None]
         if wrong:
             raise BadRequest(f"{obj.get('kind')} in version \"{req.resource.version}\" cannot be handled as a "
                              f"{obj.get('kind')}: {wrong[0]}")
+        if mode == "Ignore":
+            return
         if unknown and mode == "Strict":
-            raise BadRequest("strict decoding error: " + ", ".join(unknown))
+            message = "strict decoding error: " + ", ".join(unknown)
+            if req.verb != "patch":  # a decoded body names its kind; a patched object does not
+                message = f'{obj.get("kind")} in version "{req.resource.version}" cannot be handled as a ' \
+                          f'{obj.get("kind")}: {message}'
+            raise BadRequest(message)
         req.warnings.extend(unknown)
 
     def _get(self, req: Request, name: str | None = None) -> Obj:
