@@ -108,6 +108,7 @@ async def _serve(server: object, host: str, port: int, token: str | None, kubeco
     sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
     bound = sockets[0].getsockname()[1] if sockets else port
     url = f"{'https' if ssl_context else 'http'}://{host}:{bound}"
+    server.engine.advertise(host, bound)
     if kubeconfig_out:  # whole or not at all: a client may be waiting for the file to appear
         partial = Path(kubeconfig_out + ".tmp")
         ca = certificate.pem() if isinstance(certificate, Certificate) else None

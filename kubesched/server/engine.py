@@ -35,6 +35,7 @@ from kubesched.runtime.realtime import RealtimeDriver
 from kubesched.server import openapi
 from kubesched.server.crdcontrollers import DefinitionControllers
 from kubesched.server.custom import CustomResources
+from kubesched.server.kubernetesservice import KubernetesService, advertised_address
 from kubesched.server.metrics import Metrics
 from kubesched.server.rest import INITIAL_NAMESPACES, Rest
 from kubesched.server.webhooks import Webhooks
@@ -158,6 +159,11 @@ class Engine:
         if isinstance(self.store, SQLiteStore):
             self.store.sync()
         _warm_up()
+
+    def advertise(self, host: str, port: int) -> None:
+        """Once listening: keep the `kubernetes` Service's endpoints on the address and port served."""
+        self.kubernetes_service = KubernetesService(self.api, self.cluster.clock, advertised_address(host), port)
+        self.kubernetes_service.start()
 
     def _custom_kind(self, api_version: str, kind: str) -> Resource | None:
         return next((r for r in self.custom.all() if r.api_version == api_version and r.kind == kind), None)

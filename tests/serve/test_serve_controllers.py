@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -305,3 +306,32 @@ def test_token_requests_are_discovered_and_described(served: Served) -> None:
         assert issued.status.token
     finally:
         api_client.close()
+
+
+def test_the_kubernetes_service_resolves_to_this_server(served: Served) -> None:
+    """kube-apiserver's endpoint reconciler: the `kubernetes` Service has an Endpoints and an
+    EndpointSlice of its own naming the address and port the server listens on, put back when
+    deleted; a client that follows them reaches the server."""
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(served.kubeconfig)
+    core, discovery = client.CoreV1Api(api), client.DiscoveryV1Api(api)
+    endpoints = core.read_namespaced_endpoints("kubernetes", "default")
+    assert endpoints.metadata.labels == {"endpointslice.kubernetes.io/skip-mirror": "true"}
+    assert [([a.ip for a in s.addresses], [(p.name, p.port, p.protocol) for p in s.ports])
+            for s in endpoints.subsets] == [(["127.0.0.1"], [("https", served.port, "TCP")])]
+    slices = discovery.list_namespaced_endpoint_slice("default", label_selector="kubernetes.io/service-name=kubernetes")
+    [eps] = slices.items
+    assert (eps.metadata.name, eps.address_type) == ("kubernetes", "IPv4")
+    assert [(e.addresses, e.conditions.ready) for e in eps.endpoints] == [(["127.0.0.1"], True)]
+    assert [(p.name, p.port, p.protocol) for p in eps.ports] == [("https", served.port, "TCP")]
+    svc = core.read_namespaced_service("kubernetes", "default")
+    assert [(p.port, p.target_port) for p in svc.spec.ports] == [(443, served.port)]
+    with urllib.request.urlopen(f"http://{eps.endpoints[0].addresses[0]}:{eps.ports[0].port}/version") as answer:
+        assert json.load(answer)["major"] == "1"
+
+    core.delete_namespaced_endpoints("kubernetes", "default")
+    discovery.delete_namespaced_endpoint_slice("kubernetes", "default")
+    _advance(served, "10s")
+    assert core.read_namespaced_endpoints("kubernetes", "default").subsets[0].addresses[0].ip == "127.0.0.1"
+    assert discovery.read_namespaced_endpoint_slice("kubernetes", "default").ports[0].port == served.port
