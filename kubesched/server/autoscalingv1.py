@@ -246,3 +246,9 @@ def to_v2(hpa: Obj) -> Obj:
     else:
         meta.pop("annotations", None)
     return out
+
+
+def in_version(hpa: Obj, api_version: str) -> Obj:
+    """A stored HPA as `api_version` shows it: what managed fields compare for an entry kept in
+    that version."""
+    return to_v1(hpa) if api_version == "autoscaling/v1" else hpa

@@ -18,6 +18,7 @@ apply (the last-applied annotation).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -30,6 +31,8 @@ from kubesched.server.typed import MISSING, ZERO, Type
 
 # A custom resource's type and whether its status is a subresource (None: a built-in kind).
 Custom = tuple[Type, bool] | None
+# A stored object as another version of its kind shows it.
+Convert = Callable[[dict[str, Any], str], dict[str, Any]]
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MAX_UPDATE_MANAGERS = 10
 BEFORE_FIRST_APPLY = "before-first-apply"
@@ -191,9 +194,15 @@ def _without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str, now: str,
-                  subresource: str = "", custom: Custom = None) -> dict[str, Any]:
+                  subresource: str = "", custom: Custom = None, api_version: str = "",
+                  convert: Convert | None = None) -> dict[str, Any]:
     """`new` (what a create, update or patch is about to store over `old`, None for a create) with
-    its managedFields brought up to date for an Update by `manager`. `new` is not modified."""
+    its managedFields brought up to date for an Update by `manager`. `new` is not modified.
+
+    A kind served in several versions (autoscaling/v1 and v2 HPAs) keeps each entry in the version
+    its manager wrote in, as the field manager does: the writer's entry in the request's
+    `api_version`, and each entry loses what changed as its own version shows the objects;
+    `convert` gives a stored object in another version."""
     meta = new.get("metadata")
     if not isinstance(meta, dict):
         return new
@@ -206,21 +215,43 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str,
     result = _without_managed_fields(new)
     if not managed and old is not None:
         return result  # never tracked: tracking starts at the first apply
-    api_version = str(new.get("apiVersion") or "")
-    t = custom[0] if custom is not None else typed.type_for(api_version, str(new.get("kind") or ""))
-    ignored = reset_fields(api_version, str(new.get("kind") or ""), subresource, custom)
+    stored_version, kind = str(new.get("apiVersion") or ""), str(new.get("kind") or "")
     base = _without_managed_fields(old) if old is not None else ZERO
-    managed = _update(base, result, managed, manager or "unknown", api_version, subresource, now, t, ignored)
+    seen: dict[str, tuple[FieldSet, FieldSet, FieldSet]] = {}
+
+    def changes(version: str) -> tuple[FieldSet, FieldSet, FieldSet]:
+        if convert is None:
+            version = stored_version  # one version: every entry's paths are the stored object's
+        if version not in seen:
+            t = custom[0] if custom is not None else typed.type_for(version, kind)
+            ignored = reset_fields(version, kind, subresource, custom)
+            before, after = base, result
+            if version != stored_version and convert is not None:
+                before = base if base is ZERO else convert(base, version)
+                after = convert(result, version)
+            seen[version] = _changes(before, after, t, ignored)
+        return seen[version]
+
+    version = api_version or stored_version
+    ignored = reset_fields(version, kind, subresource, custom)
+    managed = _update(changes, managed, manager or "unknown", version, subresource, now, ignored)
     if managed:
         result = {**result, "metadata": {**result["metadata"], "managedFields": encode(managed)}}
     return result
 
 
-def _update(base: Any, new: dict[str, Any], managed: Managed, manager: str, api_version: str, subresource: str,
-            now: str, t: Type, ignored: FieldSet) -> Managed:
-    added, modified, removed = _changes(base, new, t, ignored)
+def _update(changes: Callable[[str], tuple[FieldSet, FieldSet, FieldSet]], managed: Managed, manager: str,
+            api_version: str, subresource: str, now: str, ignored: FieldSet) -> Managed:
+    """`changes(version)`: what the write added, modified and removed, in that version's paths."""
+    added, modified, removed = changes(api_version)
     changed = fs.union(modified, added)
-    out = _release(managed, "", changed, removed)
+    versions = {e.api_version for e in managed.values()} - {api_version}
+    out = _release({i: e for i, e in managed.items() if e.api_version == api_version} if versions else managed,
+                   "", changed, removed)
+    for version in versions:
+        their_added, their_modified, their_removed = changes(version)
+        out.update(_release({i: e for i, e in managed.items() if e.api_version == version}, "",
+                            fs.union(their_modified, their_added), their_removed))
     own = fs.difference(fs.recursive_difference(fs.difference(changed, removed), ignored), _STRIPPED)
     if own:
         entry = Entry(manager, "Update", api_version, subresource, now, own)
@@ -344,7 +375,8 @@ def _apply(base: Any, config: dict[str, Any], managed: Managed, manager: str, ap
            now: str, t: Type, ignored: FieldSet, force: bool) -> tuple[Any, Managed]:
     if not managed and base:
         # The object predates tracking: what it holds becomes before-first-apply's.
-        managed = _update(ZERO, base, {}, BEFORE_FIRST_APPLY, api_version, subresource, now, t, ignored)
+        existing = _changes(ZERO, base, t, ignored)
+        managed = _update(lambda _: existing, {}, BEFORE_FIRST_APPLY, api_version, subresource, now, ignored)
     entry = Entry(manager, "Apply", api_version, subresource, None, {})
     previous = managed.get(entry.ident)
     merged = typed.merge(base if base else MISSING, config, t)

@@ -338,7 +338,8 @@ class Rest:
         req.name = meta.get("name")
         self._check_namespace(req)
         set_defaults(obj)  # before managedFields: the writer owns what decoding defaulted
-        obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req))
+        obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req),
+                                          **_versions(req))
         try:  # decoded for this request alone: handed over, not copied
             return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run, caller=req.caller, owned=True))
         except AlreadyExists:
@@ -387,7 +388,7 @@ class Rest:
         if req.subresource != "status":
             set_defaults(new)
         new = managedfields.record_update(current, new, req.manager, self.api.timestamp(), req.subresource or "",
-                                          _typing(req))
+                                          _typing(req), **_versions(req))
         return self.api.update(new, status_only=req.subresource == "status", caller=req.caller, dry_run=req.dry_run)
 
     def patch(self, req: Request) -> Answer:
@@ -713,6 +714,15 @@ def _set_path(obj: Obj, path: str, value: Any) -> Obj:
         node = node[key]
     node[keys[-1]] = value
     return new
+
+
+def _versions(req: Request) -> dict[str, Any]:
+    """For a kind served in two versions (HPAs): the request's, in which the writer's managed
+    fields are kept, and how the stored object shows in the other."""
+    res = req.resource
+    if res.store_kind == "HorizontalPodAutoscaler" and res.group == "autoscaling":
+        return {"api_version": res.api_version, "convert": autoscalingv1.in_version}
+    return {}
 
 
 def _is_v1_hpa(res: Resource) -> bool:

@@ -37,6 +37,9 @@ def test_autoscale_scales_a_deployment_on_the_usage_top_shows(tmp_path: Path) ->
         wait_for(lambda: "400m" in served.kubectl("top", "pod", "--no-headers"), what="the pod's usage")
         assert served.kubectl("autoscale", "deployment", "web", "--cpu-percent=50", "--min=1", "--max=5").strip() == \
             "horizontalpodautoscaler.autoscaling/web autoscaled"
+        # Managed fields are kept in the version of the request, as kube-apiserver keeps them.
+        assert _managed(served)[("kubectl-autoscale", "autoscaling/v1")] == {"f:spec": {
+            "f:maxReplicas": {}, "f:minReplicas": {}, "f:scaleTargetRef": {}, "f:targetCPUUtilizationPercentage": {}}}
 
         # 200% of the request against 50%: 1 -> 4 (the scale-up rate without a behavior) -> 5 (maxReplicas).
         wait_for(lambda: served.kubectl("get", "deployment", "web", "-o", "jsonpath={.status.readyReplicas}") == "5",
@@ -72,5 +75,17 @@ def test_autoscale_scales_a_deployment_on_the_usage_top_shows(tmp_path: Path) ->
         assert v2.spec.metrics[0].resource.target.average_utilization == 70
         assert v2.spec.behavior.scale_down.stabilization_window_seconds == 60
         assert not (v2.metadata.annotations or {})
+        # Each writer owns what it changed, in its own version's paths; the v1 update took the target
+        # from `kubectl autoscale`.
+        managed = _managed(served)
+        assert managed[("OpenAPI-Generator", "autoscaling/v1")] == {"f:spec": {"f:targetCPUUtilizationPercentage": {}}}
+        assert set(managed[("OpenAPI-Generator", "autoscaling/v2")]["f:spec"]) == {"f:behavior"}
+        assert set(managed[("kubectl-autoscale", "autoscaling/v1")]["f:spec"]) == {
+            "f:maxReplicas", "f:minReplicas", "f:scaleTargetRef"}
     finally:
         served.kill()
+
+
+def _managed(served: Served) -> dict[tuple[str, str], dict]:
+    hpa = json.loads(served.kubectl("get", "hpa.v2.autoscaling", "web", "-o", "json", "--show-managed-fields"))
+    return {(m["manager"], m["apiVersion"]): m["fieldsV1"] for m in hpa["metadata"]["managedFields"]}
