@@ -64,6 +64,8 @@ class Clock(Protocol):
 
     def call_soon(self, fn: Callable[[], object], rank: int = REACT) -> Timer: ...
 
+    def horizon(self) -> float: ...
+
 
 class VirtualClock:
     """Discrete-event clock: time advances only when the next timer is due."""
@@ -78,9 +80,17 @@ class VirtualClock:
         # How many changes the run has made that matter (the cluster's writes, not its Events); set,
         # it lets `run` jump over housekeeping that changes nothing (see `_jump`).
         self.changes: Callable[[], int] | None = None
+        self._until: float | None = None  # where the run in progress ends
 
     def now(self) -> float:
         return self._now
+
+    def horizon(self) -> float:
+        """The instant the run in progress goes to (now when none does, or it has no end): a
+        periodic writer may sleep through a jump ahead and write once at its end, as a kubelet
+        whose machine was suspended does, where every tick in between would only be overwritten
+        before anyone could read it."""
+        return self._now if self._until is None else max(self._until, self._now)
 
     def call_at(self, when: float, fn: Callable[[], object], daemon: bool = False, rank: int = REACT,
                 fixed: bool = False) -> Timer:
@@ -115,10 +125,17 @@ class VirtualClock:
         `limit` is the last instant time can reach at all (where timestamps end); False if the run
         stopped there with work left. `progress` is told the virtual time now and then (every
         50,000 callbacks)."""
-        heap = self._heap
-        count = 0
         if until is not None:
             until = min(until, limit)
+        outer, self._until = self._until, until
+        try:
+            return self._run(until, progress, limit)
+        finally:
+            self._until = outer
+
+    def _run(self, until: float | None, progress: Callable[[float], None] | None, limit: float) -> bool:
+        heap = self._heap
+        count = 0
         idle_since, idle_mark = None, 0  # since when only housekeeping has run, and the changes then
         while heap and not self._stopped:
             if until is None and self._live == 0:
