@@ -40,12 +40,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.jsonbytes import dumps
+from kubesched.api.served import resource_kind
 from kubesched.store.base import ADDED, DELETED, Obj, WatchEvent
 from kubesched.store.memory import MemoryStore
 
 # PRAGMA application_id ("ksch"): tells our files from other SQLite databases.
 APPLICATION_ID = 0x6B736368
-SCHEMA_VERSION = 1
+# 2: custom objects filed under their group-qualified kind (`Widget.example.com`, see
+# served.resource_kind); format 1 files are brought to it when opened.
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE objects (
@@ -73,6 +76,20 @@ CREATE TABLE meta (
     value TEXT NOT NULL
 );
 """
+
+
+def _qualify_custom_kinds(db: sqlite3.Connection) -> None:
+    """Format 1 to 2, in the transaction that opens the file: the objects and events of a custom
+    resource written under its bare kind (`Widget`) move to the kind the store now files them
+    under, so they are found again; nothing else changes."""
+    for table, key, body in (("objects", "seq", "body"), ("events", "rv", "obj")):
+        moved = []
+        for row, kind, text in db.execute(f"SELECT {key}, kind, {body} FROM {table}"):
+            obj = json.loads(text)
+            qualified = resource_kind(obj) if isinstance(obj, dict) and isinstance(obj.get("kind"), str) else kind
+            if qualified != kind:
+                moved.append((qualified, row))
+        db.executemany(f"UPDATE {table} SET kind = ? WHERE {key} = ?", moved)
 
 
 class StoreFileError(Exception):
@@ -129,6 +146,9 @@ class SQLiteStore(MemoryStore):
                 for statement in _SCHEMA.split(";"):
                     db.execute(statement)
                 db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            elif version == 1:
+                _qualify_custom_kinds(db)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             elif version != SCHEMA_VERSION:
                 raise StoreFileError(f"{self.path}: data file format {version}, this kubesched reads "

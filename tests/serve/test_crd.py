@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -417,3 +418,74 @@ def _served(api: client.CustomObjectsApi, group: str) -> bool:
     except ApiException:
         return False
     return True
+
+
+def _format_1_data_file(path: str) -> None:
+    """A data file as kubesched wrote it before custom objects were filed under their
+    group-qualified kind (format 1): a Widget's object and event rows under the bare `Widget`."""
+    meta = {"uid": "00000000-0000-0000-0000-00000000000{}", "creationTimestamp": "2026-01-01T00:00:00Z"}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com", "resourceVersion": "2", **meta, "uid": meta["uid"].format(2)},
+           "spec": {"group": "example.com", "scope": "Namespaced",
+                    "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]},
+           "status": {"acceptedNames": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                                        "listKind": "WidgetList"}, "storedVersions": ["v1"]}}
+    rows = [
+        ("Namespace", "", "default", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": "default", "resourceVersion": "1", **meta, "uid": meta["uid"].format(1)},
+            "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}}),
+        ("CustomResourceDefinition", "", "widgets.example.com", crd),
+        ("Widget", "default", "w1", {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {
+            "name": "w1", "namespace": "default", "resourceVersion": "3", **meta, "uid": meta["uid"].format(3)},
+            "spec": {"size": "large"}}),
+    ]
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript("""
+        CREATE TABLE objects (seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, namespace TEXT NOT NULL,
+                              name TEXT NOT NULL, rv INTEGER NOT NULL, body TEXT NOT NULL);
+        CREATE TABLE events (rv INTEGER PRIMARY KEY, type TEXT NOT NULL, kind TEXT NOT NULL, obj TEXT NOT NULL);
+        CREATE TABLE state (id INTEGER PRIMARY KEY CHECK (id = 1), resource_version INTEGER NOT NULL,
+                            events_floor INTEGER NOT NULL);
+        INSERT INTO state VALUES (1, 3, 0);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO meta VALUES ('epoch', '2026-01-01T00:00:00Z'), ('virtual-time', '0');
+        PRAGMA application_id = 1802724200;
+        PRAGMA user_version = 1;
+    """)
+    for rv, (kind, namespace, name, body) in enumerate(rows, start=1):
+        db.execute("INSERT INTO objects VALUES (?, ?, ?, ?, ?, ?)", (rv, kind, namespace, name, rv, json.dumps(body)))
+        db.execute("INSERT INTO events VALUES (?, 'ADDED', ?, ?)", (rv, kind, json.dumps(body)))
+    db.close()
+
+
+def test_custom_objects_of_an_older_data_file_are_found(tmp_path) -> None:  # noqa: ANN001
+    """A data file from before custom objects were filed under their group-qualified kind is
+    brought up to date when opened, once and for good: its objects are read, watched from an
+    old resourceVersion, changed and deleted as if written today."""
+    served = Served(tmp_path)
+    _format_1_data_file(served.data)
+    served.start()
+    try:
+        api = client.CustomObjectsApi(config.new_client_from_config(served.kubeconfig))
+        widget = api.get_namespaced_custom_object("example.com", "v1", "default", "widgets", "w1")
+        assert widget["spec"] == {"size": "large"}
+        assert served.kubectl("get", "widgets", "-o", "name").split() == ["widget.example.com/w1"]
+        events = list(watch.Watch().stream(api.list_namespaced_custom_object, "example.com", "v1", "default",
+                                           "widgets", resource_version="2", timeout_seconds=1))
+        assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "w1")]
+        api.patch_namespaced_custom_object("example.com", "v1", "default", "widgets", "w1", {"spec": {"size": "small"}})
+        served.restart()
+        api = client.CustomObjectsApi(config.new_client_from_config(served.kubeconfig))
+        assert api.get_namespaced_custom_object("example.com", "v1", "default", "widgets", "w1")["spec"] == {
+            "size": "small"}
+        api.delete_namespaced_custom_object("example.com", "v1", "default", "widgets", "w1")
+        assert api.list_namespaced_custom_object("example.com", "v1", "default", "widgets")["items"] == []
+    finally:
+        served.kill()
+    db = sqlite3.connect(served.data)
+    assert db.execute("PRAGMA user_version").fetchone() == (2,)
+    assert db.execute("SELECT count(*) FROM events WHERE kind = 'Widget'").fetchone() == (0,)
+    db.close()
