@@ -153,9 +153,7 @@ class PodEvictor:
         body: Obj = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": meta["name"], "namespace": ns}}
         if self.grace_period is not None:
             body["deleteOptions"] = {"gracePeriodSeconds": self.grace_period}
-        # The budget an accepted eviction debits: the API's answer does not name it.
         current = self.api.store.get("Pod", ns, meta["name"])
-        budgets = guarding_budgets(self.api.store, current) if current is not None else []
         try:
             self.api.evict(ns, meta["name"], body, requester=REQUESTER)
         except APIError as e:
@@ -164,6 +162,9 @@ class PodEvictor:
             attempt.code, attempt.pdb = e.code, e.pdb
             raise EvictionFailed(e.code, message) from None
         attempt = self.note(pod, profile, strategy, "Evicted")
+        # The budget an accepted eviction debited, looked up again: the API's answer does not name
+        # it (a refusal's does), nor does a remote kube-apiserver's in live mode.
+        budgets = guarding_budgets(self.api.store, current) if current is not None else []
         attempt.code, attempt.pdb = 200, budgets[0]["metadata"]["name"] if len(budgets) == 1 else None
         if node:
             self.per_node[node] = self.per_node.get(node, 0) + 1
