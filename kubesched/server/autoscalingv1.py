@@ -249,6 +249,8 @@ def to_v2(hpa: Obj) -> Obj:
 
 
 def in_version(hpa: Obj, api_version: str) -> Obj:
-    """A stored HPA as `api_version` shows it: what managed fields compare for an entry kept in
-    that version."""
-    return to_v1(hpa) if api_version == "autoscaling/v1" else hpa
+    """An HPA of either version as `api_version` shows it: what managed fields compare for an
+    entry kept in that version."""
+    if hpa.get("apiVersion") == api_version:
+        return hpa
+    return to_v1(hpa) if api_version == "autoscaling/v1" else to_v2(hpa)

@@ -240,18 +240,12 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str,
     return result
 
 
-def _update(changes: Callable[[str], tuple[FieldSet, FieldSet, FieldSet]], managed: Managed, manager: str,
+def _update(changes: Changes, managed: Managed, manager: str,
             api_version: str, subresource: str, now: str, ignored: FieldSet) -> Managed:
     """`changes(version)`: what the write added, modified and removed, in that version's paths."""
     added, modified, removed = changes(api_version)
     changed = fs.union(modified, added)
-    versions = {e.api_version for e in managed.values()} - {api_version}
-    out = _release({i: e for i, e in managed.items() if e.api_version == api_version} if versions else managed,
-                   "", changed, removed)
-    for version in versions:
-        their_added, their_modified, their_removed = changes(version)
-        out.update(_release({i: e for i, e in managed.items() if e.api_version == version}, "",
-                            fs.union(their_modified, their_added), their_removed))
+    out = _release_versions(managed, "", api_version, changed, removed, changes)
     own = fs.difference(fs.recursive_difference(fs.difference(changed, removed), ignored), _STRIPPED)
     if own:
         entry = Entry(manager, "Update", api_version, subresource, now, own)
@@ -265,6 +259,23 @@ def _changes(base: Any, new: Any, t: Type, ignored: FieldSet) -> tuple[FieldSet,
     if ignored:
         added, modified, removed = (fs.recursive_difference(s, ignored) for s in (added, modified, removed))
     return added, modified, removed
+
+
+Changes = Callable[[str], tuple[FieldSet, FieldSet, FieldSet]]
+
+
+def _release_versions(managed: Managed, skip: str, api_version: str, changed: FieldSet, removed: FieldSet,
+                      changes: Changes) -> Managed:
+    """`_release`, each entry losing what changed as its own version shows the objects
+    (`changes(version)`: added, modified, removed); `changed` and `removed` are `api_version`'s."""
+    versions = {e.api_version for e in managed.values()} - {api_version}
+    out = _release({i: e for i, e in managed.items() if e.api_version == api_version} if versions else managed,
+                   skip, changed, removed)
+    for version in versions:
+        their_added, their_modified, their_removed = changes(version)
+        out.update(_release({i: e for i, e in managed.items() if e.api_version == version}, skip,
+                            fs.union(their_modified, their_added), their_removed))
+    return out
 
 
 def _release(managed: Managed, skip: str, changed: FieldSet, removed: FieldSet) -> Managed:
@@ -314,10 +325,11 @@ class _Conflicts(Exception):
 
 
 def apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, force: bool, now: str,
-          subresource: str = "", custom: Custom = None) -> dict[str, Any]:
+          subresource: str = "", custom: Custom = None, convert: Convert | None = None) -> dict[str, Any]:
     """Server-side apply of `applied` (the body of an application/apply-patch+yaml request) onto
-    `live` (None: the apply creates the object). Returns the object to store, managedFields
-    included; raises ApplyConflict (409) naming every conflict unless `force`."""
+    `live` (None: the apply creates the object), both in the request's version. Returns the object
+    to store, managedFields included; raises ApplyConflict (409) naming every conflict unless
+    `force`. Entries kept in another version are compared as `convert` shows the objects in it."""
     _check_applied(applied)
     api_version, kind = applied["apiVersion"], applied["kind"]
     t = custom[0] if custom is not None else typed.type_for(api_version, kind)
@@ -331,7 +343,7 @@ def apply(live: dict[str, Any] | None, applied: dict[str, Any], manager: str, fo
     ignored = reset_fields(api_version, kind, subresource, custom)
     base: Any = _without_managed_fields(live) if live is not None else {}
     managed = (decode((live.get("metadata") or {}).get("managedFields")) if live is not None else None) or {}
-    args = (base, applied, managed, manager or "unknown", api_version, subresource, now, t, ignored)
+    args = (base, applied, managed, manager or "unknown", api_version, subresource, now, t, ignored, convert)
     try:
         result, managed = _apply(*args, force)
     except _Conflicts as e:
@@ -372,7 +384,7 @@ def _gvk(api_version: str, kind: str) -> str:
 
 
 def _apply(base: Any, config: dict[str, Any], managed: Managed, manager: str, api_version: str, subresource: str,
-           now: str, t: Type, ignored: FieldSet, force: bool) -> tuple[Any, Managed]:
+           now: str, t: Type, ignored: FieldSet, convert: Convert | None, force: bool) -> tuple[Any, Managed]:
     if not managed and base:
         # The object predates tracking: what it holds becomes before-first-apply's.
         existing = _changes(ZERO, base, t, ignored)
@@ -386,11 +398,25 @@ def _apply(base: Any, config: dict[str, Any], managed: Managed, manager: str, ap
         merged = _prune(merged, previous.fields, everyone, t)
     added, modified, removed = _changes(base if base else ZERO, merged, t, ignored)
     changed = fs.union(modified, added)
+    seen: dict[str, tuple[FieldSet, FieldSet, FieldSet]] = {api_version: (added, modified, removed)}
+
+    def changes(version: str) -> tuple[FieldSet, FieldSet, FieldSet]:
+        if convert is None:
+            return added, modified, removed
+        if version not in seen:
+            kind = str(config.get("kind") or "")
+            seen[version] = _changes(convert(base, version) if base else ZERO, convert(merged, version),
+                                     typed.type_for(version, kind), reset_fields(version, kind, subresource))
+        return seen[version]
+
+    def changed_in(version: str) -> FieldSet:
+        return changed if version == api_version or convert is None else fs.union(*changes(version)[:2])
+
     conflicts = [(other, path) for ident, other in sorted(managed.items()) if ident != entry.ident
-                 for path in fs.paths(fs.intersection(other.fields, changed))]
+                 for path in fs.paths(fs.intersection(other.fields, changed_in(other.api_version)))]
     if conflicts and not force:
         raise _Conflicts(conflicts)
-    out = _release(managed, entry.ident, changed, removed)
+    out = _release_versions(managed, entry.ident, api_version, changed, removed, changes)
     own = fs.difference(applied_set, _STRIPPED)
     unchanged = merged == base
     if own:

@@ -404,11 +404,8 @@ class Rest:
             return self._update_scale(req, self._apply_patch(ctype, scale, body))
         res = req.resource
         if ctype == APPLY:
-            if _is_v1_hpa(res):
-                code, obj = self._apply(req, autoscalingv1.to_v2(
-                    {**body, "apiVersion": res.api_version, "kind": res.kind}) if isinstance(body, dict) else body)
-                return code, self._view(req, obj)
-            return self._apply(req, body)
+            code, obj = self._apply(req, body)
+            return code, self._view(req, obj) if _is_v1_hpa(res) else obj
         current = self._view(req, self._get(req))
         new = self._apply_patch(ctype, current, body)
         if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
@@ -459,8 +456,12 @@ class Rest:
             current: Obj | None = self._get(req)
         except _NotFound:
             current = None
-        new = managedfields.apply(current, body, req.manager, force, self.api.timestamp(), req.subresource or "",
-                                  _typing(req))
+        # Applied in the request's version (autoscaling/v1's view of a stored v2 HPA), then stored.
+        live = self._view(req, current) if current is not None and _is_v1_hpa(res) else current
+        new = managedfields.apply(live, body, req.manager, force, self.api.timestamp(), req.subresource or "",
+                                  _typing(req), _versions(req).get("convert"))
+        if _is_v1_hpa(res):
+            new = autoscalingv1.to_v2(new)
         if current is None:
             self._check_namespace(req)
             for key in SERVER_SET_META:

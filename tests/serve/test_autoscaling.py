@@ -82,10 +82,32 @@ def test_autoscale_scales_a_deployment_on_the_usage_top_shows(tmp_path: Path) ->
         assert set(managed[("OpenAPI-Generator", "autoscaling/v2")]["f:spec"]) == {"f:behavior"}
         assert set(managed[("kubectl-autoscale", "autoscaling/v1")]["f:spec"]) == {
             "f:maxReplicas", "f:minReplicas", "f:scaleTargetRef"}
+
+        # Server-side apply through v1 too: the applier's entry in v1, conflicts found in each
+        # manager's own version.
+        served.kubectl("apply", "--server-side", "-f", "-", input=V1_APPLIED.format(target=60))
+        assert _managed(served, "other")[("kubectl", "autoscaling/v1")] == {"f:spec": {
+            "f:maxReplicas": {}, "f:scaleTargetRef": {}, "f:targetCPUUtilizationPercentage": {}}}
+        served.kubectl("patch", "hpa.v2.autoscaling", "other", "--type", "merge", "-p", json.dumps({"spec": {
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                "type": "Utilization", "averageUtilization": 50}}}]}}))
+        refused = served.kubectl("apply", "--server-side", "-f", "-", input=V1_APPLIED.format(target=70), check=False)
+        assert 'conflict with "kubectl-patch" using autoscaling/v2: .spec.metrics' in refused
     finally:
         served.kill()
 
 
-def _managed(served: Served) -> dict[tuple[str, str], dict]:
-    hpa = json.loads(served.kubectl("get", "hpa.v2.autoscaling", "web", "-o", "json", "--show-managed-fields"))
+V1_APPLIED = """
+apiVersion: autoscaling/v1
+kind: HorizontalPodAutoscaler
+metadata: {{name: other}}
+spec:
+  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: other}}
+  maxReplicas: 5
+  targetCPUUtilizationPercentage: {target}
+"""
+
+
+def _managed(served: Served, name: str = "web") -> dict[tuple[str, str], dict]:
+    hpa = json.loads(served.kubectl("get", "hpa.v2.autoscaling", name, "-o", "json", "--show-managed-fields"))
     return {(m["manager"], m["apiVersion"]): m["fieldsV1"] for m in hpa["metadata"]["managedFields"]}
