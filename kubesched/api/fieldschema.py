@@ -183,21 +183,22 @@ class _Decoder:
         if not self.patch and None in value.values():
             for key in [k for k, v in value.items() if v is None and k in fields]:
                 del value[key]
-        unknown = None
+        unknown: list[str] | None = None  # to prune, after the walk
         for key, item in value.items():
             typ = fields.get(key)
             if typ is None:
                 self.found.append(((path, key), None))
-                unknown = [*(unknown or ()), key]
+                if self.prune:
+                    unknown = unknown or []
+                    unknown.append(key)
             elif type(item) is str and typ == _STRING or item is None and typ[0] == "scalar":
                 continue  # the most common cases, without a call
             elif typ[0] == "model":
                 self.model(typ[1], item, (path, key))
             else:
                 self.value(typ, item, (path, key))
-        if unknown and self.prune:
-            for key in unknown:
-                del value[key]
+        for key in unknown or ():
+            del value[key]
 
     def scalar(self, name: str, value: Any, path: _Path, quantity: bool) -> None:
         allowed = (str, int, float) if quantity else _SCALARS[name]

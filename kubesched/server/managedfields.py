@@ -31,8 +31,10 @@ from kubesched.server.typed import MISSING, ZERO, Type
 
 # A custom resource's type and whether its status is a subresource (None: a built-in kind).
 Custom = tuple[Type, bool] | None
-# A stored object as another version of its kind shows it.
+# An object as another version of its kind shows it.
 Convert = Callable[[dict[str, Any], str], dict[str, Any]]
+# What a write added, modified and removed, in a version's field paths.
+Changes = Callable[[str], tuple[FieldSet, FieldSet, FieldSet]]
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MAX_UPDATE_MANAGERS = 10
 BEFORE_FIRST_APPLY = "before-first-apply"
@@ -240,8 +242,8 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str,
     return result
 
 
-def _update(changes: Changes, managed: Managed, manager: str,
-            api_version: str, subresource: str, now: str, ignored: FieldSet) -> Managed:
+def _update(changes: Changes, managed: Managed, manager: str, api_version: str, subresource: str, now: str,
+            ignored: FieldSet) -> Managed:
     """`changes(version)`: what the write added, modified and removed, in that version's paths."""
     added, modified, removed = changes(api_version)
     changed = fs.union(modified, added)
@@ -259,9 +261,6 @@ def _changes(base: Any, new: Any, t: Type, ignored: FieldSet) -> tuple[FieldSet,
     if ignored:
         added, modified, removed = (fs.recursive_difference(s, ignored) for s in (added, modified, removed))
     return added, modified, removed
-
-
-Changes = Callable[[str], tuple[FieldSet, FieldSet, FieldSet]]
 
 
 def _release_versions(managed: Managed, skip: str, api_version: str, changed: FieldSet, removed: FieldSet,
