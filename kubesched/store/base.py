@@ -103,13 +103,16 @@ class Store(ABC):
         self._watchers = [w for w in self._watchers if w[1] is not fn]
         self._by_kind = {}
 
-    def _notify(self, event: WatchEvent) -> None:
-        fns = self._by_kind.get(event.kind)
+    def _watchers_of(self, kind: str) -> tuple[tuple[Watcher, str | None], ...]:
+        fns = self._by_kind.get(kind)
         if fns is None:
-            fns = self._by_kind[event.kind] = tuple(
-                (fn, held) for kinds, fn, held in self._watchers if kinds is None or event.kind in kinds)
+            fns = self._by_kind[kind] = tuple(
+                (fn, held) for kinds, fn, held in self._watchers if kinds is None or kind in kinds)
+        return fns
+
+    def _notify(self, event: WatchEvent) -> None:
         holds = self.holds
-        for fn, held in fns:
+        for fn, held in self._watchers_of(event.kind):
             if held is None or holds(held):
                 fn(event)
 
