@@ -9,7 +9,8 @@ A refusal is worded as upstream's: `<resource> "<name>" is forbidden: Validating
 deciding the code (Invalid, 422, when it gives none). A policy or binding takes effect as soon as
 it is stored (kube-apiserver's informers take a moment), and its status says it has been
 observed. Writes by the components inside the process are judged too, as their writes are
-upstream, with an empty userInfo; `authorizer` asks the caller's authorizer (serve's RBAC).
+upstream, with the loopback identity admission webhooks see too (caller.py); `authorizer` asks
+the caller's authorizer (serve's RBAC).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from kubesched.api.policymatch import MatchError, Request, matches
 from kubesched.api.restmapping import for_kind
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.api.served import resource_kind
-from kubesched.apiserver.caller import Caller
+from kubesched.apiserver.caller import LOOPBACK_USER, Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.errors import APIError
 from kubesched.store.base import Store, WatchEvent
@@ -307,7 +308,7 @@ def _admission_request(attrs: Attributes) -> Obj:
     resource = {"group": req.group, "version": req.version, "resource": req.resource}
     out: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.kind, "resource": resource, "requestKind": attrs.kind,
                 "requestResource": resource, "operation": req.operation,
-                "userInfo": dict(caller.user) if caller is not None else {},
+                "userInfo": dict(caller.user) if caller is not None else dict(LOOPBACK_USER),
                 "dryRun": bool(caller and caller.dry_run)}
     if req.subresource:
         out["subResource"] = out["requestSubResource"] = req.subresource
@@ -316,7 +317,8 @@ def _admission_request(attrs: Attributes) -> Obj:
     if req.namespace:
         out["namespace"] = req.namespace
     if req.operation in _OPTIONS:
-        out["options"] = {"kind": _OPTIONS[req.operation], "apiVersion": "meta.k8s.io/v1"}
+        out["options"] = {"kind": _OPTIONS[req.operation], "apiVersion": "meta.k8s.io/v1",
+                          **(caller.options if caller is not None else {})}
     return out
 
 

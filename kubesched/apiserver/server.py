@@ -188,7 +188,7 @@ class APIServer(StoreReads):
                 self._validate(obj)  # LimitRanger's defaults may leave a request above its limit
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
-        if not existing and (mutated := self._mutate_by_webhooks("CREATE", obj, None)) is not obj:
+        if not existing and (mutated := self._mutate_by_webhooks("CREATE", obj, None, caller)) is not obj:
             # What a webhook changed goes through the built-in plugins again (they are reinvoked
             # after a webhook's change) and the definition's schema.
             obj, meta = mutated, mutated["metadata"]
@@ -217,12 +217,13 @@ class APIServer(StoreReads):
     # ---- admission webhooks: MutatingAdmissionWebhook after the built-in mutating plugins and
     # before validation; ValidatingAdmissionWebhook after validation, before the store ----------
 
-    def _mutate_by_webhooks(self, operation: str, obj: Obj, old: Obj | None, subresource: str = "") -> Obj:
+    def _mutate_by_webhooks(self, operation: str, obj: Obj, old: Obj | None, caller: Caller | None,
+                            subresource: str = "") -> Obj:
         """`obj` as the mutating webhooks leave it; what one changed is defaulted and validated
         again, as kube-apiserver decodes a patched object with its defaults before validation."""
-        if self.webhooks is None:
+        if self.webhooks is None or (caller is not None and caller.admitted):
             return obj
-        mutated = self.webhooks.mutate(operation, obj, old, subresource)
+        mutated = self.webhooks.mutate(operation, obj, old, caller, subresource)
         if mutated is None or mutated is obj or mutated == obj:
             return obj
         set_defaults(mutated)
@@ -257,11 +258,11 @@ class APIServer(StoreReads):
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
-            new = self._status_by_webhooks(current, new)
+            new = self._status_by_webhooks(current, new, caller)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
-            new = self._mutate_by_webhooks("UPDATE", new, current)
+            new = self._mutate_by_webhooks("UPDATE", new, current, caller)
             self._validate_update(current, new)
         if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
@@ -272,9 +273,9 @@ class APIServer(StoreReads):
             return new
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
 
-    def _status_by_webhooks(self, current: Obj, new: Obj) -> Obj:
+    def _status_by_webhooks(self, current: Obj, new: Obj, caller: Caller | None) -> Obj:
         """A status write's mutating webhooks: only the status they return is kept."""
-        mutated = self._mutate_by_webhooks("UPDATE", new, current, "status")
+        mutated = self._mutate_by_webhooks("UPDATE", new, current, caller, "status")
         return new if mutated is new else {**new, "status": mutated.get("status", {})}
 
     def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
@@ -297,11 +298,11 @@ class APIServer(StoreReads):
         new["kind"], new["metadata"] = current["kind"], {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
-            new = self._status_by_webhooks(current, new)
+            new = self._status_by_webhooks(current, new, caller)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
-            new = self._mutate_by_webhooks("UPDATE", new, current)
+            new = self._mutate_by_webhooks("UPDATE", new, current, caller)
             self._validate_update(current, new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
@@ -317,9 +318,11 @@ class APIServer(StoreReads):
         and the mutating plugins, before ResourceQuota and the write (`subresource`: status, for a
         status write): ValidatingAdmissionPolicy, then the validating webhooks (which see a scale
         write as an update of the object itself)."""
+        if caller is not None and caller.admitted:
+            return
         self.policies.validate(operation, new, old, caller, (caller.subresource if caller else "") or subresource)
         if self.webhooks is not None:
-            self.webhooks.validate(operation, new, old, subresource)
+            self.webhooks.validate(operation, new, old, caller, subresource)
 
     def _validate_update(self, current: Obj, new: Obj) -> None:
         """An update's validation: the object's own, and what its kind lets an update change."""
@@ -377,15 +380,16 @@ class APIServer(StoreReads):
         if new.get("kind") == admissionpolicy.POLICY:
             admissionpolicy.observe(new)
 
-    def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj:
+    def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any],
+                      caller: Caller | None = None) -> Obj:
         """Read-modify-write of .status: `mutate` edits a copy; returns the stored object."""
         current = self.get(kind, namespace, name)
         new = {**current, "metadata": dict(current["metadata"]), "status": deep_copy(current.get("status", {}))}
         if mutate(new["status"]) is False:
             return current
-        new = self._status_by_webhooks(current, new)
+        new = self._status_by_webhooks(current, new, caller)
         self._prepare_status(current, new)
-        self._admit("UPDATE", new, current, None, "status")
+        self._admit("UPDATE", new, current, caller, "status")
         return self._write(new, None)
 
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:
@@ -429,8 +433,8 @@ class APIServer(StoreReads):
         once admission has let the delete through).
         """
         obj = self.get(kind, namespace, name)
-        if self.webhooks is not None:  # mutating webhooks see a delete too; what they return is unused
-            self.webhooks.mutate("DELETE", None, obj)
+        if self.webhooks is not None and not (caller is not None and caller.admitted):
+            self.webhooks.mutate("DELETE", None, obj, caller)  # they see a delete too; what they return is unused
         self._admit("DELETE", None, obj, caller)
         if dry_run:
             return None

@@ -32,7 +32,6 @@ from kubesched.server.durability import Durability, DurabilityError
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
 from kubesched.server.watch import Lines, Watch
-from kubesched.server.webhooks import RequestContext
 
 log = logging.getLogger("kubesched.serve")
 
@@ -287,12 +286,9 @@ class Server:
         self.engine.driver.pump()
         if verb == "watch":
             return await self._watch(request, req)
-        user = request.get("user")
-        context = RequestContext(user.info() if user is not None else {}, resource, sub or "", query, req.warnings)
         try:
             req.check_options()
-            with self.engine.webhooks.serving(context):  # the review's userInfo, options and warnings
-                code, answer = getattr(rest, verb)(req)
+            code, answer = getattr(rest, verb)(req)
         except APIError as e:
             e.resource = getattr(e, "resource", resource)  # type: ignore[attr-defined]
             e.name = getattr(e, "name", None) or name  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -107,7 +107,13 @@ class Request:
     @property
     def caller(self) -> Caller:
         """Who asks, as admission sees it; what admission warns of goes to this request's answer."""
-        return Caller(self.user, self.dry_run, self.warnings, authorize=self.authorize)
+        options: Obj = {}
+        if dry_run := self.query.get("dryRun"):
+            options["dryRun"] = [dry_run]
+        if self.verb not in ("delete", "deletecollection") and (manager := self.query.get("fieldManager")):
+            options["fieldManager"] = manager
+        return Caller(self.user, self.dry_run, self.warnings, self.subresource or "", authorize=self.authorize,
+                      resource=self.resource, options=options)
 
     def check_options(self) -> None:
         """A write's options as kube-apiserver validates them (ValidateCreateOptions and its kin)
@@ -484,8 +490,10 @@ class Rest:
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
             raise _Conflict(res, req.name or "", f"Precondition failed: ResourceVersion in precondition: "
                             f"{pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
+        caller = req.caller
+        caller.options.update({k: options[k] for k in ("gracePeriodSeconds", "propagationPolicy") if k in options})
         if req.dry_run or res.kind == "Namespace":  # admission alone: a dry run, or before the registry's own
-            self.api.delete(res.store_kind, req.namespace or "", req.name or "", caller=req.caller, dry_run=True)
+            self.api.delete(res.store_kind, req.namespace or "", req.name or "", caller=caller, dry_run=True)
         if req.dry_run:
             return self._deleted(req, current, None)
         if res.kind == "Namespace":
@@ -495,7 +503,7 @@ class Rest:
         left = self.api.delete(res.store_kind, req.namespace or "", req.name or "",
                                grace_period=options.get("gracePeriodSeconds"),
                                propagation_policy=options.get("propagationPolicy") or (
-                                   "Orphan" if options.get("orphanDependents") else None), caller=req.caller)
+                                   "Orphan" if options.get("orphanDependents") else None), caller=caller)
         return self._deleted(req, current, left)
 
     def _deleted(self, req: Request, current: Obj, left: Obj | None) -> Answer:
@@ -642,8 +650,7 @@ class Rest:
         else:
             new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
                                                                                "replicas": replicas}}
-        caller = Caller(req.user, req.dry_run, req.warnings, "scale",
-                        (self._scale_of(req, new), self._scale_of(req, current)), req.authorize)
+        caller = replace(req.caller, views=(self._scale_of(req, new), self._scale_of(req, current)))
         new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
                                                           _typing(req)), caller=caller, dry_run=req.dry_run)
         return 200, self._scale_of(req, new)

@@ -26,14 +26,14 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.restmapping import RESOURCES, Resource, for_kind
 from kubesched.api.served import resource_kind
+from kubesched.apiserver.caller import LOOPBACK_USER, Caller
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden
 from kubesched.server import events as events_view
 from kubesched.server import webhookclient
@@ -58,8 +58,6 @@ EXEMPT_RESOURCES = frozenset({"validatingwebhookconfigurations", "mutatingwebhoo
                               "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
 # Not sent, nor the writes they make (an eviction's delete is the eviction's, not a DELETE).
 UNSENT_SUBRESOURCES = frozenset({"binding", "eviction"})
-# Who serve's own components are, as kube-apiserver's loopback client is.
-LOOPBACK_USER: Obj = {"username": "system:apiserver", "groups": ["system:authenticated", "system:masters"]}
 OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
@@ -93,18 +91,6 @@ class _CallFailed(Exception):
 
 
 @dataclass
-class RequestContext:
-    """What the HTTP request behind a write adds to the review: who asks, the resource its URL
-    names, its options; warnings go back with the answer."""
-
-    user: Obj
-    resource: Resource
-    subresource: str
-    query: dict[str, str]
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
 class _Attributes:
     operation: str
     gvr: GVR
@@ -115,6 +101,7 @@ class _Attributes:
     user: Obj
     dry_run: bool
     options: Obj
+    caller: Caller | None
 
 
 def _gvr(r: Resource) -> GVR:
@@ -136,22 +123,13 @@ class Webhooks:
         """`custom` finds a custom resource by apiVersion and kind."""
         self.store = store
         self.custom = custom
-        self.context: RequestContext | None = None
-
-    @contextmanager
-    def serving(self, context: RequestContext) -> Iterator[RequestContext]:
-        """The writes inside are the HTTP request `context` describes."""
-        self.context = context
-        try:
-            yield context
-        finally:
-            self.context = None
 
     # ---- the two phases ------------------------------------------------------------------------
 
-    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> Obj | None:
+    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+               subresource: str = "") -> Obj | None:
         hooks = self._hooks(MUTATING)
-        attrs = self._attributes(operation, obj, old, subresource) if hooks else None
+        attrs = self._attributes(operation, obj, old, caller, subresource) if hooks else None
         if attrs is None:
             return obj
         current = obj
@@ -173,9 +151,10 @@ class Webhooks:
                 current = self._call_mutating(hook, attrs, gvr, current, old)
         return current
 
-    def validate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> None:
+    def validate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                 subresource: str = "") -> None:
         hooks = self._hooks(VALIDATING)
-        attrs = self._attributes(operation, obj, old, subresource) if hooks else None
+        attrs = self._attributes(operation, obj, old, caller, subresource) if hooks else None
         if attrs is None:
             return
         for _, hook in hooks:
@@ -202,41 +181,34 @@ class Webhooks:
                     out.append((f"{config['metadata']['name']}/{i}", hook))
         return out
 
-    def _resource_of(self, obj: Obj) -> Resource | None:
+    def _resource_of(self, obj: Obj, caller: Caller | None) -> Resource | None:
         api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-        ctx = self.context
-        if ctx is not None and ctx.resource.kind == kind and (
-                ctx.resource.api_version == api_version or ctx.resource.stored_as == resource_kind(obj)):
-            return ctx.resource
+        asked = caller.resource if caller is not None else None
+        if asked is not None and asked.kind == kind and (
+                asked.api_version == api_version or asked.stored_as == resource_kind(obj)):
+            return asked
         return for_kind(api_version, kind) or self.custom(api_version, kind)
 
-    def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str) -> _Attributes | None:
+    def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                    subresource: str) -> _Attributes | None:
         subject = obj if obj is not None else old
-        ctx = self.context
-        if ctx is None and not (operation == "CREATE" and not subresource and (subject or {}).get("kind") == "Pod"):
+        if caller is None and not (operation == "CREATE" and not subresource and (subject or {}).get("kind") == "Pod"):
             return None  # a component's write other than a controller's pod (see the module's docstring)
-        if ctx is not None and ctx.subresource in UNSENT_SUBRESOURCES:
+        if caller is not None and caller.subresource in UNSENT_SUBRESOURCES:
             return None
-        resource = self._resource_of(subject) if subject is not None else None
+        resource = self._resource_of(subject, caller) if subject is not None else None
         if resource is None or (resource.group == ADMISSION_GROUP and resource.plural in EXEMPT_RESOURCES):
             return None
         gvr = _gvr(resource)
         meta = (subject or {}).get("metadata") or {}
-        query = ctx.query if ctx is not None else {}
         options: Obj = {"kind": OPTIONS_KINDS.get(operation, "CreateOptions"), "apiVersion": "meta.k8s.io/v1"}
-        if query.get("dryRun"):
-            options["dryRun"] = [query["dryRun"]]
-        if operation != "DELETE" and query.get("fieldManager"):
-            options["fieldManager"] = query["fieldManager"]
-        if operation == "DELETE":
-            for key in ("gracePeriodSeconds", "propagationPolicy"):
-                if key in query:
-                    options[key] = int(query[key]) if key == "gracePeriodSeconds" and query[key].isdigit() \
-                        else query[key]
-        request_gvr = _gvr(ctx.resource) if ctx is not None and ctx.resource.kind == gvr.kind else gvr
+        if caller is not None:
+            options.update(caller.options)
+        asked = caller.resource if caller is not None else None
+        request_gvr = _gvr(asked) if asked is not None and asked.kind == gvr.kind else gvr
         return _Attributes(operation, gvr, request_gvr, subresource, str(meta.get("name") or ""),
-                           str(meta.get("namespace") or ""), ctx.user if ctx is not None else LOOPBACK_USER,
-                           query.get("dryRun") == "All", options)
+                           str(meta.get("namespace") or ""), caller.user if caller is not None else LOOPBACK_USER,
+                           caller is not None and caller.dry_run, options, caller)
 
     def _equivalents(self, gvr: GVR) -> list[GVR]:
         """The resource, then the same objects at the other group/versions serve offers."""
@@ -319,8 +291,8 @@ class Webhooks:
             response = _verify(answer, request["uid"], version, mutating)
         except ValueError as e:
             raise _CallFailed(f"received invalid webhook response: {e}") from None
-        if self.context is not None:  # each text once, as the request's warning recorder keeps them
-            warnings = self.context.warnings
+        if attrs.caller is not None:  # each text once, as the request's warning recorder keeps them
+            warnings = attrs.caller.warnings
             warnings.extend(w for w in dict.fromkeys(str(w) for w in response.get("warnings") or () if w)
                             if w not in warnings)
         return response
