@@ -46,6 +46,7 @@ from kubesched.store.base import Conflict, NotFound, Store
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
+DELETE_ATTEMPTS = 5  # a deletion judged again on a changed object before it gives up with a Conflict
 # An object being deleted stays, with its deletionTimestamp, while it has a finalizer its owner
 # will remove: the garbage collector's (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents),
 # a ResourceClaim's delete protection (the resource-claim controller), a CRD's cleanup, every
@@ -432,10 +433,7 @@ class APIServer(StoreReads):
         Returns the object in its terminating form, or None once it is gone (or, with `dry_run`,
         once admission has let the delete through).
         """
-        obj = self.get(kind, namespace, name)
-        if self.webhooks is not None and not (caller is not None and caller.admitted):
-            self.webhooks.mutate("DELETE", None, obj, caller)  # they see a delete too; what they return is unused
-        self._admit("DELETE", None, obj, caller)
+        obj = self._admit_delete(kind, namespace, name, caller)
         if dry_run:
             return None
         meta = obj["metadata"]
@@ -458,6 +456,23 @@ class APIServer(StoreReads):
         except NotFound as e:
             raise NotFoundError(str(e)) from None
         return None
+
+    def _admit_delete(self, kind: str, namespace: str, name: str, caller: Caller | None) -> Obj:
+        """The object as it is once its deletion is admitted: judged again when it changed while a
+        webhook was called (serve goes on meanwhile), as store.Delete retries its validation."""
+        obj = self.get(kind, namespace, name)
+        for _ in range(DELETE_ATTEMPTS):
+            if self.webhooks is not None and not (caller is not None and caller.admitted):
+                self.webhooks.mutate("DELETE", None, obj, caller)  # they see a delete too; what they return is unused
+            self._admit("DELETE", None, obj, caller)
+            if self.webhooks is None:
+                return obj
+            now = self.get(kind, namespace, name)
+            if now["metadata"].get("resourceVersion") == obj["metadata"].get("resourceVersion"):
+                return now
+            obj = now
+        raise ConflictError(f'{kind} "{name}": the object has been modified; please apply your changes to the '
+                            "latest version and try again")
 
     def _mark_deleted(self, obj: Obj, grace: int, finalizers: list[str]) -> Obj:
         meta = dict(obj["metadata"])

@@ -24,7 +24,7 @@ from kubesched.api.duration import parse_duration
 from kubesched.api.jsonbytes import dumps
 from kubesched.api.restmapping import Resource, gated_off, lookup
 from kubesched.apiserver.errors import APIError
-from kubesched.server import discovery, openapi, openapi_v2, protobuf
+from kubesched.server import discovery, openapi, openapi_v2, protobuf, turns
 from kubesched.server import status as st
 from kubesched.server.authz import Gate
 from kubesched.server.custom import CustomResource
@@ -39,6 +39,7 @@ MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's --max-request-bytes default (3 Mi
 BOOKMARK_INTERVAL = 60.0  # wall seconds between watch bookmarks, as kube-apiserver sends them
 MIN_REQUEST_TIMEOUT = 1800  # watches without timeoutSeconds last 30-60 min, as upstream's
 CLOCK_PATH = "/kubesched.io/clock"
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 _HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -288,7 +289,10 @@ class Server:
             return await self._watch(request, req)
         try:
             req.check_options()
-            code, answer = getattr(rest, verb)(req)
+            if verb in WRITES and self.engine.webhooks.active():  # it may wait on a webhook: on its own turn
+                code, answer = await turns.run(lambda: getattr(rest, verb)(req))
+            else:
+                code, answer = getattr(rest, verb)(req)
         except APIError as e:
             e.resource = getattr(e, "resource", resource)  # type: ignore[attr-defined]
             e.name = getattr(e, "name", None) or name  # type: ignore[attr-defined]

@@ -26,7 +26,14 @@ from kubesched.api.restmapping import Resource, for_kind
 from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
-from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
+from kubesched.apiserver.errors import (
+    AlreadyExists,
+    APIError,
+    BadRequest,
+    ConflictError,
+    Invalid,
+    NotFoundError,
+)
 from kubesched.apiserver.server import APIServer
 from kubesched.server import autoscalingv1, managedfields, typed
 from kubesched.server import events as events_view
@@ -61,6 +68,7 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
 # Custom resources have no patch strategies, so no strategic merge patch.
 CUSTOM_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", APPLY)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+PATCH_ATTEMPTS = 5
 
 
 # The options kind each write verb decodes its query into.
@@ -392,6 +400,19 @@ class Rest:
         return self.api.update(new, status_only=req.subresource == "status", caller=req.caller, dry_run=req.dry_run)
 
     def patch(self, req: Request) -> Answer:
+        """A patch is made again to the object as it now is when the object changed while its
+        admission waited on a webhook, as GuaranteedUpdate retries, unless the client made the
+        resourceVersion a precondition."""
+        attempts = 1
+        while True:
+            try:
+                return self._patch(req)
+            except ConflictError:
+                if attempts == PATCH_ATTEMPTS or b"resourceVersion" in req.body:
+                    raise
+                attempts += 1
+
+    def _patch(self, req: Request) -> Answer:
         ctype = req.content_type.split(";", 1)[0].strip()
         accepted = CUSTOM_PATCH_TYPES if isinstance(req.resource, CustomResource) else PATCH_TYPES
         if ctype not in accepted:

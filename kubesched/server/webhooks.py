@@ -16,8 +16,11 @@ previous one's patch, and those with `reinvocationPolicy: IfNeeded` run once mor
 one changed the object; validating webhooks run after validation. The admissionregistration
 kinds themselves are never sent to webhooks, so a broken webhook can always be removed.
 
-The call blocks the engine's one thread (at most `timeoutSeconds`), so a webhook that calls
-back into serve while it is being called waits until its timeout.
+A client's write that may call a webhook runs on a turn of its own (server.turns): while the
+webhook is called, serve goes on serving, so a webhook that reads from serve (or writes to it)
+while it is being called is answered; the write is then stored only if its object did not change
+meanwhile (a patch or a delete is judged again on the new object, as upstream retries them). A
+component's write calls its webhooks on the engine's thread, which waits (at most `timeoutSeconds`).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from kubesched.api.served import resource_kind
 from kubesched.apiserver.caller import LOOPBACK_USER, Caller
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden
 from kubesched.server import events as events_view
-from kubesched.server import webhookclient
+from kubesched.server import turns, webhookclient
 from kubesched.server.patch import json_patch
 from kubesched.server.webhookmatch import (
     GVR,
@@ -46,7 +49,7 @@ from kubesched.server.webhookmatch import (
     object_matches,
     rules_match,
 )
-from kubesched.store.base import Store
+from kubesched.store.base import Store, WatchEvent
 
 MUTATING = "MutatingWebhookConfiguration"
 VALIDATING = "ValidatingWebhookConfiguration"
@@ -123,6 +126,15 @@ class Webhooks:
         """`custom` finds a custom resource by apiVersion and kind."""
         self.store = store
         self.custom = custom
+        self._configured: dict[str, list[tuple[str, Obj]]] = {}  # by kind; dropped on any change
+        store.watch(self._changed, (MUTATING, VALIDATING))
+
+    def _changed(self, _: WatchEvent) -> None:
+        self._configured = {}
+
+    def active(self) -> bool:
+        """Whether any webhook is registered: a write may then wait on one (see turns)."""
+        return bool(self._hooks(MUTATING) or self._hooks(VALIDATING))
 
     # ---- the two phases ------------------------------------------------------------------------
 
@@ -173,7 +185,10 @@ class Webhooks:
 
     def _hooks(self, kind: str) -> list[tuple[str, Obj]]:
         """Every webhook of every configuration of `kind`, configurations in name order."""
+        if (known := self._configured.get(kind)) is not None:
+            return known
         out: list[tuple[str, Obj]] = []
+        self._configured[kind] = out
         configs = sorted(self.store.list(kind), key=lambda c: c["metadata"]["name"])
         for config in configs:
             for i, hook in enumerate(config.get("webhooks") or ()):
@@ -284,7 +299,12 @@ class Webhooks:
         timeout = timeout if isinstance(timeout, int) and timeout > 0 else 10
         try:
             target = webhookclient.target(hook.get("clientConfig") or {}, self.store, timeout)
-            answer = webhookclient.post(target, (hook.get("clientConfig") or {}).get("caBundle"), review, float(timeout))
+            ca_bundle = (hook.get("clientConfig") or {}).get("caBundle")
+            if attrs.caller is None:  # a component's write, on the loop thread
+                answer = webhookclient.post(target, ca_bundle, review, float(timeout))
+            else:
+                with turns.away():  # serve goes on meanwhile; the webhook may call back into it
+                    answer = webhookclient.post(target, ca_bundle, review, float(timeout))
         except webhookclient.CallError as e:
             raise _CallFailed(str(e)) from None
         try:
