@@ -25,7 +25,7 @@ from kubesched.api.policymatch import MatchError, Request, matches
 from kubesched.api.restmapping import for_kind
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.api.served import resource_kind
-from kubesched.apiserver.caller import LOOPBACK_USER, Caller
+from kubesched.apiserver.caller import LOOPBACK_USER, POD_ACTIONS, Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.errors import APIError
 from kubesched.store.base import Store, WatchEvent
@@ -88,6 +88,10 @@ class ValidatingAdmissionPolicies:
             self._bindings = by
         return self._bindings
 
+    def active(self) -> bool:
+        """Whether any policy is bound."""
+        return bool(self._by_policy())
+
     def validate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
                  subresource: str = "") -> None:
         """Run every bound policy that selects the request (`obj` None for a DELETE, `old` for a
@@ -121,8 +125,11 @@ class ValidatingAdmissionPolicies:
         assert subject is not None
         api_version, kind = str(subject.get("apiVersion") or ""), str(subject.get("kind") or "")
         group, _, version = api_version.rpartition("/")
+        subject_group, subject_version = group, version
         crd = self.custom.definition_of(subject)
-        if crd is not None:
+        if subresource in POD_ACTIONS:  # a Binding or Eviction is a request of pods/<subresource>
+            group, version, plural = "", "v1", "pods"
+        elif crd is not None:
             plural = crd_definition.plural(crd)
         elif (res := for_kind(api_version, kind)) is not None:
             plural = res.plural
@@ -133,7 +140,7 @@ class ValidatingAdmissionPolicies:
         namespace = str(meta.get("namespace") or "")
         if group == "" and kind == "Namespace":
             namespace = name if operation != "CREATE" else ""
-        gvk = {"group": group, "version": version, "kind": kind}
+        gvk = {"group": subject_group, "version": subject_version, "kind": kind}
         if caller is not None and caller.views is not None:  # a Scale, autoscaling/v1
             obj, old = caller.views
             view_group, _, view_version = str((obj or old or {}).get("apiVersion") or "").rpartition("/")

@@ -20,6 +20,9 @@ from kubesched.api.restmapping import Resource
 LOOPBACK_USER: dict[str, Any] = {"username": "system:apiserver", "groups": ["system:authenticated", "system:masters"]}
 # The scheduler's identity (its kubeconfig's), which its bindings carry.
 SCHEDULER_USER: dict[str, Any] = {"username": "system:kube-scheduler", "groups": ["system:authenticated"]}
+# The pod subresources whose requests carry an object of their own kind (a Binding, an Eviction):
+# admission sees a CREATE of pods/<subresource> with that object.
+POD_ACTIONS = frozenset({"binding", "eviction"})
 
 
 @dataclass

@@ -32,7 +32,7 @@ from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
 from kubesched.apiserver import admission, admissionpolicy, dra, dragates
 from kubesched.apiserver import eviction as eviction_subresource
-from kubesched.apiserver.caller import Caller
+from kubesched.apiserver.caller import SCHEDULER_USER, Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
@@ -407,8 +407,16 @@ class APIServer(StoreReads):
         if problems := pod_update_problems(current, new):
             raise Invalid.of("Pod", "", current["metadata"]["name"], problems)
 
-    def bind(self, namespace: str, name: str, node_name: str) -> Obj:
-        """POST pods/binding: set spec.nodeName once; PodScheduled=True; clears the nomination."""
+    def bind(self, namespace: str, name: str, node_name: str, caller: Caller | None = None) -> Obj:
+        """POST pods/binding: set spec.nodeName once; PodScheduled=True; clears the nomination.
+        Admitted first, as the Binding the scheduler sends (`caller` None: the scheduler's own)."""
+        if self._admission_configured():
+            binding = self._admit_action("binding", {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
+                "target": {"kind": "Node", "name": node_name}}, caller or Caller(SCHEDULER_USER))
+            target = binding.get("target")
+            if isinstance(target, dict) and isinstance(target.get("name"), str) and target["name"]:
+                node_name = target["name"]  # as a mutating webhook left it
         pod = self.get("Pod", namespace, name)
         if pod["metadata"].get("deletionTimestamp"):
             raise ConflictError(f"pod {name} is being deleted, cannot be assigned to a host")
@@ -488,9 +496,30 @@ class APIServer(StoreReads):
             meta.pop("finalizers", None)
         return self._write({**obj, "metadata": meta}, None)
 
-    def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "") -> Obj:
-        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction."""
+    def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "",
+              caller: Caller | None = None) -> Obj:
+        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction. Admitted
+        first, as a CREATE of pods/eviction (`caller` None: a component inside the process)."""
+        if self._admission_configured():
+            body = eviction or {}
+            meta = body.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
+            eviction = self._admit_action("eviction", {
+                "apiVersion": "policy/v1", "kind": "Eviction", **body,
+                "metadata": {"name": name, **meta, "namespace": namespace}}, caller)
         return eviction_subresource.evict(self, namespace, name, eviction, requester)
+
+    def _admission_configured(self) -> bool:
+        """Whether a policy or webhook may judge a write (simulate's writes skip the work when not)."""
+        return self.policies.active() or (self.webhooks is not None and self.webhooks.active())
+
+    def _admit_action(self, subresource: str, obj: Obj, caller: Caller | None) -> Obj:
+        """A Binding's or an Eviction's admission (CREATE of pods/<subresource>): the mutating
+        webhooks, then policies and validating webhooks; the object as the webhooks left it."""
+        if self.webhooks is not None:
+            obj = self.webhooks.mutate("CREATE", obj, None, caller, subresource) or obj
+        self._admit("CREATE", obj, None, caller, subresource)
+        return obj
 
     def record_event(self, involved: Obj, etype: str, reason: str, message: str,
                      source: str = "default-scheduler") -> Obj:

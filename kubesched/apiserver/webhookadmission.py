@@ -20,6 +20,10 @@ class WebhookAdmission(Protocol):
     """`caller` is who asks and how (None: a component inside the process); `subresource` the
     one written through (status, binding, eviction)."""
 
+    def active(self) -> bool:
+        """Whether any webhook is registered (a write without one skips admission's work)."""
+        ...
+
     def mutate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
                subresource: str = "") -> Obj | None:
         """The object as the matching mutating webhooks leave it (`obj` itself when none changed

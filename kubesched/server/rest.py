@@ -68,7 +68,7 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
 # Custom resources have no patch strategies, so no strategic merge patch.
 CUSTOM_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", APPLY)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-PATCH_ATTEMPTS = 5
+WRITE_ATTEMPTS = 5
 
 
 # The options kind each write verb decodes its query into.
@@ -354,6 +354,9 @@ class Rest:
             raise AlreadyExists(st.already_exists(req.resource, req.name or "")["message"]) from None
 
     def update(self, req: Request) -> Answer:
+        return self._retrying(self._update, req)
+
+    def _update(self, req: Request) -> Answer:
         res = req.resource
         if req.subresource == "scale":
             return self._update_scale(req, self._decode_body(req))
@@ -400,15 +403,19 @@ class Rest:
         return self.api.update(new, status_only=req.subresource == "status", caller=req.caller, dry_run=req.dry_run)
 
     def patch(self, req: Request) -> Answer:
-        """A patch is made again to the object as it now is when the object changed while its
-        admission waited on a webhook, as GuaranteedUpdate retries, unless the client made the
-        resourceVersion a precondition."""
+        return self._retrying(self._patch, req)
+
+    @staticmethod
+    def _retrying(write: Callable[[Request], Answer], req: Request) -> Answer:
+        """An update or patch is made again to the object as it now is when the object changed
+        while its admission waited on a webhook, as GuaranteedUpdate retries, unless the client
+        made the resourceVersion a precondition."""
         attempts = 1
         while True:
             try:
-                return self._patch(req)
+                return write(req)
             except ConflictError:
-                if attempts == PATCH_ATTEMPTS or b"resourceVersion" in req.body:
+                if attempts == WRITE_ATTEMPTS or b"resourceVersion" in req.body:
                     raise
                 attempts += 1
 
@@ -621,7 +628,7 @@ class Rest:
         if req.subresource == "binding":
             return self._bind(req, req.name or "", body)
         self._get(req)
-        self.api.evict(req.namespace or "", req.name or "", body, requester=req.manager)
+        self.api.evict(req.namespace or "", req.name or "", body, requester=req.manager, caller=req.caller)
         return 201, st.status(201, "", "")
 
     def _bind(self, req: Request, pod: str, body: Obj) -> Answer:
@@ -633,7 +640,7 @@ class Rest:
         if meta.get("name") not in (None, pod):
             raise BadRequest("name in URL does not match name in Binding object")
         self._get(Request("get", POD, req.namespace, pod))  # 404 for a pod that is not there
-        self.api.bind(req.namespace or "", pod, target["name"])
+        self.api.bind(req.namespace or "", pod, target["name"], req.caller)
         return 201, st.status(201, "", "")
 
     def _scale_of(self, req: Request, obj: Obj) -> Obj:

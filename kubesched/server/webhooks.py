@@ -3,11 +3,14 @@
 MutatingWebhookConfigurations and ValidatingWebhookConfigurations register, as kube-apiserver
 v1.35 does (apiserver/pkg/admission/plugin/webhook).
 
-Of the writes serve's own components make, the pods the workload controllers create are sent
-too (with the loopback identity kube-apiserver's own clients have): a refused one is reported as
-upstream's controllers report it, a FailedCreate event and a retry. Their other writes (status,
-bindings, the kubelets' deletions, leases) are not: the simulated components do not retry a
-refused write as the real ones do, and a webhook refusing them would stall the simulation.
+Bindings and evictions (pods/binding, pods/eviction) are sent as CREATEs of those subresources
+carrying the Binding or Eviction, whoever makes them. Of the other writes serve's own components
+make, the pods the workload controllers create are sent too (with the loopback identity
+kube-apiserver's own clients have; the scheduler's bindings carry system:kube-scheduler): a
+refused pod is reported as upstream's controllers report it, a FailedCreate event and a retry,
+a refused binding as a scheduling failure and a retry. Their other writes (status, the kubelets'
+deletions, leases) are not: the simulated components do not retry a refused write of those as the
+real ones do, and a webhook refusing them would stall the simulation.
 
 Configurations are taken in name order, their webhooks in order. A matching webhook gets an
 AdmissionReview (v1, or v1beta1 if that is the first its `admissionReviewVersions` lists) with
@@ -36,7 +39,7 @@ from typing import Any
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.restmapping import RESOURCES, Resource, for_kind
 from kubesched.api.served import resource_kind
-from kubesched.apiserver.caller import LOOPBACK_USER, Caller
+from kubesched.apiserver.caller import LOOPBACK_USER, POD_ACTIONS, Caller
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden
 from kubesched.server import events as events_view
 from kubesched.server import turns, webhookclient
@@ -59,8 +62,7 @@ REVIEW_VERSIONS = ("v1", "v1beta1")
 EXEMPT_RESOURCES = frozenset({"validatingwebhookconfigurations", "mutatingwebhookconfigurations",
                               "validatingadmissionpolicies", "validatingadmissionpolicybindings",
                               "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
-# Not sent, nor the writes they make (an eviction's delete is the eviction's, not a DELETE).
-UNSENT_SUBRESOURCES = frozenset({"binding", "eviction"})
+POD = for_kind("v1", "Pod")
 OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
@@ -105,6 +107,7 @@ class _Attributes:
     dry_run: bool
     options: Obj
     caller: Caller | None
+    carried: Obj | None = None  # the kind a Binding or Eviction request carries (the resource is pods)
 
 
 def _gvr(r: Resource) -> GVR:
@@ -207,23 +210,26 @@ class Webhooks:
     def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
                     subresource: str) -> _Attributes | None:
         subject = obj if obj is not None else old
-        if caller is None and not (operation == "CREATE" and not subresource and (subject or {}).get("kind") == "Pod"):
-            return None  # a component's write other than a controller's pod (see the module's docstring)
-        if caller is not None and caller.subresource in UNSENT_SUBRESOURCES:
+        if subject is None:
             return None
-        resource = self._resource_of(subject, caller) if subject is not None else None
+        action = subresource in POD_ACTIONS  # a Binding or an Eviction, sent as pods/<subresource>
+        if caller is None and not (operation == "CREATE" and (action or not subresource and subject.get("kind") == "Pod")):
+            return None  # a component's write other than a pod, binding or eviction (see the module's docstring)
+        resource = POD if action else self._resource_of(subject, caller)
         if resource is None or (resource.group == ADMISSION_GROUP and resource.plural in EXEMPT_RESOURCES):
             return None
         gvr = _gvr(resource)
-        meta = (subject or {}).get("metadata") or {}
+        meta = subject.get("metadata") or {}
         options: Obj = {"kind": OPTIONS_KINDS.get(operation, "CreateOptions"), "apiVersion": "meta.k8s.io/v1"}
         if caller is not None:
             options.update(caller.options)
         asked = caller.resource if caller is not None else None
         request_gvr = _gvr(asked) if asked is not None and asked.kind == gvr.kind else gvr
+        group, _, version = str(subject.get("apiVersion") or "").rpartition("/")
+        carried = {"group": group, "version": version, "kind": str(subject.get("kind") or "")} if action else None
         return _Attributes(operation, gvr, request_gvr, subresource, str(meta.get("name") or ""),
                            str(meta.get("namespace") or ""), caller.user if caller is not None else LOOPBACK_USER,
-                           caller is not None and caller.dry_run, options, caller)
+                           caller is not None and caller.dry_run, options, caller, carried)
 
     def _equivalents(self, gvr: GVR) -> list[GVR]:
         """The resource, then the same objects at the other group/versions serve offers."""
@@ -255,11 +261,11 @@ class Webhooks:
     # ---- calling -------------------------------------------------------------------------------
 
     def _request(self, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None) -> Obj:
-        request: Obj = {"uid": str(uuid.uuid4()), "kind": _group_version_kind(gvr),
+        request: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.carried or _group_version_kind(gvr),
                         "resource": _group_version_resource(gvr)}
         if attrs.subresource:
             request["subResource"] = attrs.subresource
-        request["requestKind"] = _group_version_kind(attrs.request_gvr)
+        request["requestKind"] = attrs.carried or _group_version_kind(attrs.request_gvr)
         request["requestResource"] = _group_version_resource(attrs.request_gvr)
         if attrs.subresource:
             request["requestSubResource"] = attrs.subresource
@@ -272,9 +278,9 @@ class Webhooks:
 
     @staticmethod
     def _as_version(obj: Obj | None, gvr: GVR) -> Obj | None:
-        """The object as the matched group/version shows it."""
-        if obj is None:
-            return None
+        """The object as the matched group/version shows it (a Binding or Eviction as it is)."""
+        if obj is None or obj.get("kind") != gvr.kind:
+            return obj
         return _convert(obj, f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version)
 
     def _call(self, hook: Obj, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None,

@@ -360,3 +360,67 @@ def test_object_changed_while_a_webhook_was_called(served: Served, hook: Hook, a
         hook.callback = lambda request: (True, "")
     meta = json.loads(served.kubectl("get", "pod", "busy", "-o", "json"))["metadata"]
     assert meta["labels"]["tier"] == "web" and meta["annotations"]["seen"] == "yes"
+
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                   "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}}
+
+
+def _subresource_rule(subresource: str) -> list[dict[str, Any]]:
+    return [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": [f"pods/{subresource}"]}]
+
+
+def test_bindings_go_through_webhooks(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    """A client's binding and the scheduler's own are CREATEs of pods/binding carrying the
+    Binding; a refused one leaves the pod unbound, and the scheduler retries it."""
+    core = client.CoreV1Api(api)
+    core.create_node(NODE)
+    try:
+        _register(api, "ValidatingWebhookConfiguration", hook,
+                  {"name": "bind.example.com", "path": "/deny", "rules": _subresource_rule("binding")})
+        pod = yaml.safe_load(_pod("custom"))
+        pod["spec"]["schedulerName"] = "my-scheduler"  # bound by the test, as a custom scheduler does
+        core.create_namespaced_pod("default", pod)
+        with pytest.raises(ApiException) as e:
+            core.create_namespaced_pod_binding("custom", "default", {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "custom"},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}, _preload_content=False)
+        assert e.value.status == 403
+        assert 'admission webhook "bind.example.com" denied the request' in json.loads(e.value.body)["message"]
+        request = hook.reviews[-1]["request"]
+        assert request["kind"] == {"group": "", "version": "v1", "kind": "Binding"}
+        assert request["resource"] == {"group": "", "version": "v1", "resource": "pods"}
+        assert (request["operation"], request["subResource"], request["name"]) == ("CREATE", "binding", "custom")
+        assert request["object"]["target"]["name"] == "n1"
+        assert not core.read_namespaced_pod("custom", "default").spec.node_name
+        # The default scheduler's binding is judged too, with the scheduler's identity.
+        served.kubectl("apply", "-f", "-", input=_pod("scheduled"))
+        wait_for(lambda: any(r["request"]["name"] == "scheduled" for r in hook.reviews), what="the scheduler's binding")
+        request = next(r["request"] for r in hook.reviews if r["request"]["name"] == "scheduled")
+        assert request["userInfo"]["username"] == "system:kube-scheduler" and request["subResource"] == "binding"
+        assert not core.read_namespaced_pod("scheduled", "default").spec.node_name
+        client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("bind")
+        wait_for(lambda: core.read_namespaced_pod("scheduled", "default").spec.node_name == "n1",
+                 what="the binding retried")
+    finally:
+        core.delete_node("n1")
+
+
+def test_evictions_go_through_webhooks(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    served.kubectl("apply", "-f", "-", input=_pod("evicted"))
+    _register(api, "ValidatingWebhookConfiguration", hook,
+              {"name": "evict.example.com", "path": "/deny", "rules": _subresource_rule("eviction")})
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "evicted", "namespace": "default"}}
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_pod_eviction("evicted", "default", eviction)
+    assert e.value.status == 403
+    request = hook.reviews[-1]["request"]
+    assert request["kind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert (request["resource"]["resource"], request["subResource"]) == ("pods", "eviction")
+    assert request["userInfo"]["username"] == "kubernetes-admin"
+    assert "pod/evicted" in served.kubectl("get", "pods", "-o", "name")
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("evict")
+    core.create_namespaced_pod_eviction("evicted", "default", eviction)
+    wait_for(lambda: "evicted" not in served.kubectl("get", "pods", "-o", "name"), what="the eviction")
