@@ -1,8 +1,8 @@
 """ValidatingAdmissionPolicy in `serve`, driven by kubectl and the official client as a policy
 author would: the upstream docs' replicas limit scoped by a namespaceSelector, a ConfigMap as the
 policy's parameters, Warn bindings answering with kubectl warnings, matchConditions that exempt a
-user, a DELETE judged on oldObject, `authorizer` asking RBAC, and a policy that does not compile
-refused when written."""
+user, a DELETE judged on oldObject, `authorizer` asking RBAC, bindings and evictions judged as
+CREATEs of pods/binding and pods/eviction, and a policy that does not compile refused when written."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from tests.serve.harness import Served
+from tests.serve.harness import Served, wait_for
 
 GROUP = "admissionregistration.k8s.io/v1"
 
@@ -40,7 +40,7 @@ def _apply(served: Served, *objs: dict) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     server = Served(tmp_path_factory.mktemp("vap")).start()
-    for ns in ("test", "prod", "params", "notes", "locked", "authz"):
+    for ns in ("test", "prod", "params", "notes", "locked", "authz", "pinned"):
         server.kubectl("create", "namespace", ns)
     server.kubectl("label", "namespace", "test", "environment=test")
     try:
@@ -192,3 +192,35 @@ def test_authorizer_asks_rbac(served: Served) -> None:
     out = served.kubectl("create", "configmap", "bobs", "-n", "authz", "--as=bob", check=False)
     assert "denied request: bob may not delete configmaps here" in out
     served.kubectl("create", "configmap", "admins", "-n", "authz")
+
+
+def test_bindings_and_evictions(served: Served) -> None:
+    """The scheduler's binding is judged as a CREATE of pods/binding (its Binding the object), a
+    drain's evictions as CREATEs of pods/eviction."""
+    _apply(served, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                    "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                               "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}},
+           _policy("not-on-n1", ["pods/binding"], [{"expression": "object.target.name != 'n1'",
+                                                    "message": "nothing is bound to n1 here"}], operations=["CREATE"]),
+           _binding("not-on-n1-pinned", "not-on-n1", ["Deny"], "pinned"),
+           _policy("no-evictions", ["pods/eviction"], [{
+               "expression": "false", "messageExpression": "request.userInfo.username + ' may not evict ' + "
+                                                           "object.metadata.name + ' (' + request.kind.kind + ')'"}],
+                   operations=["CREATE"]),
+           _binding("no-evictions-pinned", "no-evictions", ["Deny"], "pinned"))
+    served.kubectl("run", "p", "--image=nginx", "-n", "pinned")
+    events = wait_for(lambda: served.kubectl("get", "events", "-n", "pinned", "--field-selector",
+                                             "reason=FailedScheduling", "-o", "jsonpath={.items[*].message}"),
+                      what="the refused binding")
+    assert "ValidatingAdmissionPolicy 'not-on-n1' with binding 'not-on-n1-pinned' denied request: nothing is " \
+           "bound to n1 here" in events, events
+    assert served.kubectl("get", "pod", "p", "-n", "pinned", "-o", "jsonpath={.spec.nodeName}") == ""
+    served.kubectl("delete", "validatingadmissionpolicybinding", "not-on-n1-pinned")
+    wait_for(lambda: served.kubectl("get", "pod", "p", "-n", "pinned", "-o", "jsonpath={.spec.nodeName}") == "n1",
+             what="the binding retried")
+    out = served.kubectl("drain", "n1", "--force", "--timeout=20s", check=False)
+    assert "ValidatingAdmissionPolicy 'no-evictions' with binding 'no-evictions-pinned' denied request: " \
+           "kubernetes-admin may not evict p (Eviction)" in out, out
+    assert "pod/p" in served.kubectl("get", "pods", "-n", "pinned", "-o", "name")
+    served.kubectl("delete", "validatingadmissionpolicybinding", "no-evictions-pinned")
+    served.kubectl("delete", "node", "n1")
