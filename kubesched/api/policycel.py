@@ -239,6 +239,19 @@ def evaluate(expression: str, activation: Mapping[str, Any]) -> Any:
     return result
 
 
+_TYPE_NAMES = ((celtypes.BoolType, "bool"), (celtypes.IntType, "int"), (celtypes.UintType, "uint"),
+               (celtypes.DoubleType, "double"), (celtypes.StringType, "string"), (celtypes.BytesType, "bytes"),
+               (celtypes.ListType, "list"), (celtypes.MapType, "map"),
+               (celtypes.TimestampType, "google.protobuf.Timestamp"), (celtypes.DurationType, "google.protobuf.Duration"))
+
+
+def type_name(value: Any) -> str:
+    """The CEL type of a result, as cel-go names it in messages."""
+    if value is None:
+        return "null_type"
+    return next((name for typ, name in _TYPE_NAMES if isinstance(value, typ)), type(value).__name__)
+
+
 def is_bool(value: Any, expected: bool) -> bool:
     """Whether a result is the CEL boolean `expected` (not merely a value Python finds truthy)."""
     return isinstance(value, celtypes.BoolType) and bool(value) is expected

@@ -224,3 +224,30 @@ def test_bindings_and_evictions(served: Served) -> None:
     assert "pod/p" in served.kubectl("get", "pods", "-n", "pinned", "-o", "name")
     served.kubectl("delete", "validatingadmissionpolicybinding", "no-evictions-pinned")
     served.kubectl("delete", "node", "n1")
+
+
+def test_audit_annotations(served: Served) -> None:
+    """auditAnnotations are checked when the policy is written (keys qualified by the policy's
+    name, expressions compiled); at admission a value of the wrong type denies the request even
+    under an Audit-only binding, as upstream's dispatcher does."""
+    bad = _policy("audited", ["configmaps"], [], auditAnnotations=[
+        {"key": "bad key!", "valueExpression": "'x'"}, {"key": "bad key!", "valueExpression": "objct.x"},
+        {"key": "empty", "valueExpression": " "}])
+    out = served.kubectl("apply", "-f", "-", input=yaml.safe_dump(bad), check=False)
+    assert 'spec.auditAnnotations[0].key: Invalid value: "audited/bad key!": name part must consist of ' \
+           "alphanumeric characters" in out, out
+    assert 'spec.auditAnnotations[1].key: Duplicate value: "bad key!"' in out
+    assert "spec.auditAnnotations[1].valueExpression: Invalid value: \"objct.x\": compilation failed: ERROR: " \
+           "<input>:1:1: undeclared reference to 'objct'" in out
+    assert "spec.auditAnnotations[2].valueExpression: Required value: valueExpression is not specified" in out
+    good = _policy("audited", ["configmaps"], [], operations=["CREATE"], auditAnnotations=[
+        {"key": "creator", "valueExpression": "request.userInfo.username"},
+        {"key": "length", "valueExpression": "object.metadata.name.startsWith('long') ? "
+                                             "object.metadata.name.size() : null"}])
+    _apply(served, good, _binding("audited-notes", "audited", ["Audit"], "notes"))
+    served.kubectl("create", "configmap", "short", "-n", "notes")
+    out = served.kubectl("create", "configmap", "longer", "-n", "notes", check=False)
+    assert "ValidatingAdmissionPolicy 'audited' with binding 'audited-notes' denied request: valueExpression " \
+           "'object.metadata.name.startsWith('long') ? object.metadata.name.size() : null' resulted in unsupported " \
+           "return type: int. Return type must be either string or null." in out, out
+    served.kubectl("delete", "validatingadmissionpolicybinding", "audited-notes")
