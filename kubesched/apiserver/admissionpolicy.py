@@ -16,13 +16,14 @@ the caller's authorizer (serve's RBAC).
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kubesched.api import policycel
 from kubesched.api.crd import definition as crd_definition
 from kubesched.api.policymatch import MatchError, Request, matches
-from kubesched.api.restmapping import for_kind
+from kubesched.api.restmapping import RESOURCES, for_kind
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.api.served import resource_kind
 from kubesched.apiserver.caller import LOOPBACK_USER, POD_ACTIONS, Caller
@@ -61,6 +62,11 @@ class Attributes:
     match: Request
     kind: dict[str, str]  # group, version and kind of the objects it carries
     caller: Caller | None
+    equivalents: list[Request]  # the request at the other group/versions serving its objects
+    # The request as it was made, when a policy sees it at an equivalent resource (its
+    # requestResource and requestKind), and its kind.
+    requested: Request | None = None
+    requested_kind: dict[str, str] | None = None
 
 
 @dataclass
@@ -75,6 +81,9 @@ class ValidatingAdmissionPolicies:
     def __init__(self, store: Store, custom: CustomResources) -> None:
         self.store = store
         self.custom = custom
+        # An object at another group/version of its resource; serve plugs in the conversions of
+        # the kinds whose versions differ in shape (Events, HorizontalPodAutoscalers).
+        self.convert: Callable[[Obj, str], Obj] = _with_api_version
         self._bindings: dict[str, list[Obj]] | None = None  # by policy name; rebuilt after any change
         store.watch(self._changed, (POLICY, BINDING))
 
@@ -120,34 +129,42 @@ class ValidatingAdmissionPolicies:
 
     def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
                     subresource: str) -> Attributes | None:
-        """The request's resource, as the REST mapping or a CustomResourceDefinition names it;
-        None for a kind no resource serves (nothing can select it)."""
+        """The request's resource, as the URL named it (the REST mapping or a
+        CustomResourceDefinition naming the object's own otherwise); None for a kind no resource
+        serves (nothing can select it)."""
         subject = obj if obj is not None else old
         assert subject is not None
         api_version, kind = str(subject.get("apiVersion") or ""), str(subject.get("kind") or "")
         group, _, version = api_version.rpartition("/")
-        subject_group, subject_version = group, version
         crd = self.custom.definition_of(subject)
+        asked = caller.resource if caller is not None and caller.views is None else None
         if subresource in POD_ACTIONS:  # a Binding or Eviction is a request of pods/<subresource>
-            group, version, plural = "", "v1", "pods"
-        elif crd is not None:
-            plural = crd_definition.plural(crd)
-        elif (res := for_kind(api_version, kind)) is not None:
-            plural = res.plural
+            plural = "pods"
+            gvk = {"group": group, "version": version, "kind": kind}
+            group, version = "", "v1"
         else:
-            return None
+            if asked is not None and asked.kind == kind and asked.api_version != api_version:
+                # served at another group/version than stored: seen as the request's
+                group, version, api_version = asked.group, asked.version, asked.api_version
+                obj, old = self._converted(obj, api_version), self._converted(old, api_version)
+            if crd is not None:
+                plural = crd_definition.plural(crd)
+            elif (res := for_kind(api_version, kind)) is not None:
+                plural = res.plural
+            else:
+                return None
+            gvk = {"group": group, "version": version, "kind": kind}
         meta = subject.get("metadata") or {}
         name = str(meta.get("name") or "")
         namespace = str(meta.get("namespace") or "")
         if group == "" and kind == "Namespace":
             namespace = name if operation != "CREATE" else ""
-        gvk = {"group": subject_group, "version": subject_version, "kind": kind}
         if caller is not None and caller.views is not None:  # a Scale, autoscaling/v1
             obj, old = caller.views
             view_group, _, view_version = str((obj or old or {}).get("apiVersion") or "").rpartition("/")
             gvk = {"group": view_group, "version": view_version, "kind": str((obj or old or {}).get("kind") or "")}
-        return Attributes(Request(operation, group, version, plural, subresource, name, namespace, obj, old), gvk,
-                          caller)
+        req = Request(operation, group, version, plural, subresource, name, namespace, obj, old)
+        return Attributes(req, gvk, caller, self._equivalents(req, kind, crd))
 
     def _run(self, policy: Obj, bindings: list[Obj], attrs: Attributes) -> list[tuple[Obj, Obj | None, _Decision]]:
         spec = policy.get("spec") or {}
@@ -164,16 +181,18 @@ class ValidatingAdmissionPolicies:
             config_error("policy contained no match constraints, a required field", None)
             return out
         try:
-            if not matches(constraints, attrs.match, self._namespace(attrs.match)):
-                return out
+            matched = matches(constraints, attrs.match, self._namespace(attrs.match), attrs.equivalents)
         except MatchError as e:
             config_error(str(e), None)
             return out
+        if matched is None:
+            return out
+        seen = self._as_matched(attrs, matched)
         for binding in bindings:
             bspec = binding.get("spec") or {}
             try:
-                if isinstance(bspec.get("matchResources"), dict) and \
-                        not matches(bspec["matchResources"], attrs.match, self._namespace(attrs.match)):
+                if isinstance(bspec.get("matchResources"), dict) and matches(
+                        bspec["matchResources"], attrs.match, self._namespace(attrs.match), attrs.equivalents) is None:
                     continue
                 params = self._params(spec.get("paramKind"), bspec.get("paramRef"), attrs.match.namespace)
             except (MatchError, _ConfigError) as e:
@@ -181,7 +200,7 @@ class ValidatingAdmissionPolicies:
                 continue
             actions = bspec.get("validationActions") or []
             for param in params:
-                for decision in self._evaluate(spec, attrs, param, fail):
+                for decision in self._evaluate(spec, seen, param, fail):
                     if not decision.deny:
                         continue
                     if "Deny" in actions or decision.audit:
@@ -191,6 +210,32 @@ class ValidatingAdmissionPolicies:
                             f"Validation failed for ValidatingAdmissionPolicy '{policy['metadata']['name']}' "
                             f"with binding '{binding['metadata']['name']}': {decision.message}")
         return out
+
+    def _as_matched(self, attrs: Attributes, matched: Request) -> Attributes:
+        """The request as the policy sees it: at the equivalent group/version its rules named,
+        the objects converted to it (the request's own resource stays its requestResource)."""
+        if matched is attrs.match:
+            return attrs
+        api_version = f"{matched.group}/{matched.version}" if matched.group else matched.version
+        view = replace(matched, object=self._converted(matched.object, api_version),
+                       old_object=self._converted(matched.old_object, api_version))
+        return Attributes(view, {**attrs.kind, "group": matched.group, "version": matched.version}, attrs.caller, [],
+                          attrs.match, attrs.kind)
+
+    def _converted(self, obj: Obj | None, api_version: str) -> Obj | None:
+        return None if obj is None else self.convert(obj, api_version)
+
+    def _equivalents(self, req: Request, kind: str, crd: Obj | None) -> list[Request]:
+        """The request at the other group/versions serving the same objects: a definition's other
+        served versions, or the built-in resources of the same name and kind."""
+        if req.subresource:
+            return []
+        if crd is not None:
+            others = [(req.group, v) for v in crd_definition.served_versions(crd) if v != req.version]
+        else:
+            others = [(r.group, r.version) for r in RESOURCES if r.plural == req.resource and r.kind == kind
+                      and (r.group, r.version) != (req.group, req.version)]
+        return [replace(req, group=g, version=v) for g, v in others]
 
     def _namespace(self, req: Request) -> Obj | None:
         if not req.namespace or req.is_namespace:
@@ -314,6 +359,10 @@ def _audit_annotations(spec: Obj, activation: dict[str, Any], fail: bool) -> lis
     return out
 
 
+def _with_api_version(obj: Obj, api_version: str) -> Obj:
+    return obj if obj.get("apiVersion") == api_version else {**obj, "apiVersion": api_version}
+
+
 def _message(validation: Obj, activation: dict[str, Any]) -> str:
     """messageExpression's string (trimmed; not if empty, multi-line or too long), else message,
     else the failed expression."""
@@ -336,8 +385,11 @@ def _admission_request(attrs: Attributes) -> Obj:
     req = attrs.match
     caller = attrs.caller
     resource = {"group": req.group, "version": req.version, "resource": req.resource}
-    out: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.kind, "resource": resource, "requestKind": attrs.kind,
-                "requestResource": resource, "operation": req.operation,
+    asked = attrs.requested or req
+    out: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.kind, "resource": resource,
+                "requestKind": attrs.requested_kind or attrs.kind,
+                "requestResource": {"group": asked.group, "version": asked.version, "resource": asked.resource},
+                "operation": req.operation,
                 "userInfo": dict(caller.user) if caller is not None else dict(LOOPBACK_USER),
                 "dryRun": bool(caller and caller.dry_run)}
     if req.subresource:

@@ -41,8 +41,7 @@ from kubesched.api.restmapping import RESOURCES, Resource, for_kind
 from kubesched.api.served import resource_kind
 from kubesched.apiserver.caller import LOOPBACK_USER, POD_ACTIONS, Caller
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden
-from kubesched.server import events as events_view
-from kubesched.server import turns, webhookclient
+from kubesched.server import turns, versions, webhookclient
 from kubesched.server.patch import json_patch
 from kubesched.server.webhookmatch import (
     GVR,
@@ -281,7 +280,7 @@ class Webhooks:
         """The object as the matched group/version shows it (a Binding or Eviction as it is)."""
         if obj is None or obj.get("kind") != gvr.kind:
             return obj
-        return _convert(obj, f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version)
+        return versions.convert(obj, f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version)
 
     def _call(self, hook: Obj, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None,
               mutating: bool) -> Obj:
@@ -349,23 +348,13 @@ class Webhooks:
             patched = json_patch(deep_copy(self._as_version(obj, gvr) or {}), ops)
         except APIError as e:
             raise InternalError(e.message) from None
-        return _convert(patched, str(obj.get("apiVersion") or ""))  # back to the version being written
+        return versions.convert(patched, str(obj.get("apiVersion") or ""))  # back to the version being written
 
     @staticmethod
     def _failed(hook: Obj, reason: str) -> None:
         """failurePolicy: Ignore goes on without the webhook, Fail (the default) refuses."""
         if hook.get("failurePolicy") != "Ignore":
             raise InternalError(f'failed calling webhook "{hook.get("name", "")}": {reason}')
-
-
-def _convert(obj: Obj, api_version: str) -> Obj:
-    """`obj` at `api_version`: Events are the one kind serve serves at two group/versions (core/v1
-    and events.k8s.io/v1, with different fields); elsewhere only apiVersion would differ."""
-    if obj.get("apiVersion") == api_version:
-        return obj
-    if obj.get("kind") == "Event":
-        return events_view.to_events_v1(obj) if api_version == "events.k8s.io/v1" else events_view.to_core(obj)
-    return {**obj, "apiVersion": api_version}
 
 
 def _verify(answer: Obj, uid: str, version: str, mutating: bool) -> Obj:

@@ -251,3 +251,28 @@ def test_audit_annotations(served: Served) -> None:
            "'object.metadata.name.startsWith('long') ? object.metadata.name.size() : null' resulted in unsupported " \
            "return type: int. Return type must be either string or null." in out, out
     served.kubectl("delete", "validatingadmissionpolicybinding", "audited-notes")
+
+
+def _event(name: str, message: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "notes"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "notes"}, "reason": "Noted",
+            "message": message, "type": "Normal"}
+
+
+def test_match_policy_equivalent(served: Served) -> None:
+    """A policy on events.k8s.io/v1 events (matchPolicy Equivalent, the default) judges a core/v1
+    Event too, seen in events.k8s.io/v1's shape (`note`); under Exact it does not."""
+    policy = _policy("quiet-events", ["events"], [{
+        "expression": "!object.note.startsWith('secret')",
+        "messageExpression": "'seen as ' + request.resource.group + '/' + request.resource.version + ', asked as ' + "
+                             "request.requestResource.version + ': ' + object.note"}], operations=["CREATE"])
+    policy["spec"]["matchConstraints"]["resourceRules"][0]["apiGroups"] = ["events.k8s.io"]
+    _apply(served, policy, _binding("quiet-events-notes", "quiet-events", ["Deny"], "notes"))
+    _apply(served, _event("fine", "public stuff"))
+    out = served.kubectl("apply", "-f", "-", input=yaml.safe_dump(_event("leak", "secret stuff")), check=False)
+    assert "ValidatingAdmissionPolicy 'quiet-events' with binding 'quiet-events-notes' denied request: seen as " \
+           "events.k8s.io/v1, asked as v1: secret stuff" in out, out
+    policy["spec"]["matchConstraints"]["matchPolicy"] = "Exact"
+    _apply(served, policy)
+    _apply(served, _event("leak", "secret stuff"))
+    served.kubectl("delete", "validatingadmissionpolicybinding", "quiet-events-notes")
