@@ -208,6 +208,11 @@ def _compiled(expression: str) -> tuple[Any, str | None]:
     return _env().program(tree, functions=_FUNCTIONS), None
 
 
+def parsed(expression: str) -> lark.Tree | None:
+    """The parse tree of an expression that compiles (for type checking), else None."""
+    return _env().compile(expression) if _compiled(expression)[0] is not None else None
+
+
 def compile_error(expression: str) -> str | None:
     """Why `expression` cannot be stored in a policy, or None."""
     return _compiled(expression)[1]

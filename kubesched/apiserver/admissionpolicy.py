@@ -20,10 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubesched.api import policycel
+from kubesched.api import policycel, policytypes
 from kubesched.api.crd import definition as crd_definition
+from kubesched.api.fieldschema import model_of
 from kubesched.api.policymatch import MatchError, Request, matches
-from kubesched.api.restmapping import RESOURCES, for_kind
+from kubesched.api.restmapping import RESOURCES, for_kind, lookup
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.api.served import resource_kind
 from kubesched.apiserver.caller import LOOPBACK_USER, POD_ACTIONS, Caller
@@ -35,14 +36,11 @@ Obj = dict[str, Any]
 POLICY = "ValidatingAdmissionPolicy"
 BINDING = "ValidatingAdmissionPolicyBinding"
 _CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
-MAX_MESSAGE_BYTES = 5 * 1024  # celconfig.MaxEvaluatedMessageExpressionSizeBytes
+MAX_MESSAGE_BYTES = 5 * 1024
+MAX_TYPES_TO_CHECK = 10  # celconfig.MaxEvaluatedMessageExpressionSizeBytes
 _OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
-def observe(policy: Obj) -> None:
-    """The status upstream's type-checking controller writes once it has read a policy's
-    generation: observed at once here, with no type warnings (there is no CEL type checker)."""
-    policy["status"] = {"observedGeneration": policy["metadata"].get("generation", 1), "typeChecking": {}}
 
 
 class PolicyDenied(APIError):
@@ -86,6 +84,80 @@ class ValidatingAdmissionPolicies:
         self.convert: Callable[[Obj, str], Obj] = _with_api_version
         self._bindings: dict[str, list[Obj]] | None = None  # by policy name; rebuilt after any change
         store.watch(self._changed, (POLICY, BINDING))
+
+    def observe(self, policy: Obj) -> None:
+        """The status upstream's type-checking controller writes once it has read a policy's
+        generation (observed at once here): the warnings of its expressions' type checking."""
+        warnings = self._type_warnings(policy.get("spec") or {})
+        policy["status"] = {"observedGeneration": policy["metadata"].get("generation", 1),
+                            "typeChecking": {"expressionWarnings": warnings} if warnings else {}}
+
+    def _type_warnings(self, spec: Obj) -> list[Obj]:
+        """TypeChecker.Check: each validation's expression and messageExpression checked against
+        every kind the policy's rules name."""
+        types = self._types_to_check(spec)
+        if not types:
+            return []
+        params = self._param_type(spec.get("paramKind"))
+        warnings = []
+        for i, validation in enumerate(spec.get("validations") or ()):
+            if not isinstance(validation, dict):
+                continue
+            for key in ("expression", "messageExpression"):
+                text = str(validation.get(key) or "")
+                tree = policycel.parsed(text) if text.strip() else None
+                if tree is None:
+                    continue
+                found = [f"{g}/{v}, Kind={k}: {issues}\n" for (g, v, k), typ in types
+                         if (issues := policytypes.check(tree, text, typ, params)) is not None]
+                if found:
+                    warnings.append({"fieldRef": f"spec.validations[{i}].{key}", "warning": "\n".join(found)})
+        return warnings
+
+    def _types_to_check(self, spec: Obj) -> list[tuple[tuple[str, str, str], policytypes.Type]]:
+        """typesToCheck: the kinds the rules name without wildcards (subresources left out), at most
+        MAX_TYPES_TO_CHECK, in group, version, kind order; those without a schema are skipped."""
+        found: dict[tuple[str, str, str], policytypes.Type] = {}
+        count = 0
+        for rule in (spec.get("matchConstraints") or {}).get("resourceRules") or ():
+            if not isinstance(rule, dict):
+                continue
+            groups, versions = rule.get("apiGroups") or [], rule.get("apiVersions") or []
+            resources = [r for r in rule.get("resources") or () if "*" not in str(r) and "/" not in str(r)]
+            if any("*" in str(x) for x in (*groups, *versions)) or not (groups and versions and resources):
+                continue
+            for group in sorted(map(str, groups)):
+                for version in sorted(map(str, versions)):
+                    for resource in sorted(map(str, resources)):
+                        for kind, typ in self._kinds_for(group, version, resource):
+                            found[(group, version, kind)] = typ
+                            count += 1
+                            if count == MAX_TYPES_TO_CHECK:
+                                return sorted(found.items())
+        return sorted(found.items())
+
+    def _kinds_for(self, group: str, version: str, resource: str) -> list[tuple[str, policytypes.Type]]:
+        """The kind a resource serves and its type, when its schema is known."""
+        res = lookup(group, version, resource)
+        if res is not None:
+            model = model_of(res.api_version, res.kind)
+            return [(res.kind, policytypes.model_type(model))] if model is not None else []
+        for crd in self.store.list(crd_definition.KIND):
+            if crd_definition.group(crd) == group and crd_definition.plural(crd) == resource \
+                    and version in crd_definition.served_versions(crd):
+                schema = crd_definition.schema(crd, version)
+                return [(crd_definition.kind(crd), policytypes.schema_type(schema))] if schema else []
+        return []
+
+    def _param_type(self, param_kind: Any) -> policytypes.Type | None:
+        if not isinstance(param_kind, dict):
+            return None
+        api_version, kind = str(param_kind.get("apiVersion") or ""), str(param_kind.get("kind") or "")
+        if (model := model_of(api_version, kind)) is not None:
+            return policytypes.model_type(model)
+        crd = self.custom.definition_of({"apiVersion": api_version, "kind": kind})
+        schema = crd_definition.schema(crd, api_version.rpartition("/")[2]) if crd is not None else None
+        return policytypes.schema_type(schema) if schema else None
 
     def _changed(self, _: WatchEvent) -> None:
         self._bindings = None

@@ -201,7 +201,7 @@ class APIServer(StoreReads):
             obj["status"]["qosClass"] = qos_class(obj)
         self._stamp_new(obj)
         if kind == admissionpolicy.POLICY:
-            admissionpolicy.observe(obj)
+            self.policies.observe(obj)
         if not existing:
             self._admit("CREATE", obj, None, caller)
             name = meta.get("name", "")
@@ -373,13 +373,12 @@ class APIServer(StoreReads):
             raise NotFoundError(str(e)) from None
         return obj
 
-    @staticmethod
-    def _bump_generation(current: Obj, new: Obj) -> None:
+    def _bump_generation(self, current: Obj, new: Obj) -> None:
         """metadata.generation counts spec changes, so controllers can report observedGeneration."""
         if new.get("spec") != current.get("spec"):
             new["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
         if new.get("kind") == admissionpolicy.POLICY:
-            admissionpolicy.observe(new)
+            self.policies.observe(new)
 
     def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any],
                       caller: Caller | None = None) -> Obj:

@@ -6,6 +6,7 @@ CREATEs of pods/binding and pods/eviction, and a policy that does not compile re
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -276,3 +277,24 @@ def test_match_policy_equivalent(served: Served) -> None:
     _apply(served, policy)
     _apply(served, _event("leak", "secret stuff"))
     served.kubectl("delete", "validatingadmissionpolicybinding", "quiet-events-notes")
+
+
+def test_type_checking_warnings(served: Served) -> None:
+    """A field the matched kind does not have is reported in status.typeChecking, as cel-go
+    words it; the policy still runs as written."""
+    _apply(served, _policy("typo", ["deployments"], [
+        {"expression": "object.spec.replica <= 5", "messageExpression": "'too many: ' + string(object.spec.replicas)"},
+        {"expression": "object.spec.template.spec.containers.all(c, c.imagex != '')"}]))
+    warnings = json.loads(served.kubectl("get", "validatingadmissionpolicy", "typo", "-o",
+                                         "jsonpath={.status.typeChecking.expressionWarnings}"))
+    assert warnings == [
+        {"fieldRef": "spec.validations[0].expression",
+         "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replica'\n"
+                    " | object.spec.replica <= 5\n | ...........^\n"},
+        {"fieldRef": "spec.validations[1].expression",
+         "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:46: undefined field 'imagex'\n"
+                    " | object.spec.template.spec.containers.all(c, c.imagex != '')\n"
+                    " | .............................................^\n"}]
+    _apply(served, _policy("typo", ["deployments"], [{"expression": "object.spec.replicas <= 5"}]))
+    assert served.kubectl("get", "validatingadmissionpolicy", "typo", "-o", "jsonpath={.status.typeChecking}") == "{}"
+    served.kubectl("delete", "validatingadmissionpolicy", "typo")
