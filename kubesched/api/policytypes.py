@@ -119,13 +119,13 @@ class _Checker:
             return self.type_of(children[0], scope)
         if kind == "ident" and isinstance(children[0], lark.Token):
             return scope.get(str(children[0]), DYN)
-        if kind == "member_dot":
+        if kind == "member_dot" and isinstance(name := children[1], lark.Token):
             base = self.type_of(children[0], scope)
             if base == DYN:
                 return DYN
-            found = _field(base, str(children[1]))
+            found = _field(base, str(name))
             if found is None:
-                self.report(children[1])
+                self.report(name)
                 return DYN
             return found
         if kind == "member_index":
