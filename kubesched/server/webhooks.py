@@ -22,8 +22,9 @@ kinds themselves are never sent to webhooks, so a broken webhook can always be r
 A client's write that may call a webhook runs on a turn of its own (server.turns): while the
 webhook is called, serve goes on serving, so a webhook that reads from serve (or writes to it)
 while it is being called is answered; the write is then stored only if its object did not change
-meanwhile (a patch or a delete is judged again on the new object, as upstream retries them). A
-component's write calls its webhooks on the engine's thread, which waits (at most `timeoutSeconds`).
+meanwhile (an update or patch without a resourceVersion, or a delete, is judged again on the new
+object, as upstream retries them). A component's write calls its webhooks on the engine's
+thread, which waits (at most `timeoutSeconds`).
 """
 
 from __future__ import annotations
