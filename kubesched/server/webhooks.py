@@ -306,7 +306,7 @@ class Webhooks:
         try:
             target = webhookclient.target(hook.get("clientConfig") or {}, self.store, timeout)
             ca_bundle = (hook.get("clientConfig") or {}).get("caBundle")
-            if attrs.caller is None:  # a component's write, on the loop thread
+            if attrs.caller is None or attrs.caller.resource is None:  # a component's write: on the engine's thread
                 answer = webhookclient.post(target, ca_bundle, review, float(timeout))
             else:
                 with turns.away():  # serve goes on meanwhile; the webhook may call back into it
