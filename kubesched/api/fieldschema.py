@@ -95,6 +95,16 @@ def _fields(model: str) -> dict[str, _Type]:
     return {field: _parse(text) for field, text in _table()[model].items()}
 
 
+def model_fields(model: str) -> dict[str, _Type]:
+    """{JSON field: type} of a model of the table (a type as the comment on _Type says)."""
+    return _fields(model)
+
+
+def model_of(api_version: str, kind: str) -> str | None:
+    """The client's model of a built-in kind at a group/version, if it has one."""
+    return None if is_custom_group(api_version) else _model_of(api_version, kind)
+
+
 def decode(kind: str, obj: dict[str, Any], patch: bool = False,
            prune: bool = False) -> list[tuple[str, str | None]]:
     """Read `obj` as kube-apiserver decodes an object of `kind`, and say what it would not accept.

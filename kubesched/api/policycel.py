@@ -208,6 +208,11 @@ def _compiled(expression: str) -> tuple[Any, str | None]:
     return _env().program(tree, functions=_FUNCTIONS), None
 
 
+def parsed(expression: str) -> lark.Tree | None:
+    """The parse tree of an expression that compiles (for type checking), else None."""
+    return _env().compile(expression) if _compiled(expression)[0] is not None else None
+
+
 def compile_error(expression: str) -> str | None:
     """Why `expression` cannot be stored in a policy, or None."""
     return _compiled(expression)[1]
@@ -237,6 +242,19 @@ def evaluate(expression: str, activation: Mapping[str, Any]) -> Any:
     if isinstance(result, celpy.CELEvalError):
         raise PolicyCELError(f"expression '{expression}' resulted in error: {_detail(result)}")
     return result
+
+
+_TYPE_NAMES = ((celtypes.BoolType, "bool"), (celtypes.IntType, "int"), (celtypes.UintType, "uint"),
+               (celtypes.DoubleType, "double"), (celtypes.StringType, "string"), (celtypes.BytesType, "bytes"),
+               (celtypes.ListType, "list"), (celtypes.MapType, "map"),
+               (celtypes.TimestampType, "google.protobuf.Timestamp"), (celtypes.DurationType, "google.protobuf.Duration"))
+
+
+def type_name(value: Any) -> str:
+    """The CEL type of a result, as cel-go names it in messages."""
+    if value is None:
+        return "null_type"
+    return next((name for typ, name in _TYPE_NAMES if isinstance(value, typ)), type(value).__name__)
 
 
 def is_bool(value: Any, expected: bool) -> bool:

@@ -2,12 +2,14 @@
 over the webhook predicates for rules, namespaces and objects): a MatchResources' namespace and
 object selectors, then its excluded and its included resource rules.
 
-matchPolicy `Equivalent` matches a request only as `Exact` does: each kind is served in one
-version here, so there is no other version of a resource to be equivalent to."""
+Under matchPolicy `Equivalent` (the default) a rule that does not name the request's resource
+still selects it when it names the same objects at another group/version (Events in core/v1 and
+events.k8s.io/v1, HorizontalPodAutoscalers in autoscaling/v1 and v2, a custom resource's served
+versions); the policy then sees the request as that resource shows it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,11 +86,22 @@ def _labels(obj: Obj | None) -> Mapping[str, str]:
     return ((obj or {}).get("metadata") or {}).get("labels") or {}
 
 
-def matches(criteria: Obj, req: Request, namespace: Obj | None) -> bool:
-    """Whether `criteria` (a policy's matchConstraints or a binding's matchResources) selects `req`;
-    `namespace` is the request's namespace object (None when cluster-scoped or missing). An empty
-    list of resource rules selects every resource. Raises MatchError for a selector that does not
-    parse, but only for a request the rules would otherwise select, as upstream does."""
+def _rules_match(rules: Any, req: Request, equivalents: Sequence[Request]) -> Request | None:
+    """matchesResourceRules: the request as the first rule to select it sees it, the request's
+    own resource before its equivalents."""
+    named = [r for r in rules or () if isinstance(r, dict)]
+    if any(rule_matches(r, req) for r in named):
+        return req
+    return next((e for r in named for e in equivalents if rule_matches(r, e)), None)
+
+
+def matches(criteria: Obj, req: Request, namespace: Obj | None, equivalents: Sequence[Request] = ()) -> Request | None:
+    """The request as `criteria` (a policy's matchConstraints or a binding's matchResources)
+    selects it, None when it does not; `namespace` is the request's namespace object (None when
+    cluster-scoped or missing), `equivalents` the request at the other group/versions serving its
+    objects. An empty list of resource rules selects every resource. Raises MatchError for a
+    selector that does not parse, but only for a request the rules would otherwise select, as
+    upstream does."""
     errors: list[str] = []
     namespaced = req.namespace != "" or req.is_namespace
     if namespaced:
@@ -97,21 +110,24 @@ def matches(criteria: Obj, req: Request, namespace: Obj | None) -> bool:
             labels = _labels(req.old_object if req.operation == "DELETE" else req.object) if req.is_namespace \
                 else _labels(namespace)
             if not selector.is_empty and not selector.matches(labels):
-                return False
+                return None
         except MatchError as e:
             errors.append(str(e))
     try:
         selector = _selector(criteria.get("objectSelector"), "objectSelector")
         if not selector.is_empty and not any(o is not None and selector.matches(_labels(o))
                                              for o in (req.object, req.old_object)):
-            return False
+            return None
     except MatchError as e:
         errors.append(str(e))
-    if any(rule_matches(r, req) for r in criteria.get("excludeResourceRules") or () if isinstance(r, dict)):
-        return False
+    if criteria.get("matchPolicy") != "Equivalent":
+        equivalents = ()
+    if _rules_match(criteria.get("excludeResourceRules"), req, equivalents) is not None:
+        return None
     rules = criteria.get("resourceRules") or []
-    if rules and not any(rule_matches(r, req) for r in rules if isinstance(r, dict)):
-        return False
+    matched = _rules_match(rules, req, equivalents) if rules else req
+    if matched is None:
+        return None
     if errors:
         raise MatchError(errors[0])
-    return True
+    return matched

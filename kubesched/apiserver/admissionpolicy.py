@@ -9,22 +9,25 @@ A refusal is worded as upstream's: `<resource> "<name>" is forbidden: Validating
 deciding the code (Invalid, 422, when it gives none). A policy or binding takes effect as soon as
 it is stored (kube-apiserver's informers take a moment), and its status says it has been
 observed. Writes by the components inside the process are judged too, as their writes are
-upstream, with an empty userInfo; `authorizer` asks the caller's authorizer (serve's RBAC).
+upstream, with the loopback identity admission webhooks see too (caller.py); `authorizer` asks
+the caller's authorizer (serve's RBAC).
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
-from kubesched.api import policycel
+from kubesched.api import policycel, policytypes
 from kubesched.api.crd import definition as crd_definition
+from kubesched.api.fieldschema import model_of
 from kubesched.api.policymatch import MatchError, Request, matches
-from kubesched.api.restmapping import for_kind
+from kubesched.api.restmapping import RESOURCES, for_kind, lookup
 from kubesched.api.selectors import LabelSelector, SelectorError
 from kubesched.api.served import resource_kind
-from kubesched.apiserver.caller import Caller
+from kubesched.apiserver.caller import LOOPBACK_USER, POD_ACTIONS, Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.errors import APIError
 from kubesched.store.base import Store, WatchEvent
@@ -33,14 +36,11 @@ Obj = dict[str, Any]
 POLICY = "ValidatingAdmissionPolicy"
 BINDING = "ValidatingAdmissionPolicyBinding"
 _CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
-MAX_MESSAGE_BYTES = 5 * 1024  # celconfig.MaxEvaluatedMessageExpressionSizeBytes
+MAX_MESSAGE_BYTES = 5 * 1024
+MAX_TYPES_TO_CHECK = 10  # celconfig.MaxEvaluatedMessageExpressionSizeBytes
 _OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
-def observe(policy: Obj) -> None:
-    """The status upstream's type-checking controller writes once it has read a policy's
-    generation: observed at once here, with no type warnings (there is no CEL type checker)."""
-    policy["status"] = {"observedGeneration": policy["metadata"].get("generation", 1), "typeChecking": {}}
 
 
 class PolicyDenied(APIError):
@@ -60,6 +60,11 @@ class Attributes:
     match: Request
     kind: dict[str, str]  # group, version and kind of the objects it carries
     caller: Caller | None
+    equivalents: list[Request]  # the request at the other group/versions serving its objects
+    # The request as it was made, when a policy sees it at an equivalent resource (its
+    # requestResource and requestKind), and its kind.
+    requested: Request | None = None
+    requested_kind: dict[str, str] | None = None
 
 
 @dataclass
@@ -67,14 +72,92 @@ class _Decision:
     deny: bool
     message: str
     reason: str = ""
+    audit: bool = False  # an auditAnnotation that failed: it denies whatever the binding's actions
 
 
 class ValidatingAdmissionPolicies:
     def __init__(self, store: Store, custom: CustomResources) -> None:
         self.store = store
         self.custom = custom
+        # An object at another group/version of its resource; serve plugs in the conversions of
+        # the kinds whose versions differ in shape (Events, HorizontalPodAutoscalers).
+        self.convert: Callable[[Obj, str], Obj] = _with_api_version
         self._bindings: dict[str, list[Obj]] | None = None  # by policy name; rebuilt after any change
         store.watch(self._changed, (POLICY, BINDING))
+
+    def observe(self, policy: Obj) -> None:
+        """The status upstream's type-checking controller writes once it has read a policy's
+        generation (observed at once here): the warnings of its expressions' type checking."""
+        warnings = self._type_warnings(policy.get("spec") or {})
+        policy["status"] = {"observedGeneration": policy["metadata"].get("generation", 1),
+                            "typeChecking": {"expressionWarnings": warnings} if warnings else {}}
+
+    def _type_warnings(self, spec: Obj) -> list[Obj]:
+        """TypeChecker.Check: each validation's expression and messageExpression checked against
+        every kind the policy's rules name."""
+        types = self._types_to_check(spec)
+        if not types:
+            return []
+        params = self._param_type(spec.get("paramKind"))
+        warnings = []
+        for i, validation in enumerate(spec.get("validations") or ()):
+            if not isinstance(validation, dict):
+                continue
+            for key in ("expression", "messageExpression"):
+                text = str(validation.get(key) or "")
+                tree = policycel.parsed(text) if text.strip() else None
+                if tree is None:
+                    continue
+                found = [f"{g}/{v}, Kind={k}: {issues}\n" for (g, v, k), typ in types
+                         if (issues := policytypes.check(tree, text, typ, params)) is not None]
+                if found:
+                    warnings.append({"fieldRef": f"spec.validations[{i}].{key}", "warning": "\n".join(found)})
+        return warnings
+
+    def _types_to_check(self, spec: Obj) -> list[tuple[tuple[str, str, str], policytypes.Type]]:
+        """typesToCheck: the kinds the rules name without wildcards (subresources left out), at most
+        MAX_TYPES_TO_CHECK, in group, version, kind order; those without a schema are skipped."""
+        found: dict[tuple[str, str, str], policytypes.Type] = {}
+        count = 0
+        for rule in (spec.get("matchConstraints") or {}).get("resourceRules") or ():
+            if not isinstance(rule, dict):
+                continue
+            groups, versions = rule.get("apiGroups") or [], rule.get("apiVersions") or []
+            resources = [r for r in rule.get("resources") or () if "*" not in str(r) and "/" not in str(r)]
+            if any("*" in str(x) for x in (*groups, *versions)) or not (groups and versions and resources):
+                continue
+            for group in sorted(map(str, groups)):
+                for version in sorted(map(str, versions)):
+                    for resource in sorted(map(str, resources)):
+                        for kind, typ in self._kinds_for(group, version, resource):
+                            found[(group, version, kind)] = typ
+                            count += 1
+                            if count == MAX_TYPES_TO_CHECK:
+                                return sorted(found.items())
+        return sorted(found.items())
+
+    def _kinds_for(self, group: str, version: str, resource: str) -> list[tuple[str, policytypes.Type]]:
+        """The kind a resource serves and its type, when its schema is known."""
+        res = lookup(group, version, resource)
+        if res is not None:
+            model = model_of(res.api_version, res.kind)
+            return [(res.kind, policytypes.model_type(model))] if model is not None else []
+        for crd in self.store.list(crd_definition.KIND):
+            if crd_definition.group(crd) == group and crd_definition.plural(crd) == resource \
+                    and version in crd_definition.served_versions(crd):
+                schema = crd_definition.schema(crd, version)
+                return [(crd_definition.kind(crd), policytypes.schema_type(schema))] if schema else []
+        return []
+
+    def _param_type(self, param_kind: Any) -> policytypes.Type | None:
+        if not isinstance(param_kind, dict):
+            return None
+        api_version, kind = str(param_kind.get("apiVersion") or ""), str(param_kind.get("kind") or "")
+        if (model := model_of(api_version, kind)) is not None:
+            return policytypes.model_type(model)
+        crd = self.custom.definition_of({"apiVersion": api_version, "kind": kind})
+        schema = crd_definition.schema(crd, api_version.rpartition("/")[2]) if crd is not None else None
+        return policytypes.schema_type(schema) if schema else None
 
     def _changed(self, _: WatchEvent) -> None:
         self._bindings = None
@@ -86,6 +169,10 @@ class ValidatingAdmissionPolicies:
                 by.setdefault(str((b.get("spec") or {}).get("policyName") or ""), []).append(b)
             self._bindings = by
         return self._bindings
+
+    def active(self) -> bool:
+        """Whether any policy is bound."""
+        return bool(self._by_policy())
 
     def validate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
                  subresource: str = "") -> None:
@@ -114,31 +201,42 @@ class ValidatingAdmissionPolicies:
 
     def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
                     subresource: str) -> Attributes | None:
-        """The request's resource, as the REST mapping or a CustomResourceDefinition names it;
-        None for a kind no resource serves (nothing can select it)."""
+        """The request's resource, as the URL named it (the REST mapping or a
+        CustomResourceDefinition naming the object's own otherwise); None for a kind no resource
+        serves (nothing can select it)."""
         subject = obj if obj is not None else old
         assert subject is not None
         api_version, kind = str(subject.get("apiVersion") or ""), str(subject.get("kind") or "")
         group, _, version = api_version.rpartition("/")
         crd = self.custom.definition_of(subject)
-        if crd is not None:
-            plural = crd_definition.plural(crd)
-        elif (res := for_kind(api_version, kind)) is not None:
-            plural = res.plural
+        asked = caller.resource if caller is not None and caller.views is None else None
+        if subresource in POD_ACTIONS:  # a Binding or Eviction is a request of pods/<subresource>
+            plural = "pods"
+            gvk = {"group": group, "version": version, "kind": kind}
+            group, version = "", "v1"
         else:
-            return None
+            if asked is not None and asked.kind == kind and asked.api_version != api_version:
+                # served at another group/version than stored: seen as the request's
+                group, version, api_version = asked.group, asked.version, asked.api_version
+                obj, old = self._converted(obj, api_version), self._converted(old, api_version)
+            if crd is not None:
+                plural = crd_definition.plural(crd)
+            elif (res := for_kind(api_version, kind)) is not None:
+                plural = res.plural
+            else:
+                return None
+            gvk = {"group": group, "version": version, "kind": kind}
         meta = subject.get("metadata") or {}
         name = str(meta.get("name") or "")
         namespace = str(meta.get("namespace") or "")
         if group == "" and kind == "Namespace":
             namespace = name if operation != "CREATE" else ""
-        gvk = {"group": group, "version": version, "kind": kind}
         if caller is not None and caller.views is not None:  # a Scale, autoscaling/v1
             obj, old = caller.views
             view_group, _, view_version = str((obj or old or {}).get("apiVersion") or "").rpartition("/")
             gvk = {"group": view_group, "version": view_version, "kind": str((obj or old or {}).get("kind") or "")}
-        return Attributes(Request(operation, group, version, plural, subresource, name, namespace, obj, old), gvk,
-                          caller)
+        req = Request(operation, group, version, plural, subresource, name, namespace, obj, old)
+        return Attributes(req, gvk, caller, self._equivalents(req, kind, crd))
 
     def _run(self, policy: Obj, bindings: list[Obj], attrs: Attributes) -> list[tuple[Obj, Obj | None, _Decision]]:
         spec = policy.get("spec") or {}
@@ -155,16 +253,18 @@ class ValidatingAdmissionPolicies:
             config_error("policy contained no match constraints, a required field", None)
             return out
         try:
-            if not matches(constraints, attrs.match, self._namespace(attrs.match)):
-                return out
+            matched = matches(constraints, attrs.match, self._namespace(attrs.match), attrs.equivalents)
         except MatchError as e:
             config_error(str(e), None)
             return out
+        if matched is None:
+            return out
+        seen = self._as_matched(attrs, matched)
         for binding in bindings:
             bspec = binding.get("spec") or {}
             try:
-                if isinstance(bspec.get("matchResources"), dict) and \
-                        not matches(bspec["matchResources"], attrs.match, self._namespace(attrs.match)):
+                if isinstance(bspec.get("matchResources"), dict) and matches(
+                        bspec["matchResources"], attrs.match, self._namespace(attrs.match), attrs.equivalents) is None:
                     continue
                 params = self._params(spec.get("paramKind"), bspec.get("paramRef"), attrs.match.namespace)
             except (MatchError, _ConfigError) as e:
@@ -172,16 +272,42 @@ class ValidatingAdmissionPolicies:
                 continue
             actions = bspec.get("validationActions") or []
             for param in params:
-                for decision in self._evaluate(spec, attrs, param, fail):
+                for decision in self._evaluate(spec, seen, param, fail):
                     if not decision.deny:
                         continue
-                    if "Deny" in actions:
+                    if "Deny" in actions or decision.audit:
                         out.append((policy, binding, decision))
-                    if "Warn" in actions and attrs.caller is not None:
+                    if "Warn" in actions and attrs.caller is not None and not decision.audit:
                         attrs.caller.warnings.append(
                             f"Validation failed for ValidatingAdmissionPolicy '{policy['metadata']['name']}' "
                             f"with binding '{binding['metadata']['name']}': {decision.message}")
         return out
+
+    def _as_matched(self, attrs: Attributes, matched: Request) -> Attributes:
+        """The request as the policy sees it: at the equivalent group/version its rules named,
+        the objects converted to it (the request's own resource stays its requestResource)."""
+        if matched is attrs.match:
+            return attrs
+        api_version = f"{matched.group}/{matched.version}" if matched.group else matched.version
+        view = replace(matched, object=self._converted(matched.object, api_version),
+                       old_object=self._converted(matched.old_object, api_version))
+        return Attributes(view, {**attrs.kind, "group": matched.group, "version": matched.version}, attrs.caller, [],
+                          attrs.match, attrs.kind)
+
+    def _converted(self, obj: Obj | None, api_version: str) -> Obj | None:
+        return None if obj is None else self.convert(obj, api_version)
+
+    def _equivalents(self, req: Request, kind: str, crd: Obj | None) -> list[Request]:
+        """The request at the other group/versions serving the same objects: a definition's other
+        served versions, or the built-in resources of the same name and kind."""
+        if req.subresource:
+            return []
+        if crd is not None:
+            others = [(req.group, v) for v in crd_definition.served_versions(crd) if v != req.version]
+        else:
+            others = [(r.group, r.version) for r in RESOURCES if r.plural == req.resource and r.kind == kind
+                      and (r.group, r.version) != (req.group, req.version)]
+        return [replace(req, group=g, version=v) for g, v in others]
 
     def _namespace(self, req: Request) -> Obj | None:
         if not req.namespace or req.is_namespace:
@@ -276,11 +402,37 @@ class ValidatingAdmissionPolicies:
             if policycel.is_bool(result, True):
                 continue
             decisions.append(_Decision(True, _message(validation, activation), str(validation.get("reason") or "")))
-        return decisions
+        return decisions + _audit_annotations(spec, activation, fail)
 
 
 class _ConfigError(Exception):
     pass
+
+
+def _audit_annotations(spec: Obj, activation: dict[str, Any], fail: bool) -> list[_Decision]:
+    """auditAnnotations: a value (a string, or null for none) goes to kube-apiserver's audit event,
+    which serve does not keep; one that fails to evaluate (under failurePolicy Fail) or is of
+    another type denies the request, as upstream's dispatcher does."""
+    out = []
+    for annotation in spec.get("auditAnnotations") or ():
+        if not isinstance(annotation, dict):
+            continue
+        expression = str(annotation.get("valueExpression") or "")
+        try:
+            value = policycel.evaluate(expression.strip(), activation)
+        except policycel.PolicyCELError as e:
+            if fail:
+                out.append(_Decision(True, str(e), audit=True))
+            continue
+        if value is not None and not isinstance(value, str):
+            out.append(_Decision(True, f"valueExpression '{expression}' resulted in unsupported return type: "
+                                       f"{policycel.type_name(value)}. Return type must be either string or null.",
+                                 audit=True))
+    return out
+
+
+def _with_api_version(obj: Obj, api_version: str) -> Obj:
+    return obj if obj.get("apiVersion") == api_version else {**obj, "apiVersion": api_version}
 
 
 def _message(validation: Obj, activation: dict[str, Any]) -> str:
@@ -305,9 +457,12 @@ def _admission_request(attrs: Attributes) -> Obj:
     req = attrs.match
     caller = attrs.caller
     resource = {"group": req.group, "version": req.version, "resource": req.resource}
-    out: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.kind, "resource": resource, "requestKind": attrs.kind,
-                "requestResource": resource, "operation": req.operation,
-                "userInfo": dict(caller.user) if caller is not None else {},
+    asked = attrs.requested or req
+    out: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.kind, "resource": resource,
+                "requestKind": attrs.requested_kind or attrs.kind,
+                "requestResource": {"group": asked.group, "version": asked.version, "resource": asked.resource},
+                "operation": req.operation,
+                "userInfo": dict(caller.user) if caller is not None else dict(LOOPBACK_USER),
                 "dryRun": bool(caller and caller.dry_run)}
     if req.subresource:
         out["subResource"] = out["requestSubResource"] = req.subresource
@@ -316,7 +471,8 @@ def _admission_request(attrs: Attributes) -> Obj:
     if req.namespace:
         out["namespace"] = req.namespace
     if req.operation in _OPTIONS:
-        out["options"] = {"kind": _OPTIONS[req.operation], "apiVersion": "meta.k8s.io/v1"}
+        out["options"] = {"kind": _OPTIONS[req.operation], "apiVersion": "meta.k8s.io/v1",
+                          **(caller.options if caller is not None else {})}
     return out
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from kubesched.api.objects import Obj, is_pod_ready, is_terminating, set_condition
 from kubesched.api.pdb import disruption_allowed_condition, pdb_covers, pdb_selector
+from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden, TooManyRequests
 from kubesched.runtime.observer import Observer
 from kubesched.store.base import Store
@@ -34,10 +35,15 @@ class APIServer(Protocol):
 
     def get(self, kind: str, namespace: str, name: str) -> Obj: ...
 
-    def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj: ...
+    def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any],
+                      caller: Caller | None = None) -> Obj: ...
 
     def delete(self, kind: str, namespace: str, name: str, grace_period: int | None = None,
-               propagation_policy: str | None = None) -> Obj | None: ...
+               propagation_policy: str | None = None, caller: Caller | None = None) -> Obj | None: ...
+
+# The eviction's own writes (the budget's debit, the pod's condition and deletion) are the
+# registry's, made after the eviction was admitted: admission does not judge them again.
+_REGISTRY = Caller(admitted=True)
 
 EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
 MAX_DISRUPTED_POD_SIZE = 2000
@@ -154,7 +160,7 @@ def _admit(api: APIServer, namespace: str, name: str, dry_run: bool) -> str | No
             set_condition(st, disruption_allowed_condition(st, now))
         st.setdefault("disruptedPods", {})[name] = now
 
-    api.update_status("PodDisruptionBudget", namespace, pdb_name, debit)
+    api.update_status("PodDisruptionBudget", namespace, pdb_name, debit, _REGISTRY)
     return pdb_name
 
 
@@ -167,6 +173,6 @@ def _mark_and_delete(api: APIServer, namespace: str, name: str, grace: int | Non
                                "lastTransitionTime": now, "reason": EVICTED_BY_API,
                                "message": "Eviction API: evicting"})
 
-    api.update_status("Pod", namespace, name, mark)
-    api.delete("Pod", namespace, name, grace_period=grace)
+    api.update_status("Pod", namespace, name, mark, _REGISTRY)
+    api.delete("Pod", namespace, name, grace_period=grace, caller=_REGISTRY)
 

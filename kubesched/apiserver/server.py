@@ -32,7 +32,7 @@ from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
 from kubesched.apiserver import admission, admissionpolicy, dra, dragates
 from kubesched.apiserver import eviction as eviction_subresource
-from kubesched.apiserver.caller import Caller
+from kubesched.apiserver.caller import SCHEDULER_USER, Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
@@ -46,6 +46,7 @@ from kubesched.store.base import Conflict, NotFound, Store
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 MAX_GENERATED_PREFIX = 58  # 63 - 5 random characters
+DELETE_ATTEMPTS = 5  # a deletion judged again on a changed object before it gives up with a Conflict
 # An object being deleted stays, with its deletionTimestamp, while it has a finalizer its owner
 # will remove: the garbage collector's (metav1.FinalizerOrphanDependents, FinalizerDeleteDependents),
 # a ResourceClaim's delete protection (the resource-claim controller), a CRD's cleanup, every
@@ -188,7 +189,7 @@ class APIServer(StoreReads):
                 self._validate(obj)  # LimitRanger's defaults may leave a request above its limit
         elif kind == "PriorityClass":
             admission.admit_priority_class(obj, self.store)
-        if not existing and (mutated := self._mutate_by_webhooks("CREATE", obj, None)) is not obj:
+        if not existing and (mutated := self._mutate_by_webhooks("CREATE", obj, None, caller)) is not obj:
             # What a webhook changed goes through the built-in plugins again (they are reinvoked
             # after a webhook's change) and the definition's schema.
             obj, meta = mutated, mutated["metadata"]
@@ -200,7 +201,7 @@ class APIServer(StoreReads):
             obj["status"]["qosClass"] = qos_class(obj)
         self._stamp_new(obj)
         if kind == admissionpolicy.POLICY:
-            admissionpolicy.observe(obj)
+            self.policies.observe(obj)
         if not existing:
             self._admit("CREATE", obj, None, caller)
             name = meta.get("name", "")
@@ -217,12 +218,13 @@ class APIServer(StoreReads):
     # ---- admission webhooks: MutatingAdmissionWebhook after the built-in mutating plugins and
     # before validation; ValidatingAdmissionWebhook after validation, before the store ----------
 
-    def _mutate_by_webhooks(self, operation: str, obj: Obj, old: Obj | None, subresource: str = "") -> Obj:
+    def _mutate_by_webhooks(self, operation: str, obj: Obj, old: Obj | None, caller: Caller | None,
+                            subresource: str = "") -> Obj:
         """`obj` as the mutating webhooks leave it; what one changed is defaulted and validated
         again, as kube-apiserver decodes a patched object with its defaults before validation."""
-        if self.webhooks is None:
+        if self.webhooks is None or (caller is not None and caller.admitted):
             return obj
-        mutated = self.webhooks.mutate(operation, obj, old, subresource)
+        mutated = self.webhooks.mutate(operation, obj, old, caller, subresource)
         if mutated is None or mutated is obj or mutated == obj:
             return obj
         set_defaults(mutated)
@@ -257,11 +259,11 @@ class APIServer(StoreReads):
         if status_only:
             new = {**current, "status": new.get("status", {})}
             new["metadata"] = dict(current["metadata"])
-            new = self._status_by_webhooks(current, new)
+            new = self._status_by_webhooks(current, new, caller)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
-            new = self._mutate_by_webhooks("UPDATE", new, current)
+            new = self._mutate_by_webhooks("UPDATE", new, current, caller)
             self._validate_update(current, new)
         if not self._prepare_custom(current, new, status_only) and not status_only:
             if kind == "Pod":
@@ -272,9 +274,9 @@ class APIServer(StoreReads):
             return new
         return self._finish_deletion(self._write(new, meta.get("resourceVersion")))
 
-    def _status_by_webhooks(self, current: Obj, new: Obj) -> Obj:
+    def _status_by_webhooks(self, current: Obj, new: Obj, caller: Caller | None) -> Obj:
         """A status write's mutating webhooks: only the status they return is kept."""
-        mutated = self._mutate_by_webhooks("UPDATE", new, current, "status")
+        mutated = self._mutate_by_webhooks("UPDATE", new, current, caller, "status")
         return new if mutated is new else {**new, "status": mutated.get("status", {})}
 
     def _prepare_custom(self, current: Obj, new: Obj, status_only: bool) -> bool:
@@ -297,11 +299,11 @@ class APIServer(StoreReads):
         new["kind"], new["metadata"] = current["kind"], {**merge_patch(current["metadata"], patch.get("metadata", {}))}
         if status_only:
             new = {**current, "status": new.get("status", {}), "metadata": dict(current["metadata"])}
-            new = self._status_by_webhooks(current, new)
+            new = self._status_by_webhooks(current, new, caller)
             self._prepare_status(current, new)
         else:
             set_defaults(new)
-            new = self._mutate_by_webhooks("UPDATE", new, current)
+            new = self._mutate_by_webhooks("UPDATE", new, current, caller)
             self._validate_update(current, new)
             if kind == "Pod":
                 self._check_pod_update(current, new)
@@ -317,9 +319,11 @@ class APIServer(StoreReads):
         and the mutating plugins, before ResourceQuota and the write (`subresource`: status, for a
         status write): ValidatingAdmissionPolicy, then the validating webhooks (which see a scale
         write as an update of the object itself)."""
+        if caller is not None and caller.admitted:
+            return
         self.policies.validate(operation, new, old, caller, (caller.subresource if caller else "") or subresource)
         if self.webhooks is not None:
-            self.webhooks.validate(operation, new, old, subresource)
+            self.webhooks.validate(operation, new, old, caller, subresource)
 
     def _validate_update(self, current: Obj, new: Obj) -> None:
         """An update's validation: the object's own, and what its kind lets an update change."""
@@ -369,23 +373,23 @@ class APIServer(StoreReads):
             raise NotFoundError(str(e)) from None
         return obj
 
-    @staticmethod
-    def _bump_generation(current: Obj, new: Obj) -> None:
+    def _bump_generation(self, current: Obj, new: Obj) -> None:
         """metadata.generation counts spec changes, so controllers can report observedGeneration."""
         if new.get("spec") != current.get("spec"):
             new["metadata"]["generation"] = current["metadata"].get("generation", 1) + 1
         if new.get("kind") == admissionpolicy.POLICY:
-            admissionpolicy.observe(new)
+            self.policies.observe(new)
 
-    def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any]) -> Obj:
+    def update_status(self, kind: str, namespace: str, name: str, mutate: Callable[[Obj], Any],
+                      caller: Caller | None = None) -> Obj:
         """Read-modify-write of .status: `mutate` edits a copy; returns the stored object."""
         current = self.get(kind, namespace, name)
         new = {**current, "metadata": dict(current["metadata"]), "status": deep_copy(current.get("status", {}))}
         if mutate(new["status"]) is False:
             return current
-        new = self._status_by_webhooks(current, new)
+        new = self._status_by_webhooks(current, new, caller)
         self._prepare_status(current, new)
-        self._admit("UPDATE", new, current, None, "status")
+        self._admit("UPDATE", new, current, caller, "status")
         return self._write(new, None)
 
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:
@@ -402,8 +406,16 @@ class APIServer(StoreReads):
         if problems := pod_update_problems(current, new):
             raise Invalid.of("Pod", "", current["metadata"]["name"], problems)
 
-    def bind(self, namespace: str, name: str, node_name: str) -> Obj:
-        """POST pods/binding: set spec.nodeName once; PodScheduled=True; clears the nomination."""
+    def bind(self, namespace: str, name: str, node_name: str, caller: Caller | None = None) -> Obj:
+        """POST pods/binding: set spec.nodeName once; PodScheduled=True; clears the nomination.
+        Admitted first, as the Binding the scheduler sends (`caller` None: the scheduler's own)."""
+        if self._admission_configured():
+            binding = self._admit_action("binding", {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
+                "target": {"kind": "Node", "name": node_name}}, caller or Caller(SCHEDULER_USER))
+            target = binding.get("target")
+            if isinstance(target, dict) and isinstance(target.get("name"), str) and target["name"]:
+                node_name = target["name"]  # as a mutating webhook left it
         pod = self.get("Pod", namespace, name)
         if pod["metadata"].get("deletionTimestamp"):
             raise ConflictError(f"pod {name} is being deleted, cannot be assigned to a host")
@@ -428,10 +440,7 @@ class APIServer(StoreReads):
         Returns the object in its terminating form, or None once it is gone (or, with `dry_run`,
         once admission has let the delete through).
         """
-        obj = self.get(kind, namespace, name)
-        if self.webhooks is not None:  # mutating webhooks see a delete too; what they return is unused
-            self.webhooks.mutate("DELETE", None, obj)
-        self._admit("DELETE", None, obj, caller)
+        obj = self._admit_delete(kind, namespace, name, caller)
         if dry_run:
             return None
         meta = obj["metadata"]
@@ -455,6 +464,23 @@ class APIServer(StoreReads):
             raise NotFoundError(str(e)) from None
         return None
 
+    def _admit_delete(self, kind: str, namespace: str, name: str, caller: Caller | None) -> Obj:
+        """The object as it is once its deletion is admitted: judged again when it changed while a
+        webhook was called (serve goes on meanwhile), as store.Delete retries its validation."""
+        obj = self.get(kind, namespace, name)
+        for _ in range(DELETE_ATTEMPTS):
+            if self.webhooks is not None and not (caller is not None and caller.admitted):
+                self.webhooks.mutate("DELETE", None, obj, caller)  # they see a delete too; what they return is unused
+            self._admit("DELETE", None, obj, caller)
+            if self.webhooks is None:
+                return obj
+            now = self.get(kind, namespace, name)
+            if now["metadata"].get("resourceVersion") == obj["metadata"].get("resourceVersion"):
+                return now
+            obj = now
+        raise ConflictError(f'{kind} "{name}": the object has been modified; please apply your changes to the '
+                            "latest version and try again")
+
     def _mark_deleted(self, obj: Obj, grace: int, finalizers: list[str]) -> Obj:
         meta = dict(obj["metadata"])
         if meta.get("deletionTimestamp") and meta.get("deletionGracePeriodSeconds") == grace \
@@ -469,9 +495,30 @@ class APIServer(StoreReads):
             meta.pop("finalizers", None)
         return self._write({**obj, "metadata": meta}, None)
 
-    def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "") -> Obj:
-        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction."""
+    def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "",
+              caller: Caller | None = None) -> Obj:
+        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction. Admitted
+        first, as a CREATE of pods/eviction (`caller` None: a component inside the process)."""
+        if self._admission_configured():
+            body = eviction or {}
+            meta = body.get("metadata")
+            meta = meta if isinstance(meta, dict) else {}
+            eviction = self._admit_action("eviction", {
+                "apiVersion": "policy/v1", "kind": "Eviction", **body,
+                "metadata": {"name": name, **meta, "namespace": namespace}}, caller)
         return eviction_subresource.evict(self, namespace, name, eviction, requester)
+
+    def _admission_configured(self) -> bool:
+        """Whether a policy or webhook may judge a write (simulate's writes skip the work when not)."""
+        return self.policies.active() or (self.webhooks is not None and self.webhooks.active())
+
+    def _admit_action(self, subresource: str, obj: Obj, caller: Caller | None) -> Obj:
+        """A Binding's or an Eviction's admission (CREATE of pods/<subresource>): the mutating
+        webhooks, then policies and validating webhooks; the object as the webhooks left it."""
+        if self.webhooks is not None:
+            obj = self.webhooks.mutate("CREATE", obj, None, caller, subresource) or obj
+        self._admit("CREATE", obj, None, caller, subresource)
+        return obj
 
     def record_event(self, involved: Obj, etype: str, reason: str, message: str,
                      source: str = "default-scheduler") -> Obj:

@@ -13,14 +13,24 @@ from __future__ import annotations
 from typing import Protocol
 
 from kubesched.api.objects import Obj
+from kubesched.apiserver.caller import Caller
 
 
 class WebhookAdmission(Protocol):
-    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> Obj | None:
+    """`caller` is who asks and how (None: a component inside the process); `subresource` the
+    one written through (status, binding, eviction)."""
+
+    def active(self) -> bool:
+        """Whether any webhook is registered (a write without one skips admission's work)."""
+        ...
+
+    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+               subresource: str = "") -> Obj | None:
         """The object as the matching mutating webhooks leave it (`obj` itself when none changed
         it); raises an APIError when one refuses the request or fails closed."""
         ...
 
-    def validate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> None:
+    def validate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                 subresource: str = "") -> None:
         """Raises an APIError when a matching validating webhook refuses or fails closed."""
         ...

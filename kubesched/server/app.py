@@ -24,7 +24,7 @@ from kubesched.api.duration import parse_duration
 from kubesched.api.jsonbytes import dumps
 from kubesched.api.restmapping import Resource, gated_off, lookup
 from kubesched.apiserver.errors import APIError
-from kubesched.server import discovery, openapi, openapi_v2, protobuf
+from kubesched.server import discovery, openapi, openapi_v2, protobuf, turns
 from kubesched.server import status as st
 from kubesched.server.authz import Gate
 from kubesched.server.custom import CustomResource
@@ -32,7 +32,6 @@ from kubesched.server.durability import Durability, DurabilityError
 from kubesched.server.engine import Engine
 from kubesched.server.rest import Request
 from kubesched.server.watch import Lines, Watch
-from kubesched.server.webhooks import RequestContext
 
 log = logging.getLogger("kubesched.serve")
 
@@ -40,6 +39,7 @@ MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's --max-request-bytes default (3 Mi
 BOOKMARK_INTERVAL = 60.0  # wall seconds between watch bookmarks, as kube-apiserver sends them
 MIN_REQUEST_TIMEOUT = 1800  # watches without timeoutSeconds last 30-60 min, as upstream's
 CLOCK_PATH = "/kubesched.io/clock"
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 _HEADER_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
@@ -287,11 +287,11 @@ class Server:
         self.engine.driver.pump()
         if verb == "watch":
             return await self._watch(request, req)
-        user = request.get("user")
-        context = RequestContext(user.info() if user is not None else {}, resource, sub or "", query, req.warnings)
         try:
             req.check_options()
-            with self.engine.webhooks.serving(context):  # the review's userInfo, options and warnings
+            if verb in WRITES and self.engine.webhooks.active():  # it may wait on a webhook: on its own turn
+                code, answer = await turns.run(lambda: getattr(rest, verb)(req))
+            else:
                 code, answer = getattr(rest, verb)(req)
         except APIError as e:
             e.resource = getattr(e, "resource", resource)  # type: ignore[attr-defined]

@@ -32,7 +32,7 @@ from kubesched.kubelet.nodelease import LEASE_DURATION, NodeLeaseController
 from kubesched.kubelet.nodestatus import NodeStatusReporter
 from kubesched.runtime.clock import VirtualClock
 from kubesched.runtime.realtime import RealtimeDriver
-from kubesched.server import openapi
+from kubesched.server import openapi, versions
 from kubesched.server.crdcontrollers import DefinitionControllers
 from kubesched.server.custom import CustomResources
 from kubesched.server.kubernetesservice import KubernetesService, advertised_address
@@ -117,6 +117,7 @@ class Engine:
         self.custom = CustomResources(self.store)
         self.webhooks = Webhooks(self.store, self._custom_kind)
         self.api.webhooks = self.webhooks
+        self.api.policies.convert = versions.convert  # Events' and HPAs' two shapes
         self.crd_controllers = DefinitionControllers(self.api, clock)
         self.crd_controllers.start()
         self.namespaces = NamespaceController(self.api, clock, {r.store_kind for r in RESOURCES if r.namespaced and r.stored},

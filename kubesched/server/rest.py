@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -26,7 +26,14 @@ from kubesched.api.restmapping import Resource, for_kind
 from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
-from kubesched.apiserver.errors import AlreadyExists, APIError, BadRequest, Invalid, NotFoundError
+from kubesched.apiserver.errors import (
+    AlreadyExists,
+    APIError,
+    BadRequest,
+    ConflictError,
+    Invalid,
+    NotFoundError,
+)
 from kubesched.apiserver.server import APIServer
 from kubesched.server import autoscalingv1, managedfields, typed
 from kubesched.server import events as events_view
@@ -61,6 +68,7 @@ PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
 # Custom resources have no patch strategies, so no strategic merge patch.
 CUSTOM_PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json", APPLY)
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+WRITE_ATTEMPTS = 5
 
 
 # The options kind each write verb decodes its query into.
@@ -107,7 +115,13 @@ class Request:
     @property
     def caller(self) -> Caller:
         """Who asks, as admission sees it; what admission warns of goes to this request's answer."""
-        return Caller(self.user, self.dry_run, self.warnings, authorize=self.authorize)
+        options: Obj = {}
+        if dry_run := self.query.get("dryRun"):
+            options["dryRun"] = [dry_run]
+        if self.verb not in ("delete", "deletecollection") and (manager := self.query.get("fieldManager")):
+            options["fieldManager"] = manager
+        return Caller(self.user, self.dry_run, self.warnings, self.subresource or "", authorize=self.authorize,
+                      resource=self.resource, options=options)
 
     def check_options(self) -> None:
         """A write's options as kube-apiserver validates them (ValidateCreateOptions and its kin)
@@ -346,6 +360,9 @@ class Rest:
             raise AlreadyExists(st.already_exists(req.resource, req.name or "")["message"]) from None
 
     def update(self, req: Request) -> Answer:
+        return self._retrying(self._update, req)
+
+    def _update(self, req: Request) -> Answer:
         res = req.resource
         if req.subresource == "scale":
             return self._update_scale(req, self._decode_body(req))
@@ -392,6 +409,23 @@ class Rest:
         return self.api.update(new, status_only=req.subresource == "status", caller=req.caller, dry_run=req.dry_run)
 
     def patch(self, req: Request) -> Answer:
+        return self._retrying(self._patch, req)
+
+    @staticmethod
+    def _retrying(write: Callable[[Request], Answer], req: Request) -> Answer:
+        """An update or patch is made again to the object as it now is when the object changed
+        while its admission waited on a webhook, as GuaranteedUpdate retries, unless the client
+        made the resourceVersion a precondition."""
+        attempts = 1
+        while True:
+            try:
+                return write(req)
+            except ConflictError:
+                if attempts == WRITE_ATTEMPTS or b"resourceVersion" in req.body:
+                    raise
+                attempts += 1
+
+    def _patch(self, req: Request) -> Answer:
         ctype = req.content_type.split(";", 1)[0].strip()
         accepted = CUSTOM_PATCH_TYPES if isinstance(req.resource, CustomResource) else PATCH_TYPES
         if ctype not in accepted:
@@ -491,8 +525,10 @@ class Rest:
         if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
             raise _Conflict(res, req.name or "", f"Precondition failed: ResourceVersion in precondition: "
                             f"{pre['resourceVersion']}, ResourceVersion in object meta: {meta.get('resourceVersion')}")
+        caller = req.caller
+        caller.options.update({k: options[k] for k in ("gracePeriodSeconds", "propagationPolicy") if k in options})
         if req.dry_run or res.kind == "Namespace":  # admission alone: a dry run, or before the registry's own
-            self.api.delete(res.store_kind, req.namespace or "", req.name or "", caller=req.caller, dry_run=True)
+            self.api.delete(res.store_kind, req.namespace or "", req.name or "", caller=caller, dry_run=True)
         if req.dry_run:
             return self._deleted(req, current, None)
         if res.kind == "Namespace":
@@ -502,7 +538,7 @@ class Rest:
         left = self.api.delete(res.store_kind, req.namespace or "", req.name or "",
                                grace_period=options.get("gracePeriodSeconds"),
                                propagation_policy=options.get("propagationPolicy") or (
-                                   "Orphan" if options.get("orphanDependents") else None), caller=req.caller)
+                                   "Orphan" if options.get("orphanDependents") else None), caller=caller)
         return self._deleted(req, current, left)
 
     def _deleted(self, req: Request, current: Obj, left: Obj | None) -> Answer:
@@ -599,7 +635,7 @@ class Rest:
         if req.subresource == "binding":
             return self._bind(req, req.name or "", body)
         self._get(req)
-        self.api.evict(req.namespace or "", req.name or "", body, requester=req.manager)
+        self.api.evict(req.namespace or "", req.name or "", body, requester=req.manager, caller=req.caller)
         return 201, st.status(201, "", "")
 
     def _bind(self, req: Request, pod: str, body: Obj) -> Answer:
@@ -611,7 +647,7 @@ class Rest:
         if meta.get("name") not in (None, pod):
             raise BadRequest("name in URL does not match name in Binding object")
         self._get(Request("get", POD, req.namespace, pod))  # 404 for a pod that is not there
-        self.api.bind(req.namespace or "", pod, target["name"])
+        self.api.bind(req.namespace or "", pod, target["name"], req.caller)
         return 201, st.status(201, "", "")
 
     def _scale_of(self, req: Request, obj: Obj) -> Obj:
@@ -649,8 +685,7 @@ class Rest:
         else:
             new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
                                                                                "replicas": replicas}}
-        caller = Caller(req.user, req.dry_run, req.warnings, "scale",
-                        (self._scale_of(req, new), self._scale_of(req, current)), req.authorize)
+        caller = replace(req.caller, views=(self._scale_of(req, new), self._scale_of(req, current)))
         new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
                                                           _typing(req)), caller=caller, dry_run=req.dry_run)
         return 200, self._scale_of(req, new)

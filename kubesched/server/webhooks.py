@@ -3,11 +3,14 @@
 MutatingWebhookConfigurations and ValidatingWebhookConfigurations register, as kube-apiserver
 v1.35 does (apiserver/pkg/admission/plugin/webhook).
 
-Of the writes serve's own components make, the pods the workload controllers create are sent
-too (with the loopback identity kube-apiserver's own clients have): a refused one is reported as
-upstream's controllers report it, a FailedCreate event and a retry. Their other writes (status,
-bindings, the kubelets' deletions, leases) are not: the simulated components do not retry a
-refused write as the real ones do, and a webhook refusing them would stall the simulation.
+Bindings and evictions (pods/binding, pods/eviction) are sent as CREATEs of those subresources
+carrying the Binding or Eviction, whoever makes them. Of the other writes serve's own components
+make, the pods the workload controllers create are sent too (with the loopback identity
+kube-apiserver's own clients have; the scheduler's bindings carry system:kube-scheduler): a
+refused pod is reported as upstream's controllers report it, a FailedCreate event and a retry,
+a refused binding as a scheduling failure and a retry. Their other writes (status, the kubelets'
+deletions, leases) are not: the simulated components do not retry a refused write of those as the
+real ones do, and a webhook refusing them would stall the simulation.
 
 Configurations are taken in name order, their webhooks in order. A matching webhook gets an
 AdmissionReview (v1, or v1beta1 if that is the first its `admissionReviewVersions` lists) with
@@ -16,8 +19,12 @@ previous one's patch, and those with `reinvocationPolicy: IfNeeded` run once mor
 one changed the object; validating webhooks run after validation. The admissionregistration
 kinds themselves are never sent to webhooks, so a broken webhook can always be removed.
 
-The call blocks the engine's one thread (at most `timeoutSeconds`), so a webhook that calls
-back into serve while it is being called waits until its timeout.
+A client's write that may call a webhook runs on a turn of its own (server.turns): while the
+webhook is called, serve goes on serving, so a webhook that reads from serve (or writes to it)
+while it is being called is answered; the write is then stored only if its object did not change
+meanwhile (an update or patch without a resourceVersion, or a delete, is judged again on the new
+object, as upstream retries them). A component's write calls its webhooks on the engine's
+thread, which waits (at most `timeoutSeconds`).
 """
 
 from __future__ import annotations
@@ -26,17 +33,16 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.restmapping import RESOURCES, Resource, for_kind
 from kubesched.api.served import resource_kind
+from kubesched.apiserver.caller import LOOPBACK_USER, POD_ACTIONS, Caller
 from kubesched.apiserver.errors import APIError, BadRequest, Forbidden
-from kubesched.server import events as events_view
-from kubesched.server import webhookclient
+from kubesched.server import turns, versions, webhookclient
 from kubesched.server.patch import json_patch
 from kubesched.server.webhookmatch import (
     GVR,
@@ -46,7 +52,7 @@ from kubesched.server.webhookmatch import (
     object_matches,
     rules_match,
 )
-from kubesched.store.base import Store
+from kubesched.store.base import Store, WatchEvent
 
 MUTATING = "MutatingWebhookConfiguration"
 VALIDATING = "ValidatingWebhookConfiguration"
@@ -56,10 +62,7 @@ REVIEW_VERSIONS = ("v1", "v1beta1")
 EXEMPT_RESOURCES = frozenset({"validatingwebhookconfigurations", "mutatingwebhookconfigurations",
                               "validatingadmissionpolicies", "validatingadmissionpolicybindings",
                               "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
-# Not sent, nor the writes they make (an eviction's delete is the eviction's, not a DELETE).
-UNSENT_SUBRESOURCES = frozenset({"binding", "eviction"})
-# Who serve's own components are, as kube-apiserver's loopback client is.
-LOOPBACK_USER: Obj = {"username": "system:apiserver", "groups": ["system:authenticated", "system:masters"]}
+POD = for_kind("v1", "Pod")
 OPTIONS_KINDS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 
 
@@ -93,18 +96,6 @@ class _CallFailed(Exception):
 
 
 @dataclass
-class RequestContext:
-    """What the HTTP request behind a write adds to the review: who asks, the resource its URL
-    names, its options; warnings go back with the answer."""
-
-    user: Obj
-    resource: Resource
-    subresource: str
-    query: dict[str, str]
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
 class _Attributes:
     operation: str
     gvr: GVR
@@ -115,6 +106,8 @@ class _Attributes:
     user: Obj
     dry_run: bool
     options: Obj
+    caller: Caller | None
+    carried: Obj | None = None  # the kind a Binding or Eviction request carries (the resource is pods)
 
 
 def _gvr(r: Resource) -> GVR:
@@ -136,22 +129,22 @@ class Webhooks:
         """`custom` finds a custom resource by apiVersion and kind."""
         self.store = store
         self.custom = custom
-        self.context: RequestContext | None = None
+        self._configured: dict[str, list[tuple[str, Obj]]] = {}  # by kind; dropped on any change
+        store.watch(self._changed, (MUTATING, VALIDATING))
 
-    @contextmanager
-    def serving(self, context: RequestContext) -> Iterator[RequestContext]:
-        """The writes inside are the HTTP request `context` describes."""
-        self.context = context
-        try:
-            yield context
-        finally:
-            self.context = None
+    def _changed(self, _: WatchEvent) -> None:
+        self._configured = {}
+
+    def active(self) -> bool:
+        """Whether any webhook is registered: a write may then wait on one (see turns)."""
+        return bool(self._hooks(MUTATING) or self._hooks(VALIDATING))
 
     # ---- the two phases ------------------------------------------------------------------------
 
-    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> Obj | None:
+    def mutate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+               subresource: str = "") -> Obj | None:
         hooks = self._hooks(MUTATING)
-        attrs = self._attributes(operation, obj, old, subresource) if hooks else None
+        attrs = self._attributes(operation, obj, old, caller, subresource) if hooks else None
         if attrs is None:
             return obj
         current = obj
@@ -173,9 +166,10 @@ class Webhooks:
                 current = self._call_mutating(hook, attrs, gvr, current, old)
         return current
 
-    def validate(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str = "") -> None:
+    def validate(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                 subresource: str = "") -> None:
         hooks = self._hooks(VALIDATING)
-        attrs = self._attributes(operation, obj, old, subresource) if hooks else None
+        attrs = self._attributes(operation, obj, old, caller, subresource) if hooks else None
         if attrs is None:
             return
         for _, hook in hooks:
@@ -194,7 +188,10 @@ class Webhooks:
 
     def _hooks(self, kind: str) -> list[tuple[str, Obj]]:
         """Every webhook of every configuration of `kind`, configurations in name order."""
+        if (known := self._configured.get(kind)) is not None:
+            return known
         out: list[tuple[str, Obj]] = []
+        self._configured[kind] = out
         configs = sorted(self.store.list(kind), key=lambda c: c["metadata"]["name"])
         for config in configs:
             for i, hook in enumerate(config.get("webhooks") or ()):
@@ -202,41 +199,37 @@ class Webhooks:
                     out.append((f"{config['metadata']['name']}/{i}", hook))
         return out
 
-    def _resource_of(self, obj: Obj) -> Resource | None:
+    def _resource_of(self, obj: Obj, caller: Caller | None) -> Resource | None:
         api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-        ctx = self.context
-        if ctx is not None and ctx.resource.kind == kind and (
-                ctx.resource.api_version == api_version or ctx.resource.stored_as == resource_kind(obj)):
-            return ctx.resource
+        asked = caller.resource if caller is not None else None
+        if asked is not None and asked.kind == kind and (
+                asked.api_version == api_version or asked.stored_as == resource_kind(obj)):
+            return asked
         return for_kind(api_version, kind) or self.custom(api_version, kind)
 
-    def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, subresource: str) -> _Attributes | None:
+    def _attributes(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                    subresource: str) -> _Attributes | None:
         subject = obj if obj is not None else old
-        ctx = self.context
-        if ctx is None and not (operation == "CREATE" and not subresource and (subject or {}).get("kind") == "Pod"):
-            return None  # a component's write other than a controller's pod (see the module's docstring)
-        if ctx is not None and ctx.subresource in UNSENT_SUBRESOURCES:
+        if subject is None:
             return None
-        resource = self._resource_of(subject) if subject is not None else None
+        action = subresource in POD_ACTIONS  # a Binding or an Eviction, sent as pods/<subresource>
+        if caller is None and not (operation == "CREATE" and (action or not subresource and subject.get("kind") == "Pod")):
+            return None  # a component's write other than a pod, binding or eviction (see the module's docstring)
+        resource = POD if action else self._resource_of(subject, caller)
         if resource is None or (resource.group == ADMISSION_GROUP and resource.plural in EXEMPT_RESOURCES):
             return None
         gvr = _gvr(resource)
-        meta = (subject or {}).get("metadata") or {}
-        query = ctx.query if ctx is not None else {}
+        meta = subject.get("metadata") or {}
         options: Obj = {"kind": OPTIONS_KINDS.get(operation, "CreateOptions"), "apiVersion": "meta.k8s.io/v1"}
-        if query.get("dryRun"):
-            options["dryRun"] = [query["dryRun"]]
-        if operation != "DELETE" and query.get("fieldManager"):
-            options["fieldManager"] = query["fieldManager"]
-        if operation == "DELETE":
-            for key in ("gracePeriodSeconds", "propagationPolicy"):
-                if key in query:
-                    options[key] = int(query[key]) if key == "gracePeriodSeconds" and query[key].isdigit() \
-                        else query[key]
-        request_gvr = _gvr(ctx.resource) if ctx is not None and ctx.resource.kind == gvr.kind else gvr
+        if caller is not None:
+            options.update(caller.options)
+        asked = caller.resource if caller is not None else None
+        request_gvr = _gvr(asked) if asked is not None and asked.kind == gvr.kind else gvr
+        group, _, version = str(subject.get("apiVersion") or "").rpartition("/")
+        carried = {"group": group, "version": version, "kind": str(subject.get("kind") or "")} if action else None
         return _Attributes(operation, gvr, request_gvr, subresource, str(meta.get("name") or ""),
-                           str(meta.get("namespace") or ""), ctx.user if ctx is not None else LOOPBACK_USER,
-                           query.get("dryRun") == "All", options)
+                           str(meta.get("namespace") or ""), caller.user if caller is not None else LOOPBACK_USER,
+                           caller is not None and caller.dry_run, options, caller, carried)
 
     def _equivalents(self, gvr: GVR) -> list[GVR]:
         """The resource, then the same objects at the other group/versions serve offers."""
@@ -268,11 +261,11 @@ class Webhooks:
     # ---- calling -------------------------------------------------------------------------------
 
     def _request(self, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None) -> Obj:
-        request: Obj = {"uid": str(uuid.uuid4()), "kind": _group_version_kind(gvr),
+        request: Obj = {"uid": str(uuid.uuid4()), "kind": attrs.carried or _group_version_kind(gvr),
                         "resource": _group_version_resource(gvr)}
         if attrs.subresource:
             request["subResource"] = attrs.subresource
-        request["requestKind"] = _group_version_kind(attrs.request_gvr)
+        request["requestKind"] = attrs.carried or _group_version_kind(attrs.request_gvr)
         request["requestResource"] = _group_version_resource(attrs.request_gvr)
         if attrs.subresource:
             request["requestSubResource"] = attrs.subresource
@@ -285,10 +278,10 @@ class Webhooks:
 
     @staticmethod
     def _as_version(obj: Obj | None, gvr: GVR) -> Obj | None:
-        """The object as the matched group/version shows it."""
-        if obj is None:
-            return None
-        return _convert(obj, f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version)
+        """The object as the matched group/version shows it (a Binding or Eviction as it is)."""
+        if obj is None or obj.get("kind") != gvr.kind:
+            return obj
+        return versions.convert(obj, f"{gvr.group}/{gvr.version}" if gvr.group else gvr.version)
 
     def _call(self, hook: Obj, attrs: _Attributes, gvr: GVR, obj: Obj | None, old: Obj | None,
               mutating: bool) -> Obj:
@@ -312,15 +305,20 @@ class Webhooks:
         timeout = timeout if isinstance(timeout, int) and timeout > 0 else 10
         try:
             target = webhookclient.target(hook.get("clientConfig") or {}, self.store, timeout)
-            answer = webhookclient.post(target, (hook.get("clientConfig") or {}).get("caBundle"), review, float(timeout))
+            ca_bundle = (hook.get("clientConfig") or {}).get("caBundle")
+            if attrs.caller is None or attrs.caller.resource is None:  # a component's write: on the engine's thread
+                answer = webhookclient.post(target, ca_bundle, review, float(timeout))
+            else:
+                with turns.away():  # serve goes on meanwhile; the webhook may call back into it
+                    answer = webhookclient.post(target, ca_bundle, review, float(timeout))
         except webhookclient.CallError as e:
             raise _CallFailed(str(e)) from None
         try:
             response = _verify(answer, request["uid"], version, mutating)
         except ValueError as e:
             raise _CallFailed(f"received invalid webhook response: {e}") from None
-        if self.context is not None:  # each text once, as the request's warning recorder keeps them
-            warnings = self.context.warnings
+        if attrs.caller is not None:  # each text once, as the request's warning recorder keeps them
+            warnings = attrs.caller.warnings
             warnings.extend(w for w in dict.fromkeys(str(w) for w in response.get("warnings") or () if w)
                             if w not in warnings)
         return response
@@ -351,23 +349,13 @@ class Webhooks:
             patched = json_patch(deep_copy(self._as_version(obj, gvr) or {}), ops)
         except APIError as e:
             raise InternalError(e.message) from None
-        return _convert(patched, str(obj.get("apiVersion") or ""))  # back to the version being written
+        return versions.convert(patched, str(obj.get("apiVersion") or ""))  # back to the version being written
 
     @staticmethod
     def _failed(hook: Obj, reason: str) -> None:
         """failurePolicy: Ignore goes on without the webhook, Fail (the default) refuses."""
         if hook.get("failurePolicy") != "Ignore":
             raise InternalError(f'failed calling webhook "{hook.get("name", "")}": {reason}')
-
-
-def _convert(obj: Obj, api_version: str) -> Obj:
-    """`obj` at `api_version`: Events are the one kind serve serves at two group/versions (core/v1
-    and events.k8s.io/v1, with different fields); elsewhere only apiVersion would differ."""
-    if obj.get("apiVersion") == api_version:
-        return obj
-    if obj.get("kind") == "Event":
-        return events_view.to_events_v1(obj) if api_version == "events.k8s.io/v1" else events_view.to_core(obj)
-    return {**obj, "apiVersion": api_version}
 
 
 def _verify(answer: Obj, uid: str, version: str, mutating: bool) -> Obj:

@@ -1,11 +1,12 @@
 """ValidatingAdmissionPolicy in `serve`, driven by kubectl and the official client as a policy
 author would: the upstream docs' replicas limit scoped by a namespaceSelector, a ConfigMap as the
 policy's parameters, Warn bindings answering with kubectl warnings, matchConditions that exempt a
-user, a DELETE judged on oldObject, `authorizer` asking RBAC, and a policy that does not compile
-refused when written."""
+user, a DELETE judged on oldObject, `authorizer` asking RBAC, bindings and evictions judged as
+CREATEs of pods/binding and pods/eviction, and a policy that does not compile refused when written."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -13,7 +14,7 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from tests.serve.harness import Served
+from tests.serve.harness import Served, wait_for
 
 GROUP = "admissionregistration.k8s.io/v1"
 
@@ -40,7 +41,7 @@ def _apply(served: Served, *objs: dict) -> None:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     server = Served(tmp_path_factory.mktemp("vap")).start()
-    for ns in ("test", "prod", "params", "notes", "locked", "authz"):
+    for ns in ("test", "prod", "params", "notes", "locked", "authz", "pinned"):
         server.kubectl("create", "namespace", ns)
     server.kubectl("label", "namespace", "test", "environment=test")
     try:
@@ -192,3 +193,108 @@ def test_authorizer_asks_rbac(served: Served) -> None:
     out = served.kubectl("create", "configmap", "bobs", "-n", "authz", "--as=bob", check=False)
     assert "denied request: bob may not delete configmaps here" in out
     served.kubectl("create", "configmap", "admins", "-n", "authz")
+
+
+def test_bindings_and_evictions(served: Served) -> None:
+    """The scheduler's binding is judged as a CREATE of pods/binding (its Binding the object), a
+    drain's evictions as CREATEs of pods/eviction."""
+    _apply(served, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+                    "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                               "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}},
+           _policy("not-on-n1", ["pods/binding"], [{"expression": "object.target.name != 'n1'",
+                                                    "message": "nothing is bound to n1 here"}], operations=["CREATE"]),
+           _binding("not-on-n1-pinned", "not-on-n1", ["Deny"], "pinned"),
+           _policy("no-evictions", ["pods/eviction"], [{
+               "expression": "false", "messageExpression": "request.userInfo.username + ' may not evict ' + "
+                                                           "object.metadata.name + ' (' + request.kind.kind + ')'"}],
+                   operations=["CREATE"]),
+           _binding("no-evictions-pinned", "no-evictions", ["Deny"], "pinned"))
+    served.kubectl("run", "p", "--image=nginx", "-n", "pinned")
+    events = wait_for(lambda: served.kubectl("get", "events", "-n", "pinned", "--field-selector",
+                                             "reason=FailedScheduling", "-o", "jsonpath={.items[*].message}"),
+                      what="the refused binding")
+    assert "ValidatingAdmissionPolicy 'not-on-n1' with binding 'not-on-n1-pinned' denied request: nothing is " \
+           "bound to n1 here" in events, events
+    assert served.kubectl("get", "pod", "p", "-n", "pinned", "-o", "jsonpath={.spec.nodeName}") == ""
+    served.kubectl("delete", "validatingadmissionpolicybinding", "not-on-n1-pinned")
+    wait_for(lambda: served.kubectl("get", "pod", "p", "-n", "pinned", "-o", "jsonpath={.spec.nodeName}") == "n1",
+             what="the binding retried")
+    out = served.kubectl("drain", "n1", "--force", "--timeout=20s", check=False)
+    assert "ValidatingAdmissionPolicy 'no-evictions' with binding 'no-evictions-pinned' denied request: " \
+           "kubernetes-admin may not evict p (Eviction)" in out, out
+    assert "pod/p" in served.kubectl("get", "pods", "-n", "pinned", "-o", "name")
+    served.kubectl("delete", "validatingadmissionpolicybinding", "no-evictions-pinned")
+    served.kubectl("delete", "node", "n1")
+
+
+def test_audit_annotations(served: Served) -> None:
+    """auditAnnotations are checked when the policy is written (keys qualified by the policy's
+    name, expressions compiled); at admission a value of the wrong type denies the request even
+    under an Audit-only binding, as upstream's dispatcher does."""
+    bad = _policy("audited", ["configmaps"], [], auditAnnotations=[
+        {"key": "bad key!", "valueExpression": "'x'"}, {"key": "bad key!", "valueExpression": "objct.x"},
+        {"key": "empty", "valueExpression": " "}])
+    out = served.kubectl("apply", "-f", "-", input=yaml.safe_dump(bad), check=False)
+    assert 'spec.auditAnnotations[0].key: Invalid value: "audited/bad key!": name part must consist of ' \
+           "alphanumeric characters" in out, out
+    assert 'spec.auditAnnotations[1].key: Duplicate value: "bad key!"' in out
+    assert "spec.auditAnnotations[1].valueExpression: Invalid value: \"objct.x\": compilation failed: ERROR: " \
+           "<input>:1:1: undeclared reference to 'objct'" in out
+    assert "spec.auditAnnotations[2].valueExpression: Required value: valueExpression is not specified" in out
+    good = _policy("audited", ["configmaps"], [], operations=["CREATE"], auditAnnotations=[
+        {"key": "creator", "valueExpression": "request.userInfo.username"},
+        {"key": "length", "valueExpression": "object.metadata.name.startsWith('long') ? "
+                                             "object.metadata.name.size() : null"}])
+    _apply(served, good, _binding("audited-notes", "audited", ["Audit"], "notes"))
+    served.kubectl("create", "configmap", "short", "-n", "notes")
+    out = served.kubectl("create", "configmap", "longer", "-n", "notes", check=False)
+    assert "ValidatingAdmissionPolicy 'audited' with binding 'audited-notes' denied request: valueExpression " \
+           "'object.metadata.name.startsWith('long') ? object.metadata.name.size() : null' resulted in unsupported " \
+           "return type: int. Return type must be either string or null." in out, out
+    served.kubectl("delete", "validatingadmissionpolicybinding", "audited-notes")
+
+
+def _event(name: str, message: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "notes"},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "notes"}, "reason": "Noted",
+            "message": message, "type": "Normal"}
+
+
+def test_match_policy_equivalent(served: Served) -> None:
+    """A policy on events.k8s.io/v1 events (matchPolicy Equivalent, the default) judges a core/v1
+    Event too, seen in events.k8s.io/v1's shape (`note`); under Exact it does not."""
+    policy = _policy("quiet-events", ["events"], [{
+        "expression": "!object.note.startsWith('secret')",
+        "messageExpression": "'seen as ' + request.resource.group + '/' + request.resource.version + ', asked as ' + "
+                             "request.requestResource.version + ': ' + object.note"}], operations=["CREATE"])
+    policy["spec"]["matchConstraints"]["resourceRules"][0]["apiGroups"] = ["events.k8s.io"]
+    _apply(served, policy, _binding("quiet-events-notes", "quiet-events", ["Deny"], "notes"))
+    _apply(served, _event("fine", "public stuff"))
+    out = served.kubectl("apply", "-f", "-", input=yaml.safe_dump(_event("leak", "secret stuff")), check=False)
+    assert "ValidatingAdmissionPolicy 'quiet-events' with binding 'quiet-events-notes' denied request: seen as " \
+           "events.k8s.io/v1, asked as v1: secret stuff" in out, out
+    policy["spec"]["matchConstraints"]["matchPolicy"] = "Exact"
+    _apply(served, policy)
+    _apply(served, _event("leak", "secret stuff"))
+    served.kubectl("delete", "validatingadmissionpolicybinding", "quiet-events-notes")
+
+
+def test_type_checking_warnings(served: Served) -> None:
+    """A field the matched kind does not have is reported in status.typeChecking, as cel-go
+    words it; the policy still runs as written."""
+    _apply(served, _policy("typo", ["deployments"], [
+        {"expression": "object.spec.replica <= 5", "messageExpression": "'too many: ' + string(object.spec.replicas)"},
+        {"expression": "object.spec.template.spec.containers.all(c, c.imagex != '')"}]))
+    warnings = json.loads(served.kubectl("get", "validatingadmissionpolicy", "typo", "-o",
+                                         "jsonpath={.status.typeChecking.expressionWarnings}"))
+    assert warnings == [
+        {"fieldRef": "spec.validations[0].expression",
+         "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:12: undefined field 'replica'\n"
+                    " | object.spec.replica <= 5\n | ...........^\n"},
+        {"fieldRef": "spec.validations[1].expression",
+         "warning": "apps/v1, Kind=Deployment: ERROR: <input>:1:46: undefined field 'imagex'\n"
+                    " | object.spec.template.spec.containers.all(c, c.imagex != '')\n"
+                    " | .............................................^\n"}]
+    _apply(served, _policy("typo", ["deployments"], [{"expression": "object.spec.replicas <= 5"}]))
+    assert served.kubectl("get", "validatingadmissionpolicy", "typo", "-o", "jsonpath={.status.typeChecking}") == "{}"
+    served.kubectl("delete", "validatingadmissionpolicy", "typo")

@@ -10,7 +10,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,8 @@ class Hook:
         cert = self_signed("hook.default.svc", str(tmp))
         self.ca_bundle = base64.b64encode(cert.pem()).decode()
         self.reviews: list[dict[str, Any]] = []
+        # What /callback asks of serve while it is being called: (allowed, message) for a request.
+        self.callback: Callable[[dict[str, Any]], tuple[bool, str]] = lambda request: (True, "")
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,10 +58,12 @@ class Hook:
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    @staticmethod
-    def answer(path: str, request: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, path: str, request: dict[str, Any]) -> dict[str, Any]:
         response: dict[str, Any] = {"uid": request["uid"], "allowed": True}
-        if path == "/deny":
+        if path == "/callback":
+            allowed, message = self.callback(request)
+            response.update(allowed=allowed, status={"code": 403, "message": message})
+        elif path == "/deny":
             response.update(allowed=False, status={"code": 403, "message": "pods named bad-* are not allowed"})
         elif path == "/label":
             patch = [{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}]
@@ -135,10 +139,10 @@ def _register(api: client.ApiClient, kind: str, hook: Hook, *webhooks: dict[str,
         admission.create_validating_webhook_configuration(body)
 
 
-def _pod(name: str, labels: dict[str, str] | None = None, namespace: str = "default") -> str:
+def _pod(name: str, labels: dict[str, str] | None = None, namespace: str = "default", image: str = "nginx") -> str:
     return yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
                                                                          "labels": labels or {}},
-                           "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+                           "spec": {"containers": [{"name": "c", "image": image}]}})
 
 
 def test_validating_webhook_denies_with_upstream_message(served: Served, hook: Hook, api: client.ApiClient) -> None:
@@ -305,3 +309,118 @@ def test_status_subresource_and_delete(served: Served, hook: Hook, api: client.A
     assert (request["operation"], request["object"], request["options"]["kind"]) == ("DELETE", None, "DeleteOptions")
     assert request["oldObject"]["metadata"]["name"] == "kept"
     assert "pod/kept" in served.kubectl("get", "pods", "-o", "name")
+
+
+def test_webhook_calls_back_into_serve(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    """An operator's validating webhook reads another object from serve while it is being called:
+    serve answers that read meanwhile, and the write waits for the verdict."""
+    core = client.CoreV1Api(config.new_client_from_config(served.kubeconfig))  # the webhook's own client
+    core.create_namespaced_config_map("default", {"metadata": {"name": "allowed-images"}, "data": {"images": "nginx"}})
+
+    def allowed_image(request: dict[str, Any]) -> tuple[bool, str]:
+        allowed = core.read_namespaced_config_map("allowed-images", "default").data["images"].split(",")
+        image = request["object"]["spec"]["containers"][0]["image"]
+        return image in allowed, f"image {image} is not in allowed-images"
+
+    hook.callback = allowed_image
+    try:
+        _register(api, "ValidatingWebhookConfiguration", hook,
+                  {"name": "images.example.com", "path": "/callback", "timeoutSeconds": 5})
+        started = time.monotonic()
+        served.kubectl("apply", "-f", "-", input=_pod("allowed"))
+        assert time.monotonic() - started < 4  # not the webhook's timeout
+        out = served.kubectl("apply", "-f", "-", input=_pod("refused", image="busybox"), check=False)
+        assert ('admission webhook "images.example.com" denied the request: image busybox is not in '
+                'allowed-images') in out, out
+        assert served.kubectl("get", "pods", "-o", "name").split() == ["pod/allowed"]
+    finally:
+        hook.callback = lambda request: (True, "")
+        core.delete_namespaced_config_map("allowed-images", "default")
+
+
+def test_object_changed_while_a_webhook_was_called(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    """The webhook annotates the pod being labelled while it is called: the label patch is made
+    again to the pod as it now is, so neither change is lost (upstream's GuaranteedUpdate)."""
+    served.kubectl("apply", "-f", "-", input=_pod("busy"))
+    core = client.CoreV1Api(config.new_client_from_config(served.kubeconfig))
+
+    def annotate_once(request: dict[str, Any]) -> tuple[bool, str]:
+        if not (request["oldObject"]["metadata"].get("annotations") or {}).get("seen"):
+            core.patch_namespaced_pod("busy", "default", {"metadata": {"annotations": {"seen": "yes"}}})
+        return True, ""
+
+    hook.callback = annotate_once
+    try:
+        _register(api, "ValidatingWebhookConfiguration", hook, {"name": "touch.example.com", "path": "/callback", "rules": [
+            {"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}],
+            "matchConditions": [{"name": "labelled", "expression": "has(object.metadata.labels) && "
+                                 "'tier' in object.metadata.labels"}]})
+        served.kubectl("label", "pod", "busy", "tier=web")
+    finally:
+        hook.callback = lambda request: (True, "")
+    meta = json.loads(served.kubectl("get", "pod", "busy", "-o", "json"))["metadata"]
+    assert meta["labels"]["tier"] == "web" and meta["annotations"]["seen"] == "yes"
+
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                   "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}}
+
+
+def _subresource_rule(subresource: str) -> list[dict[str, Any]]:
+    return [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": [f"pods/{subresource}"]}]
+
+
+def test_bindings_go_through_webhooks(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    """A client's binding and the scheduler's own are CREATEs of pods/binding carrying the
+    Binding; a refused one leaves the pod unbound, and the scheduler retries it."""
+    core = client.CoreV1Api(api)
+    core.create_node(NODE)
+    try:
+        _register(api, "ValidatingWebhookConfiguration", hook,
+                  {"name": "bind.example.com", "path": "/deny", "rules": _subresource_rule("binding")})
+        pod = yaml.safe_load(_pod("custom"))
+        pod["spec"]["schedulerName"] = "my-scheduler"  # bound by the test, as a custom scheduler does
+        core.create_namespaced_pod("default", pod)
+        with pytest.raises(ApiException) as e:
+            core.create_namespaced_pod_binding("custom", "default", {
+                "apiVersion": "v1", "kind": "Binding", "metadata": {"name": "custom"},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": "n1"}}, _preload_content=False)
+        assert e.value.status == 403
+        assert 'admission webhook "bind.example.com" denied the request' in json.loads(e.value.body)["message"]
+        request = hook.reviews[-1]["request"]
+        assert request["kind"] == {"group": "", "version": "v1", "kind": "Binding"}
+        assert request["resource"] == {"group": "", "version": "v1", "resource": "pods"}
+        assert (request["operation"], request["subResource"], request["name"]) == ("CREATE", "binding", "custom")
+        assert request["object"]["target"]["name"] == "n1"
+        assert not core.read_namespaced_pod("custom", "default").spec.node_name
+        # The default scheduler's binding is judged too, with the scheduler's identity.
+        served.kubectl("apply", "-f", "-", input=_pod("scheduled"))
+        wait_for(lambda: any(r["request"]["name"] == "scheduled" for r in hook.reviews), what="the scheduler's binding")
+        request = next(r["request"] for r in hook.reviews if r["request"]["name"] == "scheduled")
+        assert request["userInfo"]["username"] == "system:kube-scheduler" and request["subResource"] == "binding"
+        assert not core.read_namespaced_pod("scheduled", "default").spec.node_name
+        client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("bind")
+        wait_for(lambda: core.read_namespaced_pod("scheduled", "default").spec.node_name == "n1",
+                 what="the binding retried")
+    finally:
+        core.delete_node("n1")
+
+
+def test_evictions_go_through_webhooks(served: Served, hook: Hook, api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    served.kubectl("apply", "-f", "-", input=_pod("evicted"))
+    _register(api, "ValidatingWebhookConfiguration", hook,
+              {"name": "evict.example.com", "path": "/deny", "rules": _subresource_rule("eviction")})
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "evicted", "namespace": "default"}}
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_pod_eviction("evicted", "default", eviction)
+    assert e.value.status == 403
+    request = hook.reviews[-1]["request"]
+    assert request["kind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert (request["resource"]["resource"], request["subResource"]) == ("pods", "eviction")
+    assert request["userInfo"]["username"] == "kubernetes-admin"
+    assert "pod/evicted" in served.kubectl("get", "pods", "-o", "name")
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration("evict")
+    core.create_namespaced_pod_eviction("evicted", "default", eviction)
+    wait_for(lambda: "evicted" not in served.kubectl("get", "pods", "-o", "name"), what="the eviction")

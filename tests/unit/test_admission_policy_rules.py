@@ -147,3 +147,31 @@ def test_builtin_functions_compile_and_unknown_names_do_not() -> None:
                     "validations": [{"expression": "sizee(object.spec) > 0"}]}}
     assert ("spec.validations[0].expression: Invalid value: \"sizee(object.spec) > 0\": compilation failed: "
             "ERROR: <input>:1:1: undeclared reference to 'sizee'") in _denied(api.create, bad)
+
+
+def test_type_checking_against_a_custom_resource_schema() -> None:
+    """status.typeChecking reports the fields a definition's schema lacks, in `object` and in
+    `params`; a map's keys and fields preserved unknown are not reported."""
+    api = APIServer(MemoryStore(), lambda: 0.0)
+    api.create({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": "widgets.example.com"},
+                "spec": {"group": "example.com", "scope": "Namespaced",
+                         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                         "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                             "type": "object", "properties": {"spec": {"type": "object", "properties": {
+                                 "size": {"type": "integer"},
+                                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
+                                 "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}}}]}})
+    policy = api.create({"apiVersion": GROUP, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "p"},
+                         "spec": {"paramKind": {"apiVersion": "example.com/v1", "kind": "Widget"},
+                                  "matchConstraints": {"resourceRules": [{
+                                      "apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                                      "resources": ["widgets"]}]},
+                                  "validations": [
+                                      {"expression": "object.spec.size < params.spec.sise"},
+                                      {"expression": "object.spec.tags.team == 'a' && object.spec.extra.any.depth "
+                                                     "&& object.metadata.name != '' && object.spec.tags.all(k, k != '')"}]}})
+    assert policy["status"]["typeChecking"] == {"expressionWarnings": [{
+        "fieldRef": "spec.validations[0].expression",
+        "warning": "example.com/v1, Kind=Widget: ERROR: <input>:1:31: undefined field 'sise'\n"
+                   " | object.spec.size < params.spec.sise\n | ..............................^\n"}]}

@@ -1,14 +1,14 @@
 """admissionregistration.k8s.io/v1's checks of ValidatingAdmissionPolicy and its bindings, the part
 of upstream's that keeps a policy from being stored when it cannot run: required fields, enums,
-and every CEL expression compiled (a syntax error or an unknown name is a 422 naming the field,
-as kube-apiserver's validation answers)."""
+every CEL expression compiled (a syntax error or an unknown name is a 422 naming the field,
+as kube-apiserver's validation answers), and auditAnnotations' keys."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kubesched.api.policycel import compile_error
-from kubesched.api.validation.checker import Checker, subpath
+from kubesched.api.validation.checker import Checker, qualified_name_errors, subpath
 
 OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 FAILURE_POLICIES = ("Fail", "Ignore")
@@ -17,6 +17,8 @@ SCOPES = ("*", "Cluster", "Namespaced")
 REASONS = ("Forbidden", "Invalid", "RequestEntityTooLarge", "Unauthorized")
 ACTIONS = ("Audit", "Deny", "Warn")
 NOT_FOUND_ACTIONS = ("Allow", "Deny")
+MAX_AUDIT_ANNOTATIONS = 20
+MAX_VALUE_EXPRESSION_BYTES = 5 * 1024
 
 
 def _expression(c: Checker, obj: dict[str, Any], key: str, path: str, required: bool = True) -> None:
@@ -73,12 +75,38 @@ def _validating_admission_policy(c: Checker, obj: dict[str, Any], path: str) -> 
     for item_path, variable in _items(c, spec, "variables", spec_path):
         c.need(variable, "name", item_path, str)
         _expression(c, variable, "expression", item_path)
-    for item_path, annotation in _items(c, spec, "auditAnnotations", spec_path):
-        c.need(annotation, "key", item_path, str)
-        _expression(c, annotation, "valueExpression", item_path)
+    _audit_annotations(c, spec, spec_path, str((obj.get("metadata") or {}).get("name") or ""))
     if (kind := c.get(spec, "paramKind", spec_path, dict)) is not None:
         for key in ("apiVersion", "kind"):
             c.need(kind, key, subpath(spec_path, "paramKind"), str)
+
+
+def _audit_annotations(c: Checker, spec: dict[str, Any], spec_path: str, name: str) -> None:
+    """Each key, qualified by the policy's name, is an annotation key of the audit event; each
+    valueExpression compiles (validateAuditAnnotation)."""
+    items = _items(c, spec, "auditAnnotations", spec_path)
+    if len(items) > MAX_AUDIT_ANNOTATIONS:
+        c.invalid(subpath(spec_path, "auditAnnotations"), spec["auditAnnotations"],
+                  f"must not have more than {MAX_AUDIT_ANNOTATIONS} auditAnnotations")
+    keys: set[str] = set()
+    for item_path, annotation in items:
+        key = c.get(annotation, "key", item_path, str) or ""
+        key_path = subpath(item_path, "key")
+        if not name:
+            c.invalid(key_path, key, "requires metadata.name be non-empty")
+        for why in qualified_name_errors(f"{name}/{key}") if name else ():
+            c.invalid(key_path, f"{name}/{key}", why)
+        if key in keys:
+            c.err(key_path, f'Duplicate value: "{key}"')
+        keys.add(key)
+        expression = (c.get(annotation, "valueExpression", item_path, str) or "").strip()
+        expression_path = subpath(item_path, "valueExpression")
+        if not expression:
+            c.required(expression_path, "valueExpression is not specified")
+        elif len(expression.encode()) > MAX_VALUE_EXPRESSION_BYTES:
+            c.required(expression_path, f"must not exceed {MAX_VALUE_EXPRESSION_BYTES} bytes in length")
+        elif (problem := compile_error(expression)) is not None:
+            c.invalid(expression_path, annotation["valueExpression"], problem)
 
 
 def _validating_admission_policy_binding(c: Checker, obj: dict[str, Any], path: str) -> None:
