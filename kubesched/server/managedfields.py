@@ -21,6 +21,7 @@ import contextlib
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -121,6 +122,12 @@ def manager_name(field_manager: str, user_agent: str) -> str:
     client), printable characters only, at most 128 bytes."""
     if field_manager:
         return field_manager
+    return _agent_name(user_agent)
+
+
+@lru_cache(maxsize=256)
+def _agent_name(user_agent: str) -> str:
+    """A client sends the same User-Agent on every request: cut once."""
     out = ""
     for ch in user_agent.split("/", 1)[0]:
         if not ch.isprintable():
