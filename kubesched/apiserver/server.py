@@ -126,7 +126,7 @@ class APIServer(StoreReads):
 
     def create(self, obj: Obj, warn: Callable[[str], None] | None = None, existing: bool = False,
                dry_run: bool = False, validated: bool = False, owned: bool = False,
-               caller: Caller | None = None) -> Obj:
+               caller: Caller | None = None, defaulted: bool = False) -> Obj:
         """Admit and store a copy of `obj`; raises an APIError subclass when refused. `warn`
         makes pod admission lenient (see admission.admit_pod): for pods a snapshot shows running.
         `existing` is for an object the exported cluster holds already: it was admitted when it
@@ -136,7 +136,8 @@ class APIServer(StoreReads):
         already, so validating it again before admission would only repeat them. `owned`: the
         caller hands `obj` over and never reads it again, so it is stored as it is, not copied (a
         large input would otherwise be held twice for the whole run). `caller`: who asks, for
-        admission (see caller.py)."""
+        admission (see caller.py). `defaulted`: the caller defaulted `obj` as decoding does (the
+        REST handler, before it records managed fields), so only a generated name asks again."""
         if not owned:
             obj = deep_copy(obj)
         if not obj.get("kind"):
@@ -150,9 +151,11 @@ class APIServer(StoreReads):
             meta.pop("namespace", None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(kind, meta.get("namespace", ""), meta["generateName"])
+            defaulted = False  # a Namespace is labelled with its name
         if not meta.get("name"):  # ValidateObjectMeta's first rule, whatever the kind
             raise Invalid.of(kind, _group(obj), "", ["metadata.name: Required value: name or generateName is required"])
-        set_defaults(obj)  # as decoding the request does; defaults are valid, so `validated` holds
+        if not defaulted:
+            set_defaults(obj)  # as decoding the request does; defaults are valid, so `validated` holds
         if kind == "Job":  # its generated selector names the uid, so the uid comes first
             meta["uid"] = meta.get("uid") or self._new_uid()
             admission.generate_job_selector(obj)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import gc
 import json
 import logging
 import signal
@@ -78,6 +79,7 @@ def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float,
     for w in engine.warnings:
         err.print(f"warning: {w}", markup=False, highlight=False, soft_wrap=True)
     engine.started()
+    _tune_gc()
     logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")
     certificate = None
     if tls or (tls is None and (token or tls_cert_file)):
@@ -89,6 +91,16 @@ def serve(paths: tuple[str, ...], data: str, host: str, port: int, speed: float,
         certificate = Certificate(tls_cert_file, tls_private_key_file) if tls_cert_file and tls_private_key_file \
             else self_signed(host)
     asyncio.run(_serve(Server(engine, token, max_body), host, port, token, kubeconfig_out, err, certificate))
+
+
+def _tune_gc() -> None:
+    """What start-up built (schemas, models, the components' state) lives as long as the
+    process: frozen, the collector's full passes no longer walk it. A request allocates hundreds
+    of containers that mostly die young, so young collections run ten times less often than
+    Python's default; together they halve the collector's share of a pod create."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
 
 
 async def _serve(server: object, host: str, port: int, token: str | None, kubeconfig_out: str | None,

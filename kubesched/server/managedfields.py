@@ -17,11 +17,15 @@ apply (the last-applied annotation).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
+
+import orjson
 
 from kubesched.apiserver.errors import BadRequest, ConflictError, ServerError
 from kubesched.server import fieldset as fs
@@ -39,6 +43,12 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 MAX_UPDATE_MANAGERS = 10
 BEFORE_FIRST_APPLY = "before-first-apply"
 ANCIENT_CHANGES = "ancient-changes"
+
+# What a create's writer owns, canonical and encoded, by the created object's shape (see _shape):
+# every pod of a Deployment, every create of a load test has the same one. Bounded: shapes that
+# vary without end (labels named after each object) would otherwise grow it for good.
+_CREATED: dict[tuple[Any, ...], bytes] = {}
+_CREATED_MAX = 4096
 
 # Type and identity fields nobody owns.
 _STRIPPED: FieldSet = {"f:apiVersion": {}, "f:kind": {}, "f:metadata": {
@@ -79,7 +89,8 @@ class Entry:
     def with_fields(self, fields: FieldSet, time: str | None = None) -> Entry:
         return replace(self, fields=fields, time=time or self.time, stored=None)
 
-    def encode(self) -> dict[str, Any]:
+    def encode(self, canonical: bool = False) -> dict[str, Any]:
+        """The entry as stored; `canonical`: its fields are in the order they are written already."""
         if self.stored is not None:
             return self.stored
         out: dict[str, Any] = {}
@@ -90,7 +101,7 @@ class Entry:
         if self.time:
             out["time"] = self.time
         out["fieldsType"] = "FieldsV1"
-        out["fieldsV1"] = fs.canonical(self.fields)
+        out["fieldsV1"] = self.fields if canonical else fs.canonical(self.fields)
         if self.subresource:
             out["subresource"] = self.subresource
         return out
@@ -116,6 +127,12 @@ def manager_name(field_manager: str, user_agent: str) -> str:
     client), printable characters only, at most 128 bytes."""
     if field_manager:
         return field_manager
+    return _agent_name(user_agent)
+
+
+@lru_cache(maxsize=256)
+def _agent_name(user_agent: str) -> str:
+    """A client sends the same User-Agent on every request: cut once."""
     out = ""
     for ch in user_agent.split("/", 1)[0]:
         if not ch.isprintable():
@@ -218,6 +235,15 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str,
     if not managed and old is not None:
         return result  # never tracked: tracking starts at the first apply
     stored_version, kind = str(new.get("apiVersion") or ""), str(new.get("kind") or "")
+    version = api_version or stored_version
+    if old is None and not managed and version == stored_version:
+        t = custom[0] if custom is not None else typed.type_for(stored_version, kind)
+        own = _created(result, stored_version, subresource, t, reset_fields(stored_version, kind, subresource, custom),
+                       custom is None)
+        if not own:
+            return result
+        entry = Entry(manager or "unknown", "Update", stored_version, subresource, now, own)
+        return {**result, "metadata": {**result["metadata"], "managedFields": [entry.encode(canonical=True)]}}
     base = _without_managed_fields(old) if old is not None else ZERO
     seen: dict[str, tuple[FieldSet, FieldSet, FieldSet]] = {}
 
@@ -234,7 +260,6 @@ def record_update(old: dict[str, Any] | None, new: dict[str, Any], manager: str,
             seen[version] = _changes(before, after, t, ignored)
         return seen[version]
 
-    version = api_version or stored_version
     ignored = reset_fields(version, kind, subresource, custom)
     managed = _update(changes, managed, manager or "unknown", version, subresource, now, ignored)
     if managed:
@@ -254,6 +279,46 @@ def _update(changes: Changes, managed: Managed, manager: str, api_version: str, 
         previous = out.get(entry.ident)
         out[entry.ident] = entry if previous is None else entry.with_fields(fs.union(own, previous.fields), now)
     return _cap_updaters(out)
+
+
+def _created(new: dict[str, Any], api_version: str, subresource: str, t: Type, ignored: FieldSet,
+             built_in: bool) -> FieldSet:
+    """What the writer of a create owns, canonical: `_update`'s answer from nothing, computed
+    once per shape of a built-in kind's object (its type and reset fields follow from version,
+    kind and subresource), since the walk costs a create more than the rest of its field
+    manager. A fresh copy each time: the sets end up in stored objects."""
+    key = None
+    if built_in:
+        with contextlib.suppress(TypeError):  # what orjson cannot encode has no shape: the walk
+            key = (api_version, new.get("kind"), subresource, _shape(new))
+    encoded = _CREATED.get(key) if key is not None else None
+    if encoded is None:
+        added, modified, removed = _changes(ZERO, new, t, ignored)
+        changed = fs.union(modified, added)
+        own = fs.canonical(fs.difference(fs.recursive_difference(fs.difference(changed, removed), ignored),
+                                         _STRIPPED))
+        if key is None:
+            return own
+        if len(_CREATED) >= _CREATED_MAX:
+            _CREATED.clear()
+        encoded = _CREATED[key] = orjson.dumps(own)
+    return orjson.loads(encoded)
+
+
+def _shape(value: Any) -> Any:
+    """What the fields an object sets depend on, and nothing else: every map key, whether a
+    value is null, a map, a list or which kind of scalar, and the whole of every list (items are
+    told apart by their keys or values). Scalars' values in maps never matter: the walk from
+    nothing only asks whether a field is there and whether it is null. Raises TypeError for a
+    list orjson would write ambiguously (a non-finite float comes out as null)."""
+    if isinstance(value, dict):
+        return tuple([(k, _shape(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        encoded = orjson.dumps(value)
+        if b"null" in encoded:  # a null, or a NaN written as one: no shape
+            raise TypeError("ambiguous list")
+        return encoded
+    return None if value is None else type(value)
 
 
 def _changes(base: Any, new: Any, t: Type, ignored: FieldSet) -> tuple[FieldSet, FieldSet, FieldSet]:

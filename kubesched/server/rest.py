@@ -355,7 +355,8 @@ class Rest:
         obj = managedfields.record_update(None, obj, req.manager, self.api.timestamp(), custom=_typing(req),
                                           **_versions(req))
         try:  # decoded for this request alone: handed over, not copied
-            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run, caller=req.caller, owned=True))
+            return 201, self._view(req, self.api.create(obj, dry_run=req.dry_run, caller=req.caller, owned=True,
+                                                        defaulted=True))
         except AlreadyExists:
             raise AlreadyExists(st.already_exists(req.resource, req.name or "")["message"]) from None
 

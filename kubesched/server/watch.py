@@ -34,17 +34,23 @@ class Lines:
     next watcher of that event wants. Shared by every watch of a server."""
 
     def __init__(self) -> None:
-        self._last: dict[tuple[str, str, str], tuple[str, Obj, bytes]] = {}
+        self._last: dict[tuple[str, str, str], tuple[str, Obj, int, bytes]] = {}
 
-    def line(self, rest: Rest, req: Request, etype: str, obj: Obj) -> bytes:
+    def line(self, rest: Rest, req: Request, etype: str, obj: Obj) -> tuple[int, bytes]:
+        """The event's resourceVersion and line."""
         res = req.resource
         key = (res.group, res.version, res.plural)
         last = self._last.get(key)
         if last is not None and last[1] is obj and last[0] == etype:
-            return last[2]
+            return last[2], last[3]
+        rv = _version(obj)
         line = _dumps({"type": etype, "object": rest._view(req, obj)})
-        self._last[key] = (etype, obj, line)
-        return line
+        self._last[key] = (etype, obj, rv, line)
+        return rv, line
+
+
+def _version(obj: Obj) -> int:
+    return int(obj["metadata"].get("resourceVersion") or 0)
 
 
 class Watch:
@@ -65,6 +71,9 @@ class Watch:
         self.table_header_sent = False
         self.overflowed = False
         self.last_rv = 0
+        # Selecting by namespace alone, an object never starts or stops matching on an update:
+        # the common watch (a namespace's or every object) tests one field per event.
+        self._by_namespace_only = selection.labels is None and not selection.fields
 
     # ---- the engine's side ---------------------------------------------------------------------
 
@@ -108,6 +117,10 @@ class Watch:
         if self.overflowed:
             return
         sel = self.selection
+        if self._by_namespace_only:
+            if sel.namespace is None or ev.obj["metadata"].get("namespace", "") == sel.namespace:
+                self._send(ev.type, ev.obj)
+            return
         now_matches = sel.matches(ev.obj)
         if ev.type == MODIFIED and ev.old is not None:
             was = sel.matches(ev.old)
@@ -120,16 +133,18 @@ class Watch:
             self._send(ev.type, ev.obj)
 
     def _send(self, etype: str, obj: Obj) -> None:
-        rv = int(obj["metadata"].get("resourceVersion") or 0)
-        self.last_rv = max(self.last_rv, rv)
         if self.req.table:  # the first line carries the column headers: this watch's own
+            rv = _version(obj)
             view = self.rest._view(self.req, obj)
             view = self.rest.table(self.req, [view], view["metadata"].get("resourceVersion", ""),
                                    no_headers=self.table_header_sent)
             self.table_header_sent = True
-            self._put(_dumps({"type": etype, "object": view}), rv)
+            line = _dumps({"type": etype, "object": view})
         else:
-            self._put(self.lines.line(self.rest, self.req, etype, obj), rv)
+            rv, line = self.lines.line(self.rest, self.req, etype, obj)
+        if rv > self.last_rv:
+            self.last_rv = rv
+        self._put(line, rv)
 
     def _put(self, line: bytes | None, rv: int = 0) -> None:
         if len(self.pending) >= MAX_BACKLOG:
