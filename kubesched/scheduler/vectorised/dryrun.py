@@ -4,7 +4,7 @@ node-by-node dry run in kubesched.scheduler.preemption, with the same candidates
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -172,6 +172,10 @@ class LowerPriorityIndex:
         # priority -> node -> the reprieve order of the node's pods below it, kept by the Evaluator
         # until the node changes (or the table's columns do: see `orders_for`).
         self.orders: dict[int, dict[str, ReprieveOrder]] = {}
+        # (priority, what the filters reading requests see of the preemptor) -> node -> the
+        # Candidate victim selection made there, for nodes holding no nominated pod that counts:
+        # preemptors alike ask unchanged nodes the same question, and get the same answer.
+        self.decided: dict[tuple[int, Hashable], dict[str, Candidate]] = {}
         self._orders_columns: dict[str, int] = {}
         cache.listeners.append(self._touched)
 
@@ -180,19 +184,28 @@ class LowerPriorityIndex:
             rows.dirty.add(name)
         for kept in self.orders.values():
             kept.pop(name, None)
+        for decided in self.decided.values():
+            decided.pop(name, None)
+
+    def _columns_checked(self) -> None:
+        """Forget the orders and decisions when the table's columns change (their rows would not fit)."""
+        columns = self.cache.table.columns
+        if columns != self._orders_columns:
+            self.orders.clear()
+            self.decided.clear()
+            self._orders_columns = dict(columns)
 
     def orders_for(self, priority: int) -> dict[str, ReprieveOrder]:
         """The orders kept for preemptors of `priority` (one of the KEEP asked about last), by
         node; their request rows are in the table's current columns."""
-        columns = self.cache.table.columns
-        if columns != self._orders_columns:
-            self.orders.clear()
-            self._orders_columns = dict(columns)
-        kept = self.orders.pop(priority, None)
-        self.orders[priority] = kept = {} if kept is None else kept
-        while len(self.orders) > self.KEEP:
-            del self.orders[next(iter(self.orders))]
-        return kept
+        self._columns_checked()
+        return _recent(self.orders, priority, self.KEEP)
+
+    def decided_for(self, priority: int, key: Hashable) -> dict[str, Candidate]:
+        """The candidates kept for preemptors of `priority` whose request-reading filters' key is
+        `key` (one of the KEEP asked about last), by node."""
+        self._columns_checked()
+        return _recent(self.decided, (priority, key), self.KEEP)
 
     def below(self, priority: int) -> _BelowRows:
         table = self.cache.table
@@ -205,6 +218,16 @@ class LowerPriorityIndex:
             del self._rows[next(iter(self._rows))]
         rows.refresh(self.cache.nodes)
         return rows
+
+
+def _recent(kept: dict[Any, dict[str, Any]], key: Any, limit: int) -> dict[str, Any]:
+    """`kept[key]` (made empty if missing), moved to the end; the least recently used beyond
+    `limit` are dropped."""
+    found = kept.pop(key, None)
+    kept[key] = found = {} if found is None else found
+    while len(kept) > limit:
+        del kept[next(iter(kept))]
+    return found
 
 
 class FixedVerdicts:
@@ -446,9 +469,37 @@ class BatchedDryRun:
                               ks: list[int], budgets: list[Budget]
                               ) -> list[Candidate]:
         """The plugin's victim selection on the nodes at offsets `ks` of `v` (each fitting the pod
-        once its lower-priority pods are gone, none inexact), run side by side: step k offers
-        every node's k-th pod back, and each node keeps it if the pod still fits there. Returns
-        each node's Candidate, with no victims where none are needed."""
+        once its lower-priority pods are gone, none inexact): each node's Candidate, with no
+        victims where none are needed. A node that has not changed since a preemptor alike was
+        judged there gets the same Candidate again, as long as it holds no nominated pod that
+        counts (the preemptors' nominations differ) and its order is kept (see `orders_for`)."""
+        assert self._below is not None
+        key: list[Hashable] = [] if not budgets else [None]
+        for pl in self.dynamic:
+            key.append(pl)
+            key.append(pl.requests_key(state, pod))
+        if None in key:
+            return self._simulate(state, pod, potential, v, ks, budgets)
+        decided = self._below.decided_for(pod.priority, tuple(key))
+        names = [potential[j].name for j in v.positions.take(ks).tolist()]
+        # Nominations do not change a node in the cache: they are looked at on each attempt.
+        alone = v.nominated[ks, self.handle.cache.table.columns[PODS]] == 0
+        out = list(map(decided.get, names)) if alone.all() else \
+            [decided.get(name) if free else None for name, free in zip(names, alone.tolist(), strict=True)]
+        missing = [i for i, c in enumerate(out) if c is None]
+        if missing:
+            kept = self._below.orders_for(pod.priority)
+            made = self._simulate(state, pod, potential, v, [ks[i] for i in missing], budgets)
+            for i, c in zip(missing, made, strict=True):
+                out[i] = c
+                if alone[i] and names[i] in kept:
+                    decided[names[i]] = c
+        return cast(list[Candidate], out)
+
+    def _simulate(self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], v: Verdicts,
+                  ks: list[int], budgets: list[Budget]) -> list[Candidate]:
+        """`_select_victims_batch` run side by side: step k offers every node's k-th pod back, and
+        each node keeps it if the pod still fits there."""
         plugin, table = self.plugin, self.handle.cache.table
         columns, pods_col = table.columns, table.columns[PODS]
         assert self._below is not None
