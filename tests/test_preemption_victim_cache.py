@@ -53,7 +53,9 @@ def kept(cluster: Cluster) -> LowerPriorityIndex:
 
 
 def decided_nodes(cluster: Cluster) -> set[str]:
-    return {name for decided in kept(cluster).decided.values() for name in decided}
+    kept_now = kept(cluster).decided.values()
+    return {name for name, ni in cluster.scheduler.cache.nodes.items()
+            if any(ni.slot < len(decided) and decided[ni.slot] is not None for decided in kept_now)}
 
 
 def test_a_node_that_changes_loses_its_kept_selection() -> None:
