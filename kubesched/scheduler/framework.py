@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -270,6 +270,12 @@ class FilterPlugin(Plugin):
         """Required of `uses_requests` plugins: the verdict if `node`'s pods requested `requested`
         in total and numbered `num_pods` (what-ifs without copying the node)."""
         raise NotImplementedError
+
+    def requests_key(self, state: CycleState, pod: PodInfo) -> Hashable | None:
+        """Of `uses_requests` plugins: a key that is the same for two pods only if the plugin's
+        verdicts on any requested totals are the same for both, so preemption can reuse a node's
+        victims across preemptors; None: no such key."""
+        return None
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray | None:

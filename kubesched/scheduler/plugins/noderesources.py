@@ -11,7 +11,7 @@ scorer is built without the PodLevelResources flag); Fit's filter and BalancedAl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -262,6 +262,10 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                          num_pods: int) -> Status:
         code = self._fit_code(state[FIT_STATE], node.allocatable, requested, num_pods)
         return SUCCESS if code == 0 else self.decode(state, code)
+
+    def requests_key(self, state: CycleState, pod: PodInfo) -> Hashable:
+        # The verdicts read nothing of the pod but its _FitState, shared by pods asking alike.
+        return state[FIT_STATE]
 
     def filter_many(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], positions: np.ndarray,
                     slots: np.ndarray, table: NodeTable) -> np.ndarray:

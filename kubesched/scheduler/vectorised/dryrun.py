@@ -4,7 +4,7 @@ node-by-node dry run in kubesched.scheduler.preemption, with the same candidates
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -172,6 +172,10 @@ class LowerPriorityIndex:
         # priority -> node -> the reprieve order of the node's pods below it, kept by the Evaluator
         # until the node changes (or the table's columns do: see `orders_for`).
         self.orders: dict[int, dict[str, ReprieveOrder]] = {}
+        # (priority, what the filters reading requests see of the preemptor) -> per cache slot,
+        # the Candidate victim selection made on the node there (None: not kept), for nodes holding
+        # no nominated pod that counts: preemptors alike ask unchanged nodes the same question.
+        self.decided: dict[tuple[int, Hashable], np.ndarray] = {}
         self._orders_columns: dict[str, int] = {}
         cache.listeners.append(self._touched)
 
@@ -180,19 +184,46 @@ class LowerPriorityIndex:
             rows.dirty.add(name)
         for kept in self.orders.values():
             kept.pop(name, None)
+        if self.decided:
+            ni = self.cache.nodes.get(name)
+            if ni is None:  # removed: its slot may go to another node
+                self.decided.clear()
+            else:
+                for decided in self.decided.values():
+                    if ni.slot < len(decided):
+                        decided[ni.slot] = None
+
+    def _columns_checked(self) -> None:
+        """Forget the orders and decisions when the table's columns change (their rows would not fit)."""
+        columns = self.cache.table.columns
+        if columns != self._orders_columns:
+            self.orders.clear()
+            self.decided.clear()
+            self._orders_columns = dict(columns)
 
     def orders_for(self, priority: int) -> dict[str, ReprieveOrder]:
         """The orders kept for preemptors of `priority` (one of the KEEP asked about last), by
         node; their request rows are in the table's current columns."""
-        columns = self.cache.table.columns
-        if columns != self._orders_columns:
-            self.orders.clear()
-            self._orders_columns = dict(columns)
-        kept = self.orders.pop(priority, None)
-        self.orders[priority] = kept = {} if kept is None else kept
-        while len(self.orders) > self.KEEP:
-            del self.orders[next(iter(self.orders))]
-        return kept
+        self._columns_checked()
+        found = self.orders.pop(priority, None)
+        self.orders[priority] = found = {} if found is None else found
+        _forget_oldest(self.orders, self.KEEP)
+        return found
+
+    def decided_for(self, priority: int, key: Hashable) -> np.ndarray:
+        """The candidates kept for preemptors of `priority` whose request-reading filters' key is
+        `key` (one of the KEEP asked about last), by cache slot."""
+        self._columns_checked()
+        size = self.cache.table.req.shape[0]
+        found = self.decided.pop((priority, key), None)
+        if found is None or len(found) < size:
+            grown = np.full(size, None, dtype=object)
+            if found is not None:
+                grown[:len(found)] = found
+            found = grown
+        self.decided[(priority, key)] = found
+        _forget_oldest(self.decided, self.KEEP)
+        return found
 
     def below(self, priority: int) -> _BelowRows:
         table = self.cache.table
@@ -205,6 +236,12 @@ class LowerPriorityIndex:
             del self._rows[next(iter(self._rows))]
         rows.refresh(self.cache.nodes)
         return rows
+
+
+def _forget_oldest(kept: dict[Any, Any], limit: int) -> None:
+    """Drop the entries put in first (the least recently used) beyond `limit`."""
+    while len(kept) > limit:
+        del kept[next(iter(kept))]
 
 
 class FixedVerdicts:
@@ -446,9 +483,39 @@ class BatchedDryRun:
                               ks: list[int], budgets: list[Budget]
                               ) -> list[Candidate]:
         """The plugin's victim selection on the nodes at offsets `ks` of `v` (each fitting the pod
-        once its lower-priority pods are gone, none inexact), run side by side: step k offers
-        every node's k-th pod back, and each node keeps it if the pod still fits there. Returns
-        each node's Candidate, with no victims where none are needed."""
+        once its lower-priority pods are gone, none inexact): each node's Candidate, with no
+        victims where none are needed. A node that has not changed since a preemptor alike was
+        judged there gets the same Candidate again, as long as it holds no nominated pod that
+        counts (the preemptors' nominations differ) and its order is kept (see `orders_for`)."""
+        assert self._below is not None
+        key: list[Hashable] = [] if not budgets else [None]
+        for pl in self.dynamic:
+            key.append(pl)
+            key.append(pl.requests_key(state, pod))
+        if None in key:
+            return self._simulate(state, pod, potential, v, ks, budgets)
+        decided = self._below.decided_for(pod.priority, tuple(key))
+        slots = v.slots.take(ks)
+        got = decided.take(slots)
+        # Nominations do not change a node in the cache: they are looked at on each attempt.
+        alone = v.nominated[ks, self.handle.cache.table.columns[PODS]] == 0
+        if not alone.all():
+            got[~alone] = None
+        out = got.tolist()
+        missing = [i for i, c in enumerate(out) if c is None]
+        if missing:
+            kept = self._below.orders_for(pod.priority)
+            made = self._simulate(state, pod, potential, v, [ks[i] for i in missing], budgets)
+            for i, c in zip(missing, made, strict=True):
+                out[i] = c
+                if alone[i] and potential[int(v.positions[ks[i]])].name in kept:
+                    decided[slots[i]] = c
+        return cast(list[Candidate], out)
+
+    def _simulate(self, state: CycleState, pod: PodInfo, potential: list[NodeInfo], v: Verdicts,
+                  ks: list[int], budgets: list[Budget]) -> list[Candidate]:
+        """`_select_victims_batch` run side by side: step k offers every node's k-th pod back, and
+        each node keeps it if the pod still fits there."""
         plugin, table = self.plugin, self.handle.cache.table
         columns, pods_col = table.columns, table.columns[PODS]
         assert self._below is not None
@@ -553,7 +620,16 @@ class BatchedDryRun:
                 chunk = walk[pos:pos + max(want - found, 16)]
                 pos += len(chunk)
                 side = [k for k in chunk if not v.inexact[k]] if any_inexact else chunk
-                batch = iter(self._select_victims_batch(state, pod, potential, v, side, budgets) if side else ())
+                made = self._select_victims_batch(state, pod, potential, v, side, budgets) if side else []
+                if not any_inexact and all(c.victims and not c.num_pdb_violations for c in made):
+                    # The usual stretch: every node a clean candidate; taken as the walk would.
+                    take = min(len(made), max(want - found, 1))
+                    clean += made[:take]
+                    found += take
+                    if found >= want:
+                        last, done = start + chunk[take - 1], True
+                    continue
+                batch = iter(made)
                 status, ok = SUCCESS, True  # what the side-by-side selection gives
                 for k in chunk:
                     if any_inexact and v.inexact[k]:
