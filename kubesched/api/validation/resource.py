@@ -19,6 +19,7 @@ from typing import Any
 
 from kubesched.api.dra.cel import MAX_EXPRESSION_LENGTH, CELError, compile_selector
 from kubesched.api.dra.celcheck import MAX_COST
+from kubesched.api.jsonbytes import canonical as canonical_json
 from kubesched.api.names import dns_label_errors, dns_subdomain_errors
 from kubesched.api.quantity import QuantityError, canonical, parse_quantity, quantity_format, quantity_string
 from kubesched.api.validation.checker import (
@@ -351,11 +352,11 @@ class _ValidOnce:
 
     def __init__(self, kept: int = 1024) -> None:
         self.kept = kept
-        self.valid: dict[str, None] = {}
+        self.valid: dict[bytes, None] = {}
 
     def check(self, c: Checker, value: Any, run: Callable[[], None]) -> None:
         try:
-            key = json.dumps(value, sort_keys=True) if isinstance(value, dict) else None
+            key = canonical_json(value) if isinstance(value, dict) else None
         except (TypeError, ValueError):
             key = None  # not JSON (a reader's odd value): checked, never remembered
         if key is not None and key in self.valid:
@@ -440,8 +441,8 @@ def claim_status(c: Checker, status: Any, old_status: Any, deleting: bool, names
         if allocation is None:
             c.err(subpath(path, "reservedFor"), "Forbidden: may not be specified when `allocated` is not set")
         elif deleting:
-            old = {json.dumps(r, sort_keys=True) for r in old_status.get("reservedFor") or ()}
-            if any(json.dumps(r, sort_keys=True) not in old for _, r in reserved):
+            old = {canonical_json(r) for r in old_status.get("reservedFor") or ()}
+            if any(canonical_json(r) not in old for _, r in reserved):
                 c.err(subpath(path, "reservedFor"), "Forbidden: new entries may not be added while "
                       "`deallocationRequested` or `deletionTimestamp` are set")
     alloc_path = subpath(path, "allocation")
