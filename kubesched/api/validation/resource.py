@@ -207,6 +207,8 @@ def _selectors(c: Checker, holder: dict[str, Any], path: str) -> None:
 
 
 def _tolerations(c: Checker, holder: dict[str, Any], path: str) -> None:
+    if holder.get("tolerations") is None:
+        return  # (the usual case, without building paths)
     for tol_path, tol in _dicts(c, _items(c, holder, "tolerations", path)):
         key = c.get(tol, "key", tol_path, str) or ""
         if key:
@@ -460,6 +462,8 @@ def _device_id(holder: dict[str, Any]) -> tuple[Any, ...]:
 def _device_statuses(c: Checker, status: dict[str, Any], path: str, allocation: dict[str, Any] | None) -> None:
     """What drivers report per allocated device (DRAResourceClaimDeviceStatus, on in v1.35): one
     entry per device of the allocation, its conditions and network data well formed."""
+    if status.get("devices") is None:
+        return  # (the usual case, without building paths)
     results = ((allocation or {}).get("devices") or {}).get("results") if isinstance(allocation, dict) else None
     allocated = {_device_id(r) for r in results if isinstance(r, dict)} if isinstance(results, list) else set()
     devices = _dicts(c, _items(c, status, "devices", path))
@@ -595,6 +599,8 @@ def _allocation(c: Checker, allocation: dict[str, Any], path: str, names: Reques
 def _binding_conditions(c: Checker, holder: dict[str, Any], path: str) -> None:
     """A device's (or its allocation's) binding conditions: label-like names, distinct, one list
     only with the other."""
+    if holder.get("bindingConditions") is None and holder.get("bindingFailureConditions") is None:
+        return  # (the usual case, without building paths)
     lists: dict[str, list[str]] = {}
     for key in ("bindingConditions", "bindingFailureConditions"):
         keyed = []
