@@ -244,10 +244,12 @@ class DRAManager:
     def devices_in_use(self) -> int:
         return len(self._held) + len(self._in_flight_devices)
 
-    def stamps(self, slots: np.ndarray) -> np.ndarray:
-        """The current stamps of `slots` (0 for a slot never stamped)."""
-        if len(slots) and int(slots.max()) >= len(self.slot_stamp):
-            self._bump_size(int(slots.max()))
+    def stamps(self, slots: np.ndarray, bound: int | None = None) -> np.ndarray:
+        """The current stamps of `slots` (0 for a slot never stamped); `bound`, if given, is
+        above every slot."""
+        top = (int(slots.max()) + 1 if len(slots) else 0) if bound is None else bound
+        if top > len(self.slot_stamp):
+            self._bump_size(top - 1)
         return self.slot_stamp[slots]
 
     def _bump_size(self, slot: int) -> None:

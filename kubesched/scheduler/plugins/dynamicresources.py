@@ -429,9 +429,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         outcomes = s.outcomes
         if outcomes is None or s.restricted or s.given_up:
             return None
-        if len(slots):
-            outcomes.ensure(int(slots.max()))
-        current = self.handle.dra.stamps(slots)
+        if table.used:  # every slot is below it: no need to look for the largest
+            outcomes.ensure(table.used - 1)
+        current = self.handle.dra.stamps(slots, table.used)
         for k in np.flatnonzero(outcomes.stamp[slots] != current).tolist():
             node = nodes[int(positions[k])]
             outcomes.store(node.slot, int(current[k]), self._search(s, node))
