@@ -65,6 +65,7 @@ class DRAManager:
         self._in_flight_devices: Counter[DeviceID] = Counter()
         self._node_slices: dict[str, dict[str, Obj]] = {}  # node -> slice name -> slice
         self._other_slices: dict[str, Obj] = {}  # selectors, allNodes, per-device selection
+        self._slice_node: dict[str, str | None] = {}  # slice name -> the node it is filed under
         self._pool_slices: dict[tuple[str, str], dict[str, Obj]] = {}
         self.allocated = AllocatedDevices(self)
         # Consumable capacity: shares held per device, and what they consume together.
@@ -181,6 +182,7 @@ class DRAManager:
             spec = obj.get("spec") or {}
             node = spec.get("nodeName")
             pool = _pool_key(obj)
+            self._slice_node[name] = node
             if node:
                 self._node_slices.setdefault(node, {})[name] = obj
                 self._pool_nodes.setdefault(pool, set()).add(node)
@@ -191,8 +193,9 @@ class DRAManager:
 
     def _forget_slice(self, obj: Obj) -> None:
         name = obj["metadata"]["name"]
-        for index in (*self._node_slices.values(), self._other_slices):
-            index.pop(name, None)
+        node = self._slice_node.pop(name, None)
+        index = self._node_slices.get(node, {}) if node else self._other_slices
+        index.pop(name, None)
         self._pool_slices.get(_pool_key(obj), {}).pop(name, None)
 
     # ---- reads ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ make sense. Field paths are upstream's, keys of maps in brackets (`attributes[mo
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import math
@@ -349,8 +350,9 @@ def _request(c: Checker, request: dict[str, Any], path: str) -> None:
 class _ValidOnce:
     """Values found valid (with no warning), as canonical JSON, so an equal value is not checked
     again: the claims the controller makes from one template all carry its spec, every update of
-    a claim repeats its immutable spec, and the devices of one node share an allocation's node
-    selector. Only for rules that see nothing but the value. Bounded."""
+    a claim repeats its immutable spec, the devices of one node share an allocation's node
+    selector, and the nodes of a fleet publish the same devices. Only for rules that see nothing
+    but the value. Bounded."""
 
     def __init__(self, kept: int = 1024) -> None:
         self.kept = kept
@@ -373,6 +375,7 @@ class _ValidOnce:
 
 _CLAIM_SPECS = _ValidOnce()
 _NODE_SELECTORS = _ValidOnce()
+_DEVICES = _ValidOnce()  # a slice's devices, where the slice does not place them on nodes one by one
 
 
 def claim_spec(c: Checker, spec: Any, path: str) -> None:
@@ -673,7 +676,10 @@ def _resource_slice(c: Checker, obj: dict[str, Any], path: str) -> None:
     devices = _dicts(c, _items(c, spec, "devices", spec_path, SLICE_MAX_DEVICES_ADVANCED if advanced
                                else SLICE_MAX_DEVICES))
     for device_path, device in devices:
-        _device(c, device, device_path, per_device)
+        if per_device:
+            _device(c, device, device_path, per_device)
+        else:  # the nodes of a fleet publish the same devices: each kind is checked once
+            _DEVICES.check(c, device, functools.partial(_device, c, device, device_path, per_device))
     _unique(c, [(p, d.get("name")) for p, d in devices if isinstance(d.get("name"), str)])
 
 
