@@ -203,7 +203,7 @@ class ResourceClaimController:
                 raise _Failed(f'resource claim template "{template_name}": resourceclaimtemplate.resource.k8s.io '
                               f'"{template_name}" not found')
             try:
-                claim = self.api.create(self._from_template(pod, pod_claim.get("name", ""), template))
+                claim = self.api.create(self._from_template(pod, pod_claim.get("name", ""), template), owned=True)
             except APIError as e:
                 # Upstream names the claim it asked for, which has only a generateName: hence the blank.
                 raise _Failed(f"create ResourceClaim : {e.message}") from None

@@ -23,7 +23,14 @@ import numpy as np
 
 from kubesched.api.dra import capacity as cc
 from kubesched.api.dra import taintrules
-from kubesched.api.dra.allocator import DeviceID, allocated_devices, allocated_shares
+from kubesched.api.dra.allocator import (
+    DeviceID,
+    Features,
+    Pool,
+    allocated_devices,
+    allocated_shares,
+    gather_pools,
+)
 from kubesched.api.dra.extended import CLAIM_ANNOTATION, device_class_mapping
 from kubesched.store.base import DELETED, WatchEvent
 
@@ -66,6 +73,7 @@ class DRAManager:
         self._node_slices: dict[str, dict[str, Obj]] = {}  # node -> slice name -> slice
         self._other_slices: dict[str, Obj] = {}  # selectors, allNodes, per-device selection
         self._slice_node: dict[str, str | None] = {}  # slice name -> the node it is filed under
+        self._pools: dict[str, tuple[Obj, int, Features, list[Pool]]] = {}  # see pools
         self._pool_slices: dict[tuple[str, str], dict[str, Obj]] = {}
         self.allocated = AllocatedDevices(self)
         # Consumable capacity: shares held per device, and what they consume together.
@@ -204,6 +212,18 @@ class DRAManager:
         """The slices that may have devices for `node` (by name, or by a selector to evaluate)."""
         for found in (self._node_slices.get(node["metadata"]["name"], {}), self._other_slices):
             yield from map(self._with_rules, found.values()) if self.taint_rules else found.values()
+
+    def pools(self, node: Obj, features: Features) -> list[Pool]:
+        """GatherPools for `node`, kept while the node object, the slices, the classes and the
+        taint rules (the epoch) stay as they are: the pools a node offers do not change with the
+        devices in use, so the pods after the first do not gather them again."""
+        name = node["metadata"]["name"]
+        kept = self._pools.get(name)
+        if kept is not None and kept[0] is node and kept[1] == self.epoch and kept[2] == features:
+            return kept[3]
+        pools = gather_pools(self.slices_for_node(node), node, features, self.pool_slices)
+        self._pools[name] = (node, self.epoch, features, pools)
+        return pools
 
     def extended_resource_classes(self) -> dict[str, str]:
         """Extended resource name -> the DeviceClass that serves it (the DeviceClass mapping

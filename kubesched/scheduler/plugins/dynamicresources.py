@@ -21,6 +21,7 @@ cycle state's "not found", which ends the PostFilter phase (no preemption is tri
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -300,12 +301,13 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s.claims, s.restricted, s.extended = claims, restricted, extended
         s.pending = [i for i, c in enumerate(claims) if allocation(c) is None]
         if s.pending or (extended is not None and allocation(extended.claim) is None):
+            gather = functools.partial(dra.pools, features=self.features)
             if self.features.consumable_capacity:  # GatherAllocatedState: shares apart from whole devices
                 s.allocator = Allocator(self.features, dra.whole, self._get_class, dra.slices_for_node,
-                                        dra.pool_slices, dra.consumed, dra.shares)
+                                        dra.pool_slices, dra.consumed, dra.shares, gather=gather)
             else:
                 s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
-                                        dra.pool_slices)
+                                        dra.pool_slices, gather=gather)
         if s.pending and extended is None:
             s.fingerprint = canonical([(claims[i].get("spec") or {}) for i in s.pending])
             s.outcomes = self._table(s.fingerprint)
