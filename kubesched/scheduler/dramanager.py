@@ -219,7 +219,7 @@ class DRAManager:
         devices in use, so the pods after the first do not gather them again."""
         name = node["metadata"]["name"]
         kept = self._pools.get(name)
-        if kept is not None and kept[0] is node and kept[1] == self.epoch and kept[2] == features:
+        if kept is not None and kept[0] is node and kept[1] == self.epoch and kept[2] is features:
             return kept[3]
         pools = gather_pools(self.slices_for_node(node), node, features, self.pool_slices)
         self._pools[name] = (node, self.epoch, features, pools)
