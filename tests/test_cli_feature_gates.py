@@ -102,6 +102,34 @@ def test_gates_reach_the_scheduler_and_the_command_line_wins(cluster: Path) -> N
     assert not handle.features.enabled("DRAPartitionableDevices") and not handle.features.enabled("DRAPrioritizedList")
 
 
+TAINT_RULE = """\
+apiVersion: resource.k8s.io/v1alpha3
+kind: DeviceTaintRule
+metadata: {name: broken-gpus}
+spec:
+  deviceSelector: {driver: gpu.example.com}
+  taint: {key: broken, effect: NoSchedule}
+"""
+
+
+def test_a_kind_served_only_behind_an_off_gate_is_refused_naming_kind_and_gate(cluster: Path) -> None:
+    """v1.35 installs DeviceTaintRules only with DRADeviceTaintRules on: with it off (the
+    default) such an object, or a Scenario event creating one, is refused as kubectl refuses a
+    kind the server does not serve; with the gate on it is taken."""
+    (cluster / "rule.yaml").write_text(TAINT_RULE)
+    event = "  events:\n  - at: 1s\n    create: {apiVersion: resource.k8s.io/v1alpha3, kind: DeviceTaintRule, " \
+            "metadata: {name: later}, spec: {deviceSelector: {driver: d.example.com}, " \
+            "taint: {key: k, effect: NoSchedule}}}\n"
+    (cluster / "scenario.yaml").write_text(scenario("{}") + event)
+    refusal = ('no matches for kind "DeviceTaintRule" in version "resource.k8s.io/v1alpha3" '
+               "(served only with the DRADeviceTaintRules feature gate on)")
+    assert bad_input(cluster, "cluster.yaml", "rule.yaml", "scenario.yaml") == [
+        f"rule.yaml doc 1: {refusal}", f"scenario.yaml doc 1: spec.events[0].create: {refusal}"]
+    proc = simulate(cluster, "cluster.yaml", "rule.yaml", "scenario.yaml", "-o", "json",
+                    "--feature-gates", "DRADeviceTaints=true,DRADeviceTaintRules=true")
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.parametrize("command", [
     ["serve", "--data", ":memory:"],
     ["scheduler", "--kubeconfig", "/nonexistent"],

@@ -104,8 +104,8 @@ def selector_problems(new: Obj, old: Obj | None, gates: FeatureGates) -> list[st
     DRAConsumableCapacity off, `device` has no `allowMultipleAllocations` there, while an
     expression the stored object already has keeps the stored environment, which has it. One
     that does not compile at all is validation's to report."""
-    if gates.enabled("DRAConsumableCapacity"):
-        return []
+    if gates.enabled("DRAConsumableCapacity") or (old is not None and new.get("spec") == old.get("spec")):
+        return []  # (an unchanged spec has only the expressions the stored object has)
     kept = {expression for _, expression in _selectors(old)}
     problems = []
     for path, expression in _selectors(new):
@@ -157,47 +157,55 @@ def drop_disabled_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> None
     already uses them (an object written while the gate was on stays as it is)."""
     if gates.enabled("DRAConsumableCapacity") or (old is not None and _consumable_paths(old)):
         return
-    for holder, key in _consumable_paths(new):
+    for holder, key in _consumable_paths(new, old):
         del holder[key]
 
 
-def _consumable_paths(obj: Obj) -> list[tuple[dict[str, Any], str]]:
-    """Where an object uses consumable capacity: (the dict holding the field, the field's name)."""
+def _consumable_paths(obj: Obj, same_as: Obj | None = None) -> list[tuple[dict[str, Any], str]]:
+    """Where an object uses consumable capacity: (the dict holding the field, the field's name).
+    `same_as`: a stored version found to use none, whose spec (or status) equal to `obj`'s need
+    not be looked at again (every claim write but the first repeats the immutable spec)."""
     kind = obj.get("kind")
     found: list[tuple[dict[str, Any], str]] = []
-
-    def each(value: Any, key: str) -> list[Any]:
-        items = value.get(key) if isinstance(value, dict) else None
-        return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
-
-    def mark(holder: Any, key: str) -> None:
-        if isinstance(holder, dict) and holder.get(key) is not None:
-            found.append((holder, key))
-
     spec = obj.get("spec")
     if kind == "ResourceSlice":
-        for device in each(spec, "devices"):
-            mark(device, "allowMultipleAllocations")
+        for device in _each(spec, "devices"):
+            if device.get("allowMultipleAllocations") is not None:
+                found.append((device, "allowMultipleAllocations"))
             capacity = device.get("capacity")
             for cap in capacity.values() if isinstance(capacity, dict) else ():
-                mark(cap, "requestPolicy")
+                if isinstance(cap, dict) and cap.get("requestPolicy") is not None:
+                    found.append((cap, "requestPolicy"))
         return found
-    if kind == "ResourceClaimTemplate":
-        spec = spec.get("spec") if isinstance(spec, dict) else None
-    elif kind != "ResourceClaim":
+    if kind not in ("ResourceClaim", "ResourceClaimTemplate"):
         return found
-    devices = spec.get("devices") if isinstance(spec, dict) else None
-    for request in each(devices, "requests"):
-        mark(request.get("exactly"), "capacity")
-        for sub in each(request, "firstAvailable"):
-            mark(sub, "capacity")
-    for constraint in each(devices, "constraints"):
-        mark(constraint, "distinctAttribute")
+    if same_as is None or spec != same_as.get("spec"):
+        if kind == "ResourceClaimTemplate":
+            spec = spec.get("spec") if isinstance(spec, dict) else None
+        devices = spec.get("devices") if isinstance(spec, dict) else None
+        for request in _each(devices, "requests"):
+            _mark(found, request.get("exactly"), "capacity")
+            for sub in _each(request, "firstAvailable"):
+                _mark(found, sub, "capacity")
+        for constraint in _each(devices, "constraints"):
+            _mark(found, constraint, "distinctAttribute")
     status = obj.get("status")
+    if not status or (same_as is not None and status == same_as.get("status")):
+        return found
     allocation = status.get("allocation") if isinstance(status, dict) else None
-    for result in each(allocation.get("devices") if isinstance(allocation, dict) else None, "results"):
-        mark(result, "shareID")
-        mark(result, "consumedCapacity")
-    for device in each(status, "devices"):
-        mark(device, "shareID")
+    for result in _each(allocation.get("devices") if isinstance(allocation, dict) else None, "results"):
+        _mark(found, result, "shareID")
+        _mark(found, result, "consumedCapacity")
+    for device in _each(status, "devices"):
+        _mark(found, device, "shareID")
     return found
+
+
+def _each(value: Any, key: str) -> list[dict[str, Any]]:
+    items = value.get(key) if isinstance(value, dict) else None
+    return [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+
+
+def _mark(found: list[tuple[dict[str, Any], str]], holder: Any, key: str) -> None:
+    if isinstance(holder, dict) and holder.get(key) is not None:
+        found.append((holder, key))

@@ -68,7 +68,9 @@ def prepare(obj: Obj, old: Obj | None, gates: FeatureGates, now: str) -> None:
             _stamp_taints(obj, old, now)
     elif kind == "DeviceTaintRule":
         _prepare_rule(obj, old, now)
+    # A claim whose spec an update leaves as stored has the stored tolerations or none: nothing to drop.
     elif kind in ("ResourceClaim", "ResourceClaimTemplate") and not taints \
+            and (old is None or obj.get("spec") != old.get("spec")) \
             and not any(r.get("tolerations") for r in _requests(_claim_spec(old))):
         for request in _requests(_claim_spec(obj)):
             request.pop("tolerations", None)

@@ -70,29 +70,32 @@ class ResourceClaimController:
 
     def _on_pod(self, ev: WatchEvent) -> None:
         pod = ev.obj
-        if not pod_claims(pod) and not extended_claim_name(pod) and not (ev.old is not None and pod_claims(ev.old)):
+        claims = (pod.get("spec") or {}).get("resourceClaims")
+        if not claims and not extended_claim_name(pod) and not (ev.old is not None and pod_claims(ev.old)):
             return
         namespace, name = pod["metadata"].get("namespace", "default"), pod["metadata"]["name"]
         deleted = ev.type == DELETED
-        for claim in resolved_names(pod):
+        names = resolved_names(pod)
+        for claim in names:
             users = self._users.setdefault((namespace, claim), set())
             if deleted:
                 users.discard(name)
             else:
                 users.add(name)
         if deleted or _is_done(pod):
-            for claim in resolved_names(pod):
+            for claim in names:
                 self.queue.add(("claim", namespace, claim))
-        if not deleted and self._needs_work(pod):
+        if not deleted and self._needs_work(pod, claims or []):
             self.queue.add(("pod", namespace, name))
 
-    def _needs_work(self, pod: Obj) -> bool:
+    def _needs_work(self, pod: Obj, claims: list[Obj]) -> bool:
         """podNeedsWork: a claim to make from a template, or, once the pod is bound, an allocated
         claim to reserve for it; most pod updates need neither."""
         if is_terminating(pod):
             return False
         namespace = pod["metadata"].get("namespace", "default")
-        for pod_claim in pod_claims(pod):
+        bound = (pod.get("spec") or {}).get("nodeName")
+        for pod_claim in claims:
             try:
                 name, check_owner = claim_name(pod, pod_claim)
             except ClaimNameError:
@@ -104,7 +107,7 @@ class ResourceClaimController:
                 return bool(pod_claim.get("resourceClaimTemplateName"))
             if check_owner and is_for_pod(pod, claim) is not None:
                 return False
-            if (pod.get("spec") or {}).get("nodeName") and allocation(claim) is not None and \
+            if bound and allocation(claim) is not None and \
                     not is_reserved_for(pod["metadata"].get("uid", ""), claim) and can_be_reserved(claim):
                 return True
         return False
@@ -200,7 +203,7 @@ class ResourceClaimController:
                 raise _Failed(f'resource claim template "{template_name}": resourceclaimtemplate.resource.k8s.io '
                               f'"{template_name}" not found')
             try:
-                claim = self.api.create(self._from_template(pod, pod_claim.get("name", ""), template))
+                claim = self.api.create(self._from_template(pod, pod_claim.get("name", ""), template), owned=True)
             except APIError as e:
                 # Upstream names the claim it asked for, which has only a generateName: hence the blank.
                 raise _Failed(f"create ResourceClaim : {e.message}") from None

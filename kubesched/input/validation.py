@@ -13,8 +13,10 @@ from typing import Any
 
 from kubesched.api import features
 from kubesched.api.errors import InputError, Problem
+from kubesched.api.features import FeatureGates
 from kubesched.api.loader import LoadedObject
 from kubesched.api.objects import merge_patch, namespaced
+from kubesched.api.restmapping import GATED, gated_off
 from kubesched.api.validation.checker import (
     NONNEGATIVE_MSG,
     Checker,
@@ -380,6 +382,33 @@ def component_problems(objects: list[LoadedObject], found: list[Problem]) -> lis
                     problems.append(lo.problem(f"profiles[{i}].schedulerName",
                                                f'Duplicate value: "{name}": already served by another scheduler'))
                 served[name] = lo
+    return problems
+
+
+def unserved_gated_kinds(objects: list[LoadedObject], gates: FeatureGates) -> list[Problem]:
+    """The objects, and the Scenario events creating them, of a kind the API server serves only
+    while a feature gate is on (a DeviceTaintRule without DRADeviceTaintRules): with the gate off
+    its resource is not installed, so kubectl refuses such an object as it refuses any kind the
+    server does not serve, and the run does not start on a cluster it could not have."""
+    off = {(r.api_version, r.kind): gate for r in gated_off(gates.enabled)
+           if (gate := GATED.get((r.group, r.version, r.plural)))}
+    if not off:
+        return []
+
+    def refusal(obj: Any) -> str | None:
+        if not isinstance(obj, dict) or (gate := off.get((obj.get("apiVersion"), obj.get("kind")))) is None:
+            return None
+        return (f'no matches for kind "{obj["kind"]}" in version "{obj["apiVersion"]}" (served only with '
+                f"the {gate} feature gate on)")
+
+    problems = []
+    for lo in objects:
+        if (message := refusal(lo.obj)) is not None:
+            problems.append(lo.problem("", message))
+        elif lo.obj.get("kind") == "Scenario":
+            for i, event in enumerate((lo.obj.get("spec") or {}).get("events") or ()):
+                if isinstance(event, dict) and (message := refusal(event.get("create"))) is not None:
+                    problems.append(lo.problem(f"spec.events[{i}].create", message))
     return problems
 
 

@@ -23,7 +23,14 @@ import numpy as np
 
 from kubesched.api.dra import capacity as cc
 from kubesched.api.dra import taintrules
-from kubesched.api.dra.allocator import DeviceID, allocated_devices, allocated_shares
+from kubesched.api.dra.allocator import (
+    DeviceID,
+    Features,
+    Pool,
+    allocated_devices,
+    allocated_shares,
+    gather_pools,
+)
 from kubesched.api.dra.extended import CLAIM_ANNOTATION, device_class_mapping
 from kubesched.store.base import DELETED, WatchEvent
 
@@ -65,6 +72,8 @@ class DRAManager:
         self._in_flight_devices: Counter[DeviceID] = Counter()
         self._node_slices: dict[str, dict[str, Obj]] = {}  # node -> slice name -> slice
         self._other_slices: dict[str, Obj] = {}  # selectors, allNodes, per-device selection
+        self._slice_node: dict[str, str | None] = {}  # slice name -> the node it is filed under
+        self._pools: dict[str, tuple[Obj, int, Features, list[Pool]]] = {}  # see pools
         self._pool_slices: dict[tuple[str, str], dict[str, Obj]] = {}
         self.allocated = AllocatedDevices(self)
         # Consumable capacity: shares held per device, and what they consume together.
@@ -181,6 +190,7 @@ class DRAManager:
             spec = obj.get("spec") or {}
             node = spec.get("nodeName")
             pool = _pool_key(obj)
+            self._slice_node[name] = node
             if node:
                 self._node_slices.setdefault(node, {})[name] = obj
                 self._pool_nodes.setdefault(pool, set()).add(node)
@@ -191,8 +201,9 @@ class DRAManager:
 
     def _forget_slice(self, obj: Obj) -> None:
         name = obj["metadata"]["name"]
-        for index in (*self._node_slices.values(), self._other_slices):
-            index.pop(name, None)
+        node = self._slice_node.pop(name, None)
+        index = self._node_slices.get(node, {}) if node else self._other_slices
+        index.pop(name, None)
         self._pool_slices.get(_pool_key(obj), {}).pop(name, None)
 
     # ---- reads ---------------------------------------------------------------------------------
@@ -201,6 +212,18 @@ class DRAManager:
         """The slices that may have devices for `node` (by name, or by a selector to evaluate)."""
         for found in (self._node_slices.get(node["metadata"]["name"], {}), self._other_slices):
             yield from map(self._with_rules, found.values()) if self.taint_rules else found.values()
+
+    def pools(self, node: Obj, features: Features) -> list[Pool]:
+        """GatherPools for `node`, kept while the node object, the slices, the classes and the
+        taint rules (the epoch) stay as they are: the pools a node offers do not change with the
+        devices in use, so the pods after the first do not gather them again."""
+        name = node["metadata"]["name"]
+        kept = self._pools.get(name)
+        if kept is not None and kept[0] is node and kept[1] == self.epoch and kept[2] is features:
+            return kept[3]
+        pools = gather_pools(self.slices_for_node(node), node, features, self.pool_slices)
+        self._pools[name] = (node, self.epoch, features, pools)
+        return pools
 
     def extended_resource_classes(self) -> dict[str, str]:
         """Extended resource name -> the DeviceClass that serves it (the DeviceClass mapping
@@ -244,10 +267,12 @@ class DRAManager:
     def devices_in_use(self) -> int:
         return len(self._held) + len(self._in_flight_devices)
 
-    def stamps(self, slots: np.ndarray) -> np.ndarray:
-        """The current stamps of `slots` (0 for a slot never stamped)."""
-        if len(slots) and int(slots.max()) >= len(self.slot_stamp):
-            self._bump_size(int(slots.max()))
+    def stamps(self, slots: np.ndarray, bound: int | None = None) -> np.ndarray:
+        """The current stamps of `slots` (0 for a slot never stamped); `bound`, if given, is
+        above every slot."""
+        top = (int(slots.max()) + 1 if len(slots) else 0) if bound is None else bound
+        if top > len(self.slot_stamp):
+            self._bump_size(top - 1)
         return self.slot_stamp[slots]
 
     def _bump_size(self, slot: int) -> None:

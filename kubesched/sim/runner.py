@@ -21,7 +21,13 @@ from kubesched.cluster.cluster import Cluster
 from kubesched.cluster.recorder import Recorder
 from kubesched.descheduler.policy import load_policy
 from kubesched.input.scenario import Scenario, TimedAction, build
-from kubesched.input.validation import check_config, component_problems, unserved_default_scheduler, validate
+from kubesched.input.validation import (
+    check_config,
+    component_problems,
+    unserved_default_scheduler,
+    unserved_gated_kinds,
+    validate,
+)
 from kubesched.kubectl.drain import DrainOptions
 from kubesched.runtime.clock import LATE
 from kubesched.sim.expect import ExpectResult, check
@@ -83,6 +89,8 @@ def _load(paths: list[str], strict: bool, now: datetime | None, until: float | N
             scenario.feature_gates = scenario.feature_gates.overridden_by(feature_gates)
         except FeatureGateError as e:
             raise InputError([Problem("command line", None, "--feature-gates", str(e))]) from None
+    if gated := unserved_gated_kinds(loaded, scenario.feature_gates):
+        raise InputError(gated)
     return scenario
 
 

@@ -359,10 +359,12 @@ class Allocator:
     def __init__(self, features: Features, allocated: Container[DeviceID], get_class: Callable[[str], Obj | None],
                  slices_for_node: Callable[[Obj], Iterable[Obj]],
                  pool_slices: Callable[[str, str], Iterable[Obj]],
-                 consumed: Mapping[DeviceID, cc.Amounts] | None = None, shared: Container[DeviceID] = ()) -> None:
+                 consumed: Mapping[DeviceID, cc.Amounts] | None = None, shared: Container[DeviceID] = (),
+                 gather: Callable[[Obj], list[Pool]] | None = None) -> None:
         """`allocated` are the devices held whole; with consumable capacity, `consumed` is what the
         shares of each shared device hold together and `shared` the devices with any share
-        (upstream's AllocatedState)."""
+        (upstream's AllocatedState). `gather`, if given, answers gather_pools for a node (from a
+        cache kept while the slices stay as they are)."""
         self.features = features
         self.allocated = allocated
         self.get_class = get_class
@@ -370,6 +372,7 @@ class Allocator:
         self.pool_slices = pool_slices
         self.consumed: Mapping[DeviceID, cc.Amounts] = consumed or {}
         self.shared = shared
+        self.gather = gather
 
     def allocate(self, node: Obj, claims: Sequence[Obj]) -> list[Obj] | None:
         """One allocation result per claim, or None when the node cannot satisfy them all."""
@@ -398,7 +401,8 @@ class _Run:
         self.consumptions: dict[tuple[int, str], cc.Consumption | None] = {}  # by request and device signature
 
     def run(self) -> list[Obj] | None:
-        self.pools = gather_pools(self.a.slices_for_node(self.node), self.node, self.a.features, self.a.pool_slices)
+        self.pools = self.a.gather(self.node) if self.a.gather is not None else \
+            gather_pools(self.a.slices_for_node(self.node), self.node, self.a.features, self.a.pool_slices)
         self.pool_by_key = {(p.driver, p.name): p for p in self.pools}
         for ci, claim in enumerate(self.claims):
             min_devices = 0

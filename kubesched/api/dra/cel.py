@@ -31,6 +31,7 @@ import celpy
 import lark
 from celpy import celtypes
 
+from kubesched.api.dra import cellib
 from kubesched.api.dra.celcheck import ANY, BOOL, MAX_COST, check, display, fmt
 from kubesched.api.quantity import QuantityError, parse_quantity
 
@@ -127,6 +128,7 @@ def _q(x: Any) -> Quantity:
 
 
 _FUNCTIONS: dict[str, Any] = {
+    **cellib.FUNCTIONS,
     "quantity": _quantity,
     "isQuantity": _is_quantity,
     "semver": lambda s: Semver(str(s)),
@@ -144,7 +146,8 @@ _FUNCTIONS: dict[str, Any] = {
     "minor": lambda v: celtypes.IntType(v.core[1]),
     "patch": lambda v: celtypes.IntType(v.core[2]),
 }
-# Kubernetes' quantity and semver CEL libraries, which the admission policies' environment loads too.
+# Kubernetes' quantity and semver CEL libraries and the extensions of its base environment, which
+# the admission policies' environment loads too.
 LIBRARY_FUNCTIONS: dict[str, Any] = _FUNCTIONS
 @functools.cache
 def _env() -> celpy.Environment:
@@ -267,6 +270,7 @@ def compile_selector(expression: str, consumable_capacity: bool = True) -> Selec
     if checked.output not in (BOOL, ANY):
         raise CELError(f"must evaluate to bool or the unknown type, not {fmt(checked.output)}")
     _rewrite_binds(tree)
+    cellib.namespaced(tree)
     selector = Selector(expression, _env().program(tree, functions=_FUNCTIONS), checked.max_cost)
     _compiled[expression, consumable_capacity] = selector
     return selector

@@ -15,12 +15,15 @@ character (comparisons of strings, `+` of strings, `startsWith`, `contains`, ...
 `find` at the product of the string's and a quarter of the pattern's length; the macros as their
 expansion into comprehensions costs, the body once per element of the range; `&&`, `||` and
 `?:` cost their operands only; the Kubernetes quantity and semver libraries 1 a call, their
-parsers 0.1 a character. Library functions whose signatures are not modelled here type as dyn
-and cost as cel-go's default (1), so nothing upstream accepts is refused on their account.
+parsers 0.1 a character; the lists library 1 a compared element (plus a traversal of string
+elements), `join` a traversal of what it builds, the sets and math extensions 1 a call. Library
+functions whose signatures are not modelled here (URLs, IPs, CIDRs, formats, optionals) type as
+dyn and cost as cel-go's default (1), so nothing upstream accepts is refused on their account.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -157,6 +160,21 @@ def _numeric_pairs() -> Iterator[tuple[Type, Type]]:
             yield a, b
 
 
+_TIMESTAMP, _DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
+_COMPARABLE = (*NUMBERS, BOOL, STR, BYTES, _TIMESTAMP, _DURATION)  # what the lists library orders
+
+
+def _extremes(fn: str) -> list[_Overload]:
+    """math.greatest / math.least: one to three numbers (dyn when their types differ) or a list
+    of them (cel-go's macro turns more arguments into the list form)."""
+    out = [_ov(f"math_{fn}_list_{t}", (_list(t),), t) for t in NUMBERS]
+    for arity in (1, 2, 3):
+        for combo in itertools.product(NUMBERS, repeat=arity):
+            same = all(t == combo[0] for t in combo)
+            out.append(_ov(f"math_{fn}_{'_'.join(combo)}", combo, combo[0] if same else DYN))
+    return out
+
+
 _REL = [_ov(f"rel_{a}_{b}", (a, b), BOOL) for a, b in _numeric_pairs()] + [
     _ov("rel_string", (STR, STR), BOOL), _ov("rel_bytes", (BYTES, BYTES), BOOL), _ov("rel_bool", (BOOL, BOOL), BOOL),
     _ov("rel_timestamp", ("google.protobuf.Timestamp",) * 2, BOOL),
@@ -234,21 +252,45 @@ FUNCTIONS: dict[str, list[_Overload]] = {
                     _ov("list_last_index_of", (_list(_A), _A), INT, True)],
     "find": [_ov("find", (STR, STR), STR, True)],
     "findAll": [_ov("find_all", (STR, STR), _list(STR), True), _ov("find_all_n", (STR, STR, INT), _list(STR), True)],
+    "strings.quote": [_ov("strings_quote", (STR,), STR)],
+    # Kubernetes' lists library and cel-go's lists extension.
+    "isSorted": [_ov(f"list_{fmt(t)}_is_sorted", (_list(t),), BOOL, True) for t in _COMPARABLE],
+    "sum": [_ov(f"list_{fmt(t)}_sum", (_list(t),), t, True) for t in (INT, UINT, DOUBLE, _DURATION)],
+    "min": [_ov(f"list_{fmt(t)}_min", (_list(t),), t, True) for t in _COMPARABLE],
+    "max": [_ov(f"list_{fmt(t)}_max", (_list(t),), t, True) for t in _COMPARABLE],
+    "slice": [_ov("list_slice", (_list(_A), INT, INT), _list(_A), True)],
+    "flatten": [_ov("list_flatten", (_list(_list(_A)),), _list(_A), True),
+                _ov("list_flatten_list_int", (_list(DYN), INT), _list(DYN), True)],
+    "distinct": [_ov("list_distinct", (_list(_A),), _list(_A), True)],
+    "sort": [_ov(f"list_{fmt(t)}_sort", (_list(t),), _list(t), True) for t in _COMPARABLE],
+    "reverse": [_ov("list_reverse", (_list(_A),), _list(_A), True)],
+    "lists.range": [_ov("lists_range", (INT,), _list(INT))],
+    # cel-go's sets extension.
+    "sets.contains": [_ov("list_sets_contains_list", (_list(_A), _list(_A)), BOOL)],
+    "sets.equivalent": [_ov("list_sets_equivalent_list", (_list(_A), _list(_A)), BOOL)],
+    "sets.intersects": [_ov("list_sets_intersects_list", (_list(_A), _list(_A)), BOOL)],
+    # cel-go's math extension (math.greatest and math.least below).
+    "math.abs": [_ov(f"math_abs_{t}", (t,), t) for t in NUMBERS],
+    "math.sign": [_ov(f"math_sign_{t}", (t,), t) for t in NUMBERS],
+    **{f"math.{fn}": [_ov(f"math_{fn}_double", (DOUBLE,), DOUBLE)] for fn in ("ceil", "floor", "round", "trunc")},
+    **{f"math.{fn}": [_ov(f"math_{fn}_double", (DOUBLE,), BOOL)] for fn in ("isInf", "isNaN", "isFinite")},
+    **{f"math.{fn}": [_ov(f"math_{fn}_{t}_{t}", (t, t), t) for t in (INT, UINT)]
+       for fn in ("bitAnd", "bitOr", "bitXor")},
+    "math.bitNot": [_ov(f"math_bitNot_{t}", (t,), t) for t in (INT, UINT)],
+    **{f"math.{fn}": [_ov(f"math_{fn}_{t}_int", (t, INT), t) for t in (INT, UINT)]
+       for fn in ("bitShiftLeft", "bitShiftRight")},
+    **{f"math.{fn}": _extremes(fn) for fn in ("greatest", "least")},
 }
-# Other functions the Kubernetes CEL environment declares (lists, sets, math, URLs, IPs and
-# CIDRs, formats, optionals, timestamps): known, typed dyn, costing 1 a call.
+# Other functions the Kubernetes CEL environment declares (URLs, IPs and CIDRs, formats,
+# optionals, base64, timestamps' accessors, sortBy): known, typed dyn, costing 1 a call.
 _UNTYPED = {
-    "isSorted", "sum", "min", "max", "slice", "flatten", "distinct", "sort", "sortBy", "reverse", "format",
-    "quote", "url", "isURL", "getScheme", "getHost", "getHostname", "getPort", "getEscapedPath", "getQuery",
-    "ip", "isIP", "cidr", "isCIDR", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
-    "isLinkLocalUnicast", "isGlobalUnicast", "containsIP", "containsCIDR", "masked", "prefixLength",
-    "validate", "named", "hasValue", "value", "orValue", "or", "optMap", "optFlatMap", "getFullYear",
-    "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours", "getMinutes",
-    "getSeconds", "getMilliseconds", "sets.contains", "sets.equivalent", "sets.intersects", "math.greatest",
-    "math.least", "math.ceil", "math.floor", "math.round", "math.trunc", "math.abs", "math.sign",
-    "math.isInf", "math.isNaN", "math.isFinite", "math.bitAnd", "math.bitOr", "math.bitXor", "math.bitNot",
-    "math.bitShiftLeft", "math.bitShiftRight", "strings.quote", "lists.range", "optional.of",
-    "optional.ofNonZeroValue", "optional.none", "ip.isCanonical", "base64.encode", "base64.decode"
+    "sortBy", "format", "quote", "url", "isURL", "getScheme", "getHost", "getHostname", "getPort",
+    "getEscapedPath", "getQuery", "ip", "isIP", "cidr", "isCIDR", "family", "isUnspecified", "isLoopback",
+    "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "containsIP", "containsCIDR", "masked",
+    "prefixLength", "validate", "named", "hasValue", "value", "orValue", "or", "optMap", "optFlatMap",
+    "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
+    "getMinutes", "getSeconds", "getMilliseconds", "optional.of", "optional.ofNonZeroValue", "optional.none",
+    "ip.isCanonical", "base64.encode", "base64.decode"
 }
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
@@ -464,6 +506,11 @@ class _Checker:
             return self._macro(name, target_node, arg_nodes, offset)
         if qualified is not None and f"{qualified}.{name}" in _UNTYPED:
             return self._untyped([self.check(a) for a in arg_nodes])
+        if qualified is not None and f"{qualified}.{name}" in FUNCTIONS:
+            args = [self.check(a) for a in arg_nodes]
+            if qualified == "math" and name in ("greatest", "least") and len(args) > 3:
+                return self._untyped(args)  # cel-go's macro: a list of the arguments
+            return self.call(f"{qualified}.{name}", offset, None, args)
         target = self.check(target_node)
         return self.call(name, offset, target, [self.check(a) for a in arg_nodes])
 
@@ -617,6 +664,20 @@ def _call_cost(name: str, oid: str, target: _N | None, args: list[_N]) -> tuple[
     tgt = target.size_or_unknown() if target else UNKNOWN
     if name in ("quantity", "isQuantity", "semver", "isSemver") and args:
         return _factor(args[0].size_or_unknown(), 0.1), None
+    if name in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target:
+        if not (isinstance(target.type, tuple) and target.type[0] == "list"):
+            return _factor(tgt, 0.1), None  # a string's indexOf / lastIndexOf
+        # 1 per element compared, plus a traversal of each when they are strings or bytes.
+        element: Est = ONE
+        if target.type[1] in (STR, BYTES):
+            element = _add(ONE, _factor(_element_size(target), 0.1))
+        return _mul(tgt, element), None
+    if name == "join" and target:
+        elements = _mul(tgt, _element_size(target))
+        if args:
+            separators = (max(tgt[0] - 1, 0), max(tgt[1] - 1, 0))
+            elements = _add(elements, _mul(args[0].size_or_unknown(), separators))
+        return _factor(elements, 0.1), elements
     if name in ("lowerAscii", "upperAscii", "substring", "trim") and target:
         return _factor(tgt, 0.1), tgt
     if name == "replace" and target:
@@ -644,6 +705,11 @@ def _call_cost(name: str, oid: str, target: _N | None, args: list[_N]) -> tuple[
     if oid in ("string_to_bytes", "bytes_to_string"):
         return _factor(args[0].size_or_unknown(), 0.1), None
     return ONE, None
+
+
+def _element_size(lst: _N) -> Est:
+    """The size of a list's elements, known only where DRA's declarations give it by path."""
+    return (_size_from_path(lst.path + ("@items",)) if lst.path else None) or UNKNOWN
 
 
 def _qualified(node: Any) -> str | None:

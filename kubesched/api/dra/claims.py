@@ -78,11 +78,14 @@ def reserved_for(claim: Obj) -> list[Obj]:
 
 
 def is_reserved_for(pod_uid: str, claim: Obj) -> bool:
-    return any(r.get("uid") == pod_uid for r in reserved_for(claim))
+    for reference in (claim.get("status") or {}).get("reservedFor") or ():
+        if reference.get("uid") == pod_uid:
+            return True
+    return False
 
 
 def can_be_reserved(claim: Obj) -> bool:
-    return len(reserved_for(claim)) < RESERVED_FOR_MAX
+    return len((claim.get("status") or {}).get("reservedFor") or ()) < RESERVED_FOR_MAX
 
 
 def allocation(claim: Obj) -> Obj | None:

@@ -9,6 +9,7 @@ make sense. Field paths are upstream's, keys of maps in brackets (`attributes[mo
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import math
@@ -19,6 +20,7 @@ from typing import Any
 
 from kubesched.api.dra.cel import MAX_EXPRESSION_LENGTH, CELError, compile_selector
 from kubesched.api.dra.celcheck import MAX_COST
+from kubesched.api.jsonbytes import canonical as canonical_json
 from kubesched.api.names import dns_label_errors, dns_subdomain_errors
 from kubesched.api.quantity import QuantityError, canonical, parse_quantity, quantity_format, quantity_string
 from kubesched.api.validation.checker import (
@@ -206,6 +208,8 @@ def _selectors(c: Checker, holder: dict[str, Any], path: str) -> None:
 
 
 def _tolerations(c: Checker, holder: dict[str, Any], path: str) -> None:
+    if holder.get("tolerations") is None:
+        return  # (the usual case, without building paths)
     for tol_path, tol in _dicts(c, _items(c, holder, "tolerations", path)):
         key = c.get(tol, "key", tol_path, str) or ""
         if key:
@@ -346,16 +350,17 @@ def _request(c: Checker, request: dict[str, Any], path: str) -> None:
 class _ValidOnce:
     """Values found valid (with no warning), as canonical JSON, so an equal value is not checked
     again: the claims the controller makes from one template all carry its spec, every update of
-    a claim repeats its immutable spec, and the devices of one node share an allocation's node
-    selector. Only for rules that see nothing but the value. Bounded."""
+    a claim repeats its immutable spec, the devices of one node share an allocation's node
+    selector, and the nodes of a fleet publish the same devices. Only for rules that see nothing
+    but the value. Bounded."""
 
     def __init__(self, kept: int = 1024) -> None:
         self.kept = kept
-        self.valid: dict[str, None] = {}
+        self.valid: dict[bytes, None] = {}
 
     def check(self, c: Checker, value: Any, run: Callable[[], None]) -> None:
         try:
-            key = json.dumps(value, sort_keys=True) if isinstance(value, dict) else None
+            key = canonical_json(value) if isinstance(value, dict) else None
         except (TypeError, ValueError):
             key = None  # not JSON (a reader's odd value): checked, never remembered
         if key is not None and key in self.valid:
@@ -370,6 +375,7 @@ class _ValidOnce:
 
 _CLAIM_SPECS = _ValidOnce()
 _NODE_SELECTORS = _ValidOnce()
+_DEVICES = _ValidOnce()  # a slice's devices, where the slice does not place them on nodes one by one
 
 
 def claim_spec(c: Checker, spec: Any, path: str) -> None:
@@ -440,8 +446,8 @@ def claim_status(c: Checker, status: Any, old_status: Any, deleting: bool, names
         if allocation is None:
             c.err(subpath(path, "reservedFor"), "Forbidden: may not be specified when `allocated` is not set")
         elif deleting:
-            old = {json.dumps(r, sort_keys=True) for r in old_status.get("reservedFor") or ()}
-            if any(json.dumps(r, sort_keys=True) not in old for _, r in reserved):
+            old = {canonical_json(r) for r in old_status.get("reservedFor") or ()}
+            if any(canonical_json(r) not in old for _, r in reserved):
                 c.err(subpath(path, "reservedFor"), "Forbidden: new entries may not be added while "
                       "`deallocationRequested` or `deletionTimestamp` are set")
     alloc_path = subpath(path, "allocation")
@@ -459,6 +465,8 @@ def _device_id(holder: dict[str, Any]) -> tuple[Any, ...]:
 def _device_statuses(c: Checker, status: dict[str, Any], path: str, allocation: dict[str, Any] | None) -> None:
     """What drivers report per allocated device (DRAResourceClaimDeviceStatus, on in v1.35): one
     entry per device of the allocation, its conditions and network data well formed."""
+    if status.get("devices") is None:
+        return  # (the usual case, without building paths)
     results = ((allocation or {}).get("devices") or {}).get("results") if isinstance(allocation, dict) else None
     allocated = {_device_id(r) for r in results if isinstance(r, dict)} if isinstance(results, list) else set()
     devices = _dicts(c, _items(c, status, "devices", path))
@@ -594,6 +602,8 @@ def _allocation(c: Checker, allocation: dict[str, Any], path: str, names: Reques
 def _binding_conditions(c: Checker, holder: dict[str, Any], path: str) -> None:
     """A device's (or its allocation's) binding conditions: label-like names, distinct, one list
     only with the other."""
+    if holder.get("bindingConditions") is None and holder.get("bindingFailureConditions") is None:
+        return  # (the usual case, without building paths)
     lists: dict[str, list[str]] = {}
     for key in ("bindingConditions", "bindingFailureConditions"):
         keyed = []
@@ -666,7 +676,10 @@ def _resource_slice(c: Checker, obj: dict[str, Any], path: str) -> None:
     devices = _dicts(c, _items(c, spec, "devices", spec_path, SLICE_MAX_DEVICES_ADVANCED if advanced
                                else SLICE_MAX_DEVICES))
     for device_path, device in devices:
-        _device(c, device, device_path, per_device)
+        if per_device:
+            _device(c, device, device_path, per_device)
+        else:  # the nodes of a fleet publish the same devices: each kind is checked once
+            _DEVICES.check(c, device, functools.partial(_device, c, device, device_path, per_device))
     _unique(c, [(p, d.get("name")) for p, d in devices if isinstance(d.get("name"), str)])
 
 

@@ -21,7 +21,7 @@ cycle state's "not found", which ends the PostFilter phase (no preemption is tri
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,6 +45,7 @@ from kubesched.api.dra.claims import (
 )
 from kubesched.api.dra.diagnosis import diagnose
 from kubesched.api.duration import DurationError, go_duration, parse_duration
+from kubesched.api.jsonbytes import canonical
 from kubesched.api.objects import Obj, deep_copy
 from kubesched.api.selectors import NodeSelector, SelectorError
 from kubesched.apiserver.errors import APIError
@@ -145,7 +146,7 @@ class DRAState:
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
     allocations: dict[int, Obj] = field(default_factory=dict)  # set by Reserve, written by PreBind
-    fingerprint: str = ""  # of the claims to allocate: pods asking alike share allocation outcomes
+    fingerprint: bytes = b""  # of the claims to allocate: pods asking alike share allocation outcomes
     pending: list[int] = field(default_factory=list)  # the claims to allocate, as PreFilter found them
     outcomes: Outcomes | None = None  # the allocation outcomes of this pod's kind of request
     extended: ExtendedClaim | None = None  # the claim for extended resources backed by DRA
@@ -214,7 +215,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                                  device_binding=gates.enabled("DRADeviceBindingConditions")
                                  and gates.enabled("DRAResourceClaimDeviceStatus"))
         self.extended_resources = gates.enabled("DRAExtendedResource")
-        self._tables: dict[str, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
+        self._tables: dict[bytes, Outcomes] = {}  # allocation outcomes, by the requests' fingerprint
         self.binding_timeout = _binding_timeout(self.args or {}, gates)
 
     # ---- the pod's claims ----------------------------------------------------------------------
@@ -300,14 +301,15 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         s.claims, s.restricted, s.extended = claims, restricted, extended
         s.pending = [i for i, c in enumerate(claims) if allocation(c) is None]
         if s.pending or (extended is not None and allocation(extended.claim) is None):
+            gather = functools.partial(dra.pools, features=self.features)
             if self.features.consumable_capacity:  # GatherAllocatedState: shares apart from whole devices
                 s.allocator = Allocator(self.features, dra.whole, self._get_class, dra.slices_for_node,
-                                        dra.pool_slices, dra.consumed, dra.shares)
+                                        dra.pool_slices, dra.consumed, dra.shares, gather=gather)
             else:
                 s.allocator = Allocator(self.features, dra.allocated, self._get_class, dra.slices_for_node,
-                                        dra.pool_slices)
+                                        dra.pool_slices, gather=gather)
         if s.pending and extended is None:
-            s.fingerprint = json.dumps([(claims[i].get("spec") or {}) for i in s.pending], sort_keys=True)
+            s.fingerprint = canonical([(claims[i].get("spec") or {}) for i in s.pending])
             s.outcomes = self._table(s.fingerprint)
         return None, SUCCESS
 
@@ -350,7 +352,7 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
                     return _unresolvable(f"request {request_name}: device class {class_name} does not exist")
         return None
 
-    def _table(self, fingerprint: str) -> Outcomes:
+    def _table(self, fingerprint: bytes) -> Outcomes:
         """The outcomes of one kind of request: each node's allocation is remembered while its
         devices, the slices and the classes stay as they are (a node's stamp and the DRA
         manager's epoch), so the next pod asking the same searches only the nodes that changed."""
@@ -429,9 +431,9 @@ class DynamicResources(PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, PostFilt
         outcomes = s.outcomes
         if outcomes is None or s.restricted or s.given_up:
             return None
-        if len(slots):
-            outcomes.ensure(int(slots.max()))
-        current = self.handle.dra.stamps(slots)
+        if table.used:  # every slot is below it: no need to look for the largest
+            outcomes.ensure(table.used - 1)
+        current = self.handle.dra.stamps(slots, table.used)
         for k in np.flatnonzero(outcomes.stamp[slots] != current).tolist():
             node = nodes[int(positions[k])]
             outcomes.store(node.slot, int(current[k]), self._search(s, node))

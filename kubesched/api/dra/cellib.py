@@ -1,0 +1,360 @@
+"""The extension functions DRA's CEL environment has beyond CEL's own, run on cel-python's values.
+
+v1.35's selectors are compiled in Kubernetes' base environment (environment.MustBaseEnvSet) with
+the semver library and cel.bind on top; that base loads cel-go's strings, sets and math
+extensions and Kubernetes' lists and regex libraries, none of which cel-python has. They are
+here, keyed as cel-python looks a function up: by name for a method or a global function, by
+`namespace.name` for a namespaced one (`math.greatest`, `sets.contains`), which `namespaced`
+rewrites a call into, as cel-go resolves `math.greatest(...)` to one function.
+
+A wrong argument at run time (a type the checker let through as dyn) is a TypeError, which
+cel-python reports as "no such overload", as cel-go does.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import lark
+from celpy import celtypes
+
+NAMESPACES = frozenset({"math", "sets", "strings", "lists"})
+_NUMBER = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return value
+
+
+def _int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return int(value)
+
+
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return value
+
+
+# ---- cel-go's strings extension ------------------------------------------------------------------
+
+def _substring(s: Any, start: Any, end: Any = None) -> celtypes.StringType:
+    text, begin = _str(s), _int(start)
+    stop = len(text) if end is None else _int(end)
+    if begin < 0 or begin > len(text):
+        raise ValueError(f"index out of range: {begin}")
+    if stop < 0 or stop > len(text):
+        raise ValueError(f"index out of range: {stop}")
+    if begin > stop:
+        raise ValueError(f"invalid substring range. start: {begin}, end: {stop}")
+    return celtypes.StringType(text[begin:stop])
+
+
+def _replace(s: Any, old: Any, new: Any, n: Any = None) -> celtypes.StringType:
+    count = -1 if n is None else _int(n)
+    return celtypes.StringType(_str(s).replace(_str(old), _str(new), count if count >= 0 else -1))
+
+
+def _split(s: Any, sep: Any, n: Any = None) -> celtypes.ListType:
+    text, separator = _str(s), _str(sep)
+    limit = -1 if n is None else _int(n)
+    if limit == 0:
+        return celtypes.ListType([])
+    if separator == "":  # Go's strings.SplitN with an empty separator: one code point per part
+        parts = list(text) if limit < 0 or limit >= len(text) else [*text[:limit - 1], text[limit - 1:]]
+    else:
+        parts = text.split(separator, limit - 1 if limit > 0 else -1)
+    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+
+def _join(items: Any, sep: Any = "") -> celtypes.StringType:
+    return celtypes.StringType(_str(sep).join(_str(i) for i in _list(items)))
+
+
+def _char_at(s: Any, index: Any) -> celtypes.StringType:
+    text, i = _str(s), _int(index)
+    if i < 0 or i > len(text):
+        raise ValueError(f"index out of range: {i}")
+    return celtypes.StringType(text[i:i + 1])
+
+
+def _index_of(target: Any, item: Any, start: Any = None) -> celtypes.IntType:
+    if isinstance(target, list):  # Kubernetes' lists library
+        for i, value in enumerate(target):
+            if value == item:
+                return celtypes.IntType(i)
+        return celtypes.IntType(-1)
+    text, sub = _str(target), _str(item)
+    begin = 0 if start is None else _int(start)
+    if begin < 0 or begin > len(text):
+        raise ValueError(f"index out of range: {begin}")
+    return celtypes.IntType(text.find(sub, begin))
+
+
+def _last_index_of(target: Any, item: Any, start: Any = None) -> celtypes.IntType:
+    if isinstance(target, list):
+        for i in range(len(target) - 1, -1, -1):
+            if target[i] == item:
+                return celtypes.IntType(i)
+        return celtypes.IntType(-1)
+    text, sub = _str(target), _str(item)
+    end = len(text) if start is None else _int(start)
+    if end < 0 or end > len(text):
+        raise ValueError(f"index out of range: {end}")
+    return celtypes.IntType(text.rfind(sub, 0, end + len(sub)))
+
+
+def _ascii(convert: Callable[[str], str]) -> Callable[[Any], celtypes.StringType]:
+    """lowerAscii / upperAscii change only ASCII letters, as cel-go's do."""
+    def run(s: Any) -> celtypes.StringType:
+        return celtypes.StringType("".join(convert(c) if c.isascii() else c for c in _str(s)))
+    return run
+
+
+def _trim(s: Any) -> celtypes.StringType:
+    return celtypes.StringType(_str(s).strip())  # Go's strings.TrimSpace: Unicode white space
+
+
+def _quote(s: Any) -> celtypes.StringType:
+    out = ['"']
+    for c in _str(s):
+        out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                    "\v": "\\v", "\\": "\\\\", '"': '\\"'}.get(c, c))
+    out.append('"')
+    return celtypes.StringType("".join(out))
+
+
+# ---- Kubernetes' regex library -------------------------------------------------------------------
+
+def _find(s: Any, pattern: Any) -> celtypes.StringType:
+    found = _compile(pattern).search(_str(s))
+    return celtypes.StringType(found.group(0) if found else "")
+
+
+def _find_all(s: Any, pattern: Any, n: Any = None) -> celtypes.ListType:
+    limit = -1 if n is None else _int(n)
+    found = [celtypes.StringType(m.group(0)) for m in _compile(pattern).finditer(_str(s))]
+    return celtypes.ListType(found if limit < 0 else found[:limit])
+
+
+def _compile(pattern: Any) -> re.Pattern[str]:
+    try:
+        return re.compile(_str(pattern))
+    except re.error as e:
+        raise ValueError(f"error parsing regexp: {e}") from None
+
+
+# ---- Kubernetes' lists library -------------------------------------------------------------------
+
+def _is_sorted(items: Any) -> celtypes.BoolType:
+    values = _list(items)
+    return celtypes.BoolType(all(values[i] <= values[i + 1] for i in range(len(values) - 1)))
+
+
+def _sum(items: Any) -> Any:
+    values = _list(items)
+    if not values:
+        return celtypes.IntType(0)
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total
+
+
+def _max(items: Any) -> Any:
+    values = _list(items)
+    if not values:
+        raise ValueError("max called on empty list")
+    return max(values)
+
+
+def _slice(items: Any, start: Any, end: Any) -> celtypes.ListType:
+    values, begin, stop = _list(items), _int(start), _int(end)
+    if begin < 0 or stop < 0:
+        raise ValueError(f"cannot slice({begin}, {stop}), negative indexes not supported")
+    if begin > stop:
+        raise ValueError(f"cannot slice({begin}, {stop}), start index must be less than or equal to end index")
+    if stop > len(values):
+        raise ValueError(f"cannot slice({begin}, {stop}), list is length {len(values)}")
+    return celtypes.ListType(values[begin:stop])
+
+
+def _flatten(items: Any, depth: Any = 1) -> celtypes.ListType:
+    levels = _int(depth)
+    if levels < 0:
+        raise ValueError("level must be non-negative")
+
+    def flat(values: list[Any], left: int) -> list[Any]:
+        out: list[Any] = []
+        for value in values:
+            if isinstance(value, list) and left > 0:
+                out.extend(flat(value, left - 1))
+            else:
+                out.append(value)
+        return out
+    return celtypes.ListType(flat(_list(items), levels))
+
+
+def _distinct(items: Any) -> celtypes.ListType:
+    out: list[Any] = []
+    for value in _list(items):
+        if value not in out:
+            out.append(value)
+    return celtypes.ListType(out)
+
+
+def _sort(items: Any) -> celtypes.ListType:
+    return celtypes.ListType(sorted(_list(items)))
+
+
+def _reverse(items: Any) -> celtypes.ListType:
+    return celtypes.ListType(list(reversed(_list(items))))
+
+
+def _range(n: Any) -> celtypes.ListType:
+    return celtypes.ListType([celtypes.IntType(i) for i in range(_int(n))])
+
+
+# ---- cel-go's sets extension ---------------------------------------------------------------------
+
+def _contains(a: Any, b: Any) -> celtypes.BoolType:
+    values = _list(a)
+    return celtypes.BoolType(all(x in values for x in _list(b)))
+
+
+def _equivalent(a: Any, b: Any) -> celtypes.BoolType:
+    return celtypes.BoolType(bool(_contains(a, b)) and bool(_contains(b, a)))
+
+
+def _intersects(a: Any, b: Any) -> celtypes.BoolType:
+    values = _list(a)
+    return celtypes.BoolType(any(x in values for x in _list(b)))
+
+
+# ---- cel-go's math extension ---------------------------------------------------------------------
+
+def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
+    """math.greatest / math.least: of their arguments, or of one list argument."""
+    def run(*args: Any) -> Any:
+        values = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
+        if not values:
+            raise ValueError(f"math.@{'max' if pick is max else 'min'}(list) argument must not be empty")
+        for value in values:
+            if not isinstance(value, _NUMBER) or isinstance(value, bool):
+                raise TypeError(f"no such overload for {type(value).__name__}")
+        return pick(values)
+    return run
+
+
+def _double(value: Any) -> float:
+    if not isinstance(value, celtypes.DoubleType):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return float(value)
+
+
+def _round(value: Any) -> celtypes.DoubleType:
+    x = _double(value)
+    if math.isinf(x) or math.isnan(x):
+        return celtypes.DoubleType(x)
+    return celtypes.DoubleType(math.copysign(math.floor(abs(x) + 0.5), x))  # half away from zero, as Go's
+
+
+def _abs(value: Any) -> Any:
+    if isinstance(value, celtypes.IntType) and value == -(2 ** 63):
+        raise ValueError("integer overflow")
+    if isinstance(value, _NUMBER) and not isinstance(value, bool):
+        return type(value)(abs(value))
+    raise TypeError(f"no such overload for {type(value).__name__}")
+
+
+def _sign(value: Any) -> Any:
+    if isinstance(value, celtypes.DoubleType) and math.isnan(value):
+        return value
+    if isinstance(value, _NUMBER) and not isinstance(value, bool):
+        return type(value)((value > 0) - (value < 0))
+    raise TypeError(f"no such overload for {type(value).__name__}")
+
+
+def _bits(op: Callable[[int, int], int]) -> Callable[[Any, Any], Any]:
+    def run(a: Any, b: Any) -> Any:
+        if type(a) is not type(b) or not isinstance(a, (celtypes.IntType, celtypes.UintType)):
+            raise TypeError("no such overload")
+        return type(a)(op(int(a), int(b)))
+    return run
+
+
+def _bit_not(a: Any) -> Any:
+    if isinstance(a, celtypes.UintType):
+        return celtypes.UintType(~int(a) & (2 ** 64 - 1))
+    return celtypes.IntType(~_int(a))
+
+
+def _shift(left: bool) -> Callable[[Any, Any], Any]:
+    def run(a: Any, n: Any) -> Any:
+        bits = _int(n)
+        if bits < 0:
+            raise ValueError(f"math.bitShift{'Left' if left else 'Right'}() negative offset: {bits}")
+        if isinstance(a, celtypes.UintType):
+            value = (int(a) << bits if left else int(a) >> bits) & (2 ** 64 - 1)
+            return celtypes.UintType(value)
+        x = _int(a)
+        if left:
+            shifted = (x << bits) & (2 ** 64 - 1) if bits < 64 else 0
+            return celtypes.IntType(shifted - 2 ** 64 if shifted >= 2 ** 63 else shifted)
+        return celtypes.IntType((x & (2 ** 64 - 1)) >> bits if bits < 64 else 0)  # logical, as cel-go's
+    return run
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "lowerAscii": _ascii(str.lower), "upperAscii": _ascii(str.upper), "trim": _trim,
+    "substring": _substring, "replace": _replace, "split": _split, "join": _join, "charAt": _char_at,
+    "indexOf": _index_of, "lastIndexOf": _last_index_of, "strings.quote": _quote,
+    "find": _find, "findAll": _find_all,
+    "isSorted": _is_sorted, "sum": _sum, "max": _max, "slice": _slice, "flatten": _flatten,
+    "distinct": _distinct, "sort": _sort, "reverse": _reverse, "lists.range": _range,
+    "sets.contains": _contains, "sets.equivalent": _equivalent, "sets.intersects": _intersects,
+    "math.greatest": _extreme(max), "math.least": _extreme(min), "math.abs": _abs, "math.sign": _sign,
+    "math.ceil": lambda x: celtypes.DoubleType(math.ceil(_double(x)) if math.isfinite(_double(x)) else _double(x)),
+    "math.floor": lambda x: celtypes.DoubleType(math.floor(_double(x)) if math.isfinite(_double(x)) else _double(x)),
+    "math.round": _round,
+    "math.trunc": lambda x: celtypes.DoubleType(math.trunc(_double(x)) if math.isfinite(_double(x)) else _double(x)),
+    "math.isInf": lambda x: celtypes.BoolType(math.isinf(_double(x))),
+    "math.isNaN": lambda x: celtypes.BoolType(math.isnan(_double(x))),
+    "math.isFinite": lambda x: celtypes.BoolType(math.isfinite(_double(x))),
+    "math.bitAnd": _bits(lambda a, b: a & b), "math.bitOr": _bits(lambda a, b: a | b),
+    "math.bitXor": _bits(lambda a, b: a ^ b), "math.bitNot": _bit_not,
+    "math.bitShiftLeft": _shift(True), "math.bitShiftRight": _shift(False),
+}
+
+
+def namespaced(tree: lark.Tree) -> None:
+    """`math.greatest(a, b)` as one call of the function `math.greatest`: cel-python would read
+    `math` as a variable. Rewritten in place, bottom-up."""
+    for node in tree.iter_subtrees():
+        if node.data != "member" or len(node.children) != 1:
+            continue
+        call = node.children[0]
+        if not (isinstance(call, lark.Tree) and call.data == "member_dot_arg"):
+            continue
+        target, method = call.children[0], call.children[1]
+        namespace = _plain_ident(target)
+        if namespace not in NAMESPACES or f"{namespace}.{method}" not in FUNCTIONS:
+            continue
+        token = lark.Token("IDENT", f"{namespace}.{method}")
+        args = call.children[2:] if len(call.children) > 2 else []
+        node.children = [lark.Tree("primary", [lark.Tree("ident_arg", [token, *args])])]
+
+
+def _plain_ident(node: Any) -> str | None:
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data in ("member", "primary"):
+        node = node.children[0]
+    if isinstance(node, lark.Tree) and node.data == "ident":
+        return str(node.children[0])
+    return None
