@@ -602,9 +602,7 @@ class BatchedDryRun:
         last = n - 1  # walk index of the last node reached
         start, done, grow, found = 0, False, 1, 0
         while start < n and not done:
-            # A quarter more than the candidates still wanted: most nodes are candidates while
-            # few are taken, and the statuses come out in walk order whatever the stretches.
-            size = min(n - start, max((want - found) * 5 // 4, 64) * grow)
+            size = min(n - start, max(2 * (want - found), 64) * grow)
             grow *= 2  # few candidates in the last stretch: look further at once
             v = self.verdicts(state, pod, potential, slots, order[start:start + size], nominated)
             if v is None:
