@@ -152,6 +152,12 @@ CRITERIA: list[tuple[str, Callable[[Candidate, float], float]]] = [
 ]
 
 
+def _scores(c: Candidate, now: float) -> tuple[float, ...]:
+    """The candidate's criteria values, kept with it."""
+    values = c.scores = tuple(score(c, now) for _, score in CRITERIA)
+    return values
+
+
 def pick_one_node(candidates: Sequence[Candidate], now: float) -> tuple[Candidate, str]:
     """pickOneNodeForPreemption: apply the criteria in order until one candidate is left; the
     second value names the criterion that decided ("only candidate", or "first of the rest").
@@ -161,12 +167,8 @@ def pick_one_node(candidates: Sequence[Candidate], now: float) -> tuple[Candidat
     it in one pass, and the criterion that decided is the first that no other candidate ties on."""
     if len(candidates) == 1:
         return candidates[0], "only candidate"
-    values = []
-    for c in candidates:
-        v = c.scores
-        if v is None:
-            v = c.scores = tuple(score(c, now) for _, score in CRITERIA)
-        values.append(v)
+    # Most candidates come back from the Evaluator's cache with their values: one pass reads them.
+    values = [c.scores or _scores(c, now) for c in candidates]
     best = max(values)
     winner = candidates[values.index(best)]
     if values.count(best) > 1:

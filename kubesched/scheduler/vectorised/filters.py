@@ -334,9 +334,10 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, nodes: list
     num_found = 0
     pos = 0
     cancelled = False
+    grow = 1
     while pos < n and not cancelled:
         need = want - num_found  # 0 once enough are found: the walk looks for the one that cancels it
-        size = min(n - pos, max(need + need // 4, 64))
+        size = min(n - pos, max(need + need // 4, 64) * grow)
         first = (start + pos) % n
         if first + size <= n:  # one unbroken stretch of `nodes`
             chunk = np.arange(first, first + size)
@@ -376,16 +377,39 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, nodes: list
                 alive[live] = False
                 alive[passed] = True
             ok = np.flatnonzero(alive)
+        # A grown chunk stands for blocks of `block` nodes, each the chunk the walk would have
+        # taken while it found nothing: it is kept up to the end of the block holding the first
+        # feasible node, and its failures go in block by block, so that what is found, the
+        # statuses and their order are those of the walk in single blocks.
+        block = size if grow == 1 else max(need + need // 4, 64)
+        if ok is None:
+            ok = np.arange(size)
+        if grow > 1 and len(ok):
+            size = min(size, (int(ok[0]) // block + 1) * block)
+            ok = ok[ok < size]
         cut = size
-        count = size if ok is None else len(ok)
+        count = len(ok)
         if count > need:
-            cut = need if ok is None else int(ok[need])
+            cut = int(ok[need])
             cancelled = True
-        found.append(chunk[:need] if ok is None else chunk[ok[:need]])
+        if not count:
+            # Nothing feasible (a preemptor, say): the next chunk takes twice as many blocks in
+            # one pass; each node's verdict is its own, so only the number of passes changes.
+            grow *= 2
+        else:
+            grow = 1
+        found.append(chunk[ok[:need]])
         num_found += min(count, need)
-        for offsets, which in failed:
-            within = offsets < cut
-            statuses.add_many(chunk[offsets[within]], which[within])
+        if len(failed) > 1 and cut > block:
+            for at in range(0, cut, block):
+                for offsets, which in failed:
+                    within = (offsets >= at) & (offsets < min(at + block, cut))
+                    if within.any():
+                        statuses.add_many(chunk[offsets[within]], which[within])
+        else:
+            for offsets, which in failed:
+                within = offsets < cut
+                statuses.add_many(chunk[offsets[within]], which[within])
         pos += cut
     if len(found) == 1:
         positions = found[0]
