@@ -61,7 +61,8 @@ def from_error(e: APIError, resource: Resource | None = None, name: str | None =
             if not details[key]:
                 del details[key]
         return status(e.code, e.reason, e.message, details=details)
-    details = details_of(resource, name)
+    # A 400 names nothing: apimachinery's NewBadRequest carries only its message.
+    details = details_of(resource, name) if e.code != 400 else {}
     if e.causes:
         reason = "DisruptionBudget" if e.code == 429 else "FieldValueInvalid"
         details["causes"] = [{"reason": reason, "message": c} for c in e.causes]
