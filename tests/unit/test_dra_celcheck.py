@@ -219,3 +219,10 @@ def test_ip_and_cidr_functions_refuse_wrong_argument_types(expression: str, mess
 ])
 def test_ip_and_cidr_costs_are_kubernetes_estimates(expression: str, cost: int) -> None:
     assert compile_selector(expression).max_cost == cost
+
+
+def test_base64_is_not_in_dras_environment() -> None:
+    """cel-go's encoders extension is not among the libraries of Kubernetes' base environment,
+    which DRA's extends, so v1.35 refuses a selector calling it."""
+    with pytest.raises(CELError, match="undeclared reference to 'base64'"):
+        compile_selector("base64.encode(b'a') == 'YQ=='")
