@@ -153,3 +153,76 @@ def test_joining_strings_of_unknown_length_is_too_complex_as_upstream_estimates_
     """The element size of a list the environment does not declare is unknown, so `join` is
     estimated at the most a string could cost: validation refuses it."""
     assert compile_selector("['a', 'b'].join('-') == 'a-b'").max_cost > 1_000_000
+
+
+NIC = device_view("nic.example.com", {"address": {"string": "10.1.2.3"}, "subnet": {"string": "10.1.0.0/16"},
+                                      "v6": {"string": "2001:db8::7"}}, {})
+OTHER_NIC = device_view("nic.example.com", {"address": {"string": "192.168.0.9"},
+                                            "subnet": {"string": "192.168.0.0/24"}, "v6": {"string": "fe80::1"}}, {})
+
+
+@pytest.mark.parametrize("expression", [
+    "cidr('10.0.0.0/8').containsIP(device.attributes['nic.example.com'].address)",
+    "cidr('10.0.0.0/8').containsCIDR(device.attributes['nic.example.com'].subnet)",
+    "cidr(device.attributes['nic.example.com'].subnet).containsIP(ip(device.attributes['nic.example.com'].address))"
+    " && cidr(device.attributes['nic.example.com'].subnet).prefixLength() == 16",
+    "ip(device.attributes['nic.example.com'].v6).isGlobalUnicast() && ip(device.attributes['nic.example.com'].v6).family() == 6",
+])
+def test_ip_and_cidr_selectors_select_devices_by_address(expression: str) -> None:
+    """Kubernetes' IP and CIDR libraries (in the base environment since v1.30): a NIC's address
+    attributes matched against networks."""
+    selector = compile_selector(expression)
+    assert selector.matches(NIC)
+    assert not selector.matches(OTHER_NIC)
+
+
+@pytest.mark.parametrize("expression", [
+    "isIP('1.2.3.4') && !isIP('1.2.3.04') && !isIP('::ffff:1.2.3.4') && !isIP('fe80::1%eth0')",
+    "isCIDR('1.2.3.0/24') && !isCIDR('1.2.3.4') && !isCIDR('1.2.3.0/33')",
+    "ip.isCanonical('2001:db8::1') && !ip.isCanonical('2001:DB8::1')",
+    "ip('127.0.0.1').isLoopback() && ip('::').isUnspecified() && ip('169.254.169.254').isLinkLocalUnicast()",
+    "ip('224.0.0.1').isLinkLocalMulticast() && !ip('255.255.255.255').isGlobalUnicast()",
+    "string(ip('10.0.0.1')) == '10.0.0.1' && string(cidr('10.0.0.1/8')) == '10.0.0.1/8'",
+    "cidr('192.168.0.1/24').ip() == ip('192.168.0.1') && cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')",
+    "cidr('192.168.0.0/24').prefixLength() == 24 && !cidr('2001:db8::/32').containsIP('192.168.1.1')",
+    "!cidr('10.0.0.0/16').containsCIDR('10.0.0.0/8') && cidr('10.0.0.0/8').containsCIDR(cidr('10.0.0.0/8'))",
+])
+def test_the_ip_and_cidr_functions_run_as_kubernetes_does(expression: str) -> None:
+    assert compile_selector(expression).matches(GPU)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("ip(1) == ip('1.2.3.4')", "found no matching overload for 'ip' applied to '(int)'"),
+    ("cidr('10.0.0.0/8').containsIP(1)", "found no matching overload for 'containsIP' applied to 'net.CIDR.(int)'"),
+    ("ip('1.2.3.4').prefixLength() == 1", "found no matching overload for 'prefixLength' applied to 'net.IP.()'"),
+    ("ip('1.2.3.4') == '1.2.3.4'", "found no matching overload for '_==_' applied to '(net.IP, string)'"),
+])
+def test_ip_and_cidr_functions_refuse_wrong_argument_types(expression: str, message: str) -> None:
+    with pytest.raises(CELError) as e:
+        compile_selector(expression)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize(("expression", "cost"), [
+    # parsing a traversal of the text (0.1 a character, an attribute value at most 64), an
+    # accessor 1; containsIP compares two addresses of 4 to 16 bytes (ceil(32 * 0.1) = 4), plus
+    # a traversal of a string argument
+    ("cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))", 6),
+    ("cidr('10.0.0.0/8').containsIP(device.attributes['x'].a)", 16),
+    ("isIP(device.attributes['x'].a)", 11),
+    ("ip.isCanonical(device.attributes['x'].a)", 17),  # parsed and compared: 0.2 a character
+    ("cidr('10.0.0.1/8').ip().family() == 4", 4),
+    # containsCIDR once more (ceil(1.6) = 2) and 1
+    ("cidr('10.0.0.0/8').containsCIDR(cidr('10.1.0.0/16'))", 10),
+    # equality of two IPs is O(1)
+    ("ip('10.0.0.1') == ip('10.0.0.1')", 3),
+])
+def test_ip_and_cidr_costs_are_kubernetes_estimates(expression: str, cost: int) -> None:
+    assert compile_selector(expression).max_cost == cost
+
+
+def test_base64_is_not_in_dras_environment() -> None:
+    """cel-go's encoders extension is not among the libraries of Kubernetes' base environment,
+    which DRA's extends, so v1.35 refuses a selector calling it."""
+    with pytest.raises(CELError, match="undeclared reference to 'base64'"):
+        compile_selector("base64.encode(b'a') == 'YQ=='")

@@ -16,8 +16,10 @@ character (comparisons of strings, `+` of strings, `startsWith`, `contains`, ...
 expansion into comprehensions costs, the body once per element of the range; `&&`, `||` and
 `?:` cost their operands only; the Kubernetes quantity and semver libraries 1 a call, their
 parsers 0.1 a character; the lists library 1 a compared element (plus a traversal of string
-elements), `join` a traversal of what it builds, the sets and math extensions 1 a call. Library
-functions whose signatures are not modelled here (URLs, IPs, CIDRs, formats, optionals) type as
+elements), `join` a traversal of what it builds, the sets and math extensions 1 a call, the IP
+and CIDR libraries as Kubernetes' estimator has them (parsers 0.1 a character, accessors 1,
+`containsIP` and `containsCIDR` a comparison of two 4-16 byte addresses). Library functions whose signatures are
+not modelled here (URLs, formats, optionals) type as
 dyn and cost as cel-go's default (1), so nothing upstream accepts is refused on their account.
 """
 
@@ -41,6 +43,7 @@ ANY = "google.protobuf.Any"  # an attribute value: any of bool, int, string, sem
 ERROR = "*error*"
 QUANTITY = "kubernetes.Quantity"
 SEMVER = "kubernetes.Semver"
+IP, CIDR = "net.IP", "net.CIDR"  # Kubernetes' IP and CIDR libraries' opaque types
 DEVICE = "kubernetes.DRADevice"
 STR, INT, UINT, DOUBLE, BOOL, BYTES = "string", "int", "uint", "double", "bool", "bytes"
 NUMBERS = (INT, UINT, DOUBLE)
@@ -208,7 +211,7 @@ FUNCTIONS: dict[str, list[_Overload]] = {
     "double": [_ov("to_double", (t,), DOUBLE) for t in (INT, UINT, DOUBLE, STR)],
     "string": [_ov("to_string", (t,), STR) for t in (INT, UINT, DOUBLE, STR, BOOL, "google.protobuf.Timestamp",
                                                       "google.protobuf.Duration")]
-    + [_ov("bytes_to_string", (BYTES,), STR)],
+    + [_ov("bytes_to_string", (BYTES,), STR), _ov("ip_to_string", (IP,), STR), _ov("cidr_to_string", (CIDR,), STR)],
     "bool": [_ov("to_bool", (t,), BOOL) for t in (BOOL, STR)],
     "bytes": [_ov("to_bytes", (BYTES,), BYTES), _ov("string_to_bytes", (STR,), BYTES)],
     "dyn": [_ov("to_dyn", (_A,), DYN)],
@@ -280,18 +283,32 @@ FUNCTIONS: dict[str, list[_Overload]] = {
     **{f"math.{fn}": [_ov(f"math_{fn}_{t}_int", (t, INT), t) for t in (INT, UINT)]
        for fn in ("bitShiftLeft", "bitShiftRight")},
     **{f"math.{fn}": _extremes(fn) for fn in ("greatest", "least")},
+    # Kubernetes' IP and CIDR libraries.
+    "ip": [_ov("string_to_ip", (STR,), IP), _ov("cidr_ip", (CIDR,), IP, True)],
+    "isIP": [_ov("is_ip", (STR,), BOOL)],
+    "ip.isCanonical": [_ov("ip_is_canonical", (STR,), BOOL)],
+    "family": [_ov("ip_family", (IP,), INT, True)],
+    **{fn: [_ov(oid, (IP,), BOOL, True)] for fn, oid in (
+        ("isUnspecified", "ip_is_unspecified"), ("isLoopback", "ip_is_loopback"),
+        ("isLinkLocalMulticast", "ip_is_link_local_multicast"), ("isLinkLocalUnicast", "ip_is_link_local_unicast"),
+        ("isGlobalUnicast", "ip_is_global_unicast"))},
+    "cidr": [_ov("string_to_cidr", (STR,), CIDR)],
+    "isCIDR": [_ov("is_cidr", (STR,), BOOL)],
+    "containsIP": [_ov("cidr_contains_ip_string", (CIDR, STR), BOOL, True),
+                   _ov("cidr_contains_ip_ip", (CIDR, IP), BOOL, True)],
+    "containsCIDR": [_ov("cidr_contains_cidr_string", (CIDR, STR), BOOL, True),
+                     _ov("cidr_contains_cidr", (CIDR, CIDR), BOOL, True)],
+    "masked": [_ov("cidr_masked", (CIDR,), CIDR, True)],
+    "prefixLength": [_ov("cidr_prefix_length", (CIDR,), INT, True)],
 }
-# Other functions the Kubernetes CEL environment declares (URLs, IPs and CIDRs, formats,
-# optionals, base64, timestamps' accessors, sortBy): known, typed dyn, costing 1 a call.
+# Other functions the Kubernetes CEL environment declares (URLs, formats, optionals,
+# timestamps' accessors, sortBy): known, typed dyn, costing 1 a call.
 _UNTYPED = {
     "sortBy", "format", "quote", "url", "isURL", "getScheme", "getHost", "getHostname", "getPort",
-    "getEscapedPath", "getQuery", "ip", "isIP", "cidr", "isCIDR", "family", "isUnspecified", "isLoopback",
-    "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "containsIP", "containsCIDR", "masked",
-    "prefixLength", "validate", "named", "hasValue", "value", "orValue", "or", "optMap", "optFlatMap",
+    "getEscapedPath", "getQuery", "validate", "named", "hasValue", "value", "orValue", "or", "optMap", "optFlatMap",
     "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
     "getMinutes", "getSeconds", "getMilliseconds", "optional.of", "optional.ofNonZeroValue", "optional.none",
-    "ip.isCanonical", "base64.encode", "base64.decode"
-}
+}  # not base64: cel-go's encoders extension is not in Kubernetes' base environment, so v1.35 refuses it
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
 
@@ -687,6 +704,22 @@ def _call_cost(name: str, oid: str, target: _N | None, args: list[_N]) -> tuple[
     if name in ("find", "findAll") and target and args:
         strcost = _factor(_add(tgt, ONE), 0.1)
         return _mul(strcost, _factor(args[0].size_or_unknown(), 0.25)), (0, tgt[1])
+    if name in ("cidr", "isIP", "isCIDR") or oid == "string_to_ip":
+        return _factor(args[0].size_or_unknown(), 0.1), None  # parsing: a traversal
+    if name == "ip.isCanonical":
+        return _factor(args[0].size_or_unknown(), 0.2), None  # parsed, then compared to the text
+    if name in ("containsIP", "containsCIDR"):
+        # Kubernetes' estimate: compare two addresses of 4 to 16 bytes (containsCIDR once more,
+        # plus 1), and parse a string argument.
+        address: Est = (4, 16)
+        cost = _factor(_add(address, address), 0.1)
+        if name == "containsCIDR":
+            cost = _add(_add(cost, _factor(address, 0.1)), ONE)
+        if oid.endswith("_string"):
+            cost = _add(cost, _factor(args[0].size_or_unknown(), 0.1))
+        return cost, None
+    if oid == "equals" and args[0].type in (IP, CIDR) and args[0].type == args[1].type:
+        return ONE, None  # O(1) in Kubernetes' estimator (`!=` keeps cel-go's unknown size)
     if oid in ("starts_with_string", "ends_with_string"):
         return _factor(args[0].size_or_unknown(), 0.1), None
     if oid == "in_list":

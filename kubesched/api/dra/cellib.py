@@ -2,7 +2,7 @@
 
 v1.35's selectors are compiled in Kubernetes' base environment (environment.MustBaseEnvSet) with
 the semver library and cel.bind on top; that base loads cel-go's strings, sets and math
-extensions and Kubernetes' lists and regex libraries, none of which cel-python has. They are
+extensions and Kubernetes' lists, regex, IP and CIDR libraries, none of which cel-python has. They are
 here, keyed as cel-python looks a function up: by name for a method or a global function, by
 `namespace.name` for a namespaced one (`math.greatest`, `sets.contains`), which `namespaced`
 rewrites a call into, as cel-go resolves `math.greatest(...)` to one function.
@@ -13,6 +13,7 @@ cel-python reports as "no such overload", as cel-go does.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from typing import Any
 import lark
 from celpy import celtypes
 
-NAMESPACES = frozenset({"math", "sets", "strings", "lists"})
+NAMESPACES = frozenset({"math", "sets", "strings", "lists", "ip"})
 _NUMBER = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
 
 
@@ -312,6 +313,163 @@ def _shift(left: bool) -> Callable[[Any, Any], Any]:
     return run
 
 
+# ---- Kubernetes' IP and CIDR libraries -----------------------------------------------------------
+
+_Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class IP:
+    """A `net.IP`: an address as Go's netip.Addr holds it (no zone, no IPv4-mapped IPv6)."""
+
+    def __init__(self, addr: _Addr) -> None:
+        self.addr = addr
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IP) and self.addr == other.addr
+
+    def __hash__(self) -> int:
+        return hash(self.addr)
+
+    def __str__(self) -> str:  # string(ip): the canonical form
+        return str(self.addr)
+
+
+class CIDR:
+    """A `net.CIDR`: an address and a prefix length, the address kept unmasked as netip.Prefix
+    keeps it (`cidr('10.0.0.1/8').ip()` is 10.0.0.1; `masked()` clears the host bits)."""
+
+    def __init__(self, addr: _Addr, bits: int) -> None:
+        self.addr, self.bits = addr, bits
+
+    @property
+    def network(self) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+        return ipaddress.ip_network(f"{self.addr}/{self.bits}", strict=False)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CIDR) and (self.addr, self.bits) == (other.addr, other.bits)
+
+    def __hash__(self) -> int:
+        return hash((self.addr, self.bits))
+
+    def __str__(self) -> str:
+        return f"{self.addr}/{self.bits}"
+
+
+def _parse_addr(text: str) -> _Addr:
+    """netip.ParseAddr as the IP library restricts it: no zone, no IPv4-mapped IPv6 address."""
+    if "%" in text:
+        raise ValueError("IP address with zone value is not allowed")
+    addr = ipaddress.ip_address(text)  # refuses IPv4 octets with leading zeros, as Go does
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        raise ValueError("IPv4-mapped IPv6 address is not allowed")
+    return addr
+
+
+def _parse_cidr(text: str) -> CIDR:
+    address, slash, bits = text.partition("/")
+    if not slash or not bits.isdigit() or (len(bits) > 1 and bits[0] == "0"):
+        raise ValueError(f"netip.ParsePrefix({text!r}): bad bits after slash: {bits!r}")
+    addr = _parse_addr(address)
+    if int(bits) > addr.max_prefixlen:
+        raise ValueError(f"netip.ParsePrefix({text!r}): prefix length out of range")
+    return CIDR(addr, int(bits))
+
+
+def _ip(value: Any) -> IP:
+    """ip(string), or a CIDR's address (`cidr.ip()`)."""
+    if isinstance(value, CIDR):
+        return IP(value.addr)
+    text = _str(value)
+    try:
+        return IP(_parse_addr(text))
+    except ValueError as e:
+        raise ValueError(f"IP Address {text!r} parse error during conversion from string: {e}") from None
+
+
+def _cidr(value: Any) -> CIDR:
+    text = _str(value)
+    try:
+        return _parse_cidr(text)
+    except ValueError as e:
+        raise ValueError(f"network address parse error during conversion from string: {e}") from None
+
+
+def _valid(parse: Callable[[str], Any]) -> Callable[[Any], celtypes.BoolType]:
+    def run(value: Any) -> celtypes.BoolType:
+        try:
+            parse(_str(value))
+        except ValueError:
+            return celtypes.BoolType(False)
+        return celtypes.BoolType(True)
+    return run
+
+
+def _is_canonical(value: Any) -> celtypes.BoolType:
+    text = _str(value)
+    try:
+        return celtypes.BoolType(str(_parse_addr(text)) == text)
+    except ValueError as e:
+        raise ValueError(f"IP Address {text!r} parse error during conversion from string: {e}") from None
+
+
+def _addr_of(value: Any) -> _Addr:
+    if not isinstance(value, IP):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return value.addr
+
+
+def _link_local_multicast(a: _Addr) -> bool:
+    """Go's IsLinkLocalMulticast: 224.0.0.0/24, or ff02::/16 with any flags (ffX2::)."""
+    if isinstance(a, ipaddress.IPv4Address):
+        return a in ipaddress.IPv4Network("224.0.0.0/24")
+    return (int(a) >> 112) & 0xFF0F == 0xFF02
+
+
+def _global_unicast(a: _Addr) -> bool:
+    """Go's IsGlobalUnicast: any address that is not unspecified, loopback, multicast,
+    link-local unicast or the IPv4 broadcast address (private ranges included)."""
+    if a.is_unspecified or a.is_loopback or a.is_multicast or _link_local_unicast(a):
+        return False
+    return a != ipaddress.IPv4Address("255.255.255.255")
+
+
+def _link_local_unicast(a: _Addr) -> bool:
+    if isinstance(a, ipaddress.IPv4Address):
+        return a in ipaddress.IPv4Network("169.254.0.0/16")
+    return a in ipaddress.IPv6Network("fe80::/10")
+
+
+def _ip_test(test: Callable[[_Addr], bool]) -> Callable[[Any], celtypes.BoolType]:
+    return lambda value: celtypes.BoolType(test(_addr_of(value)))
+
+
+def _cidr_of(value: Any) -> CIDR:
+    if not isinstance(value, CIDR):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return value
+
+
+def _contains_ip(cidr: Any, other: Any) -> celtypes.BoolType:
+    prefix = _cidr_of(cidr)
+    addr = other.addr if isinstance(other, IP) else _ip(other).addr
+    return celtypes.BoolType(addr.version == prefix.addr.version and addr in prefix.network)
+
+
+def _contains_cidr(cidr: Any, other: Any) -> celtypes.BoolType:
+    """Whether every address of `other` is in `cidr`: same family, a prefix at least as long,
+    and `other`'s address inside `cidr`'s network."""
+    prefix = _cidr_of(cidr)
+    inner = other if isinstance(other, CIDR) else _cidr(other)
+    if inner.addr.version != prefix.addr.version or inner.bits < prefix.bits:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(inner.addr in prefix.network)
+
+
+def _masked(value: Any) -> CIDR:
+    prefix = _cidr_of(value)
+    return CIDR(prefix.network.network_address, prefix.bits)
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "lowerAscii": _ascii(str.lower), "upperAscii": _ascii(str.upper), "trim": _trim,
     "substring": _substring, "replace": _replace, "split": _split, "join": _join, "charAt": _char_at,
@@ -331,6 +489,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "math.bitAnd": _bits(lambda a, b: a & b), "math.bitOr": _bits(lambda a, b: a | b),
     "math.bitXor": _bits(lambda a, b: a ^ b), "math.bitNot": _bit_not,
     "math.bitShiftLeft": _shift(True), "math.bitShiftRight": _shift(False),
+    "ip": _ip, "isIP": _valid(_parse_addr), "ip.isCanonical": _is_canonical,
+    "family": lambda v: celtypes.IntType(_addr_of(v).version),
+    "isUnspecified": _ip_test(lambda a: a.is_unspecified), "isLoopback": _ip_test(lambda a: a.is_loopback),
+    "isLinkLocalMulticast": _ip_test(_link_local_multicast), "isLinkLocalUnicast": _ip_test(_link_local_unicast),
+    "isGlobalUnicast": _ip_test(_global_unicast),
+    "cidr": _cidr, "isCIDR": _valid(_parse_cidr), "containsIP": _contains_ip, "containsCIDR": _contains_cidr,
+    "masked": _masked, "prefixLength": lambda v: celtypes.IntType(_cidr_of(v).bits),
 }
 
 
