@@ -225,7 +225,7 @@ class APIServer(StoreReads):
                             subresource: str = "") -> Obj:
         """`obj` as the mutating webhooks leave it; what one changed is defaulted and validated
         again, as kube-apiserver decodes a patched object with its defaults before validation."""
-        if self.webhooks is None or (caller is not None and caller.admitted):
+        if self.webhooks is None or _admitted(caller):
             return obj
         mutated = self.webhooks.mutate(operation, obj, old, caller, subresource)
         if mutated is None or mutated is obj or mutated == obj:
@@ -322,7 +322,7 @@ class APIServer(StoreReads):
         and the mutating plugins, before ResourceQuota and the write (`subresource`: status, for a
         status write): ValidatingAdmissionPolicy, then the validating webhooks (which see a scale
         write as an update of the object itself)."""
-        if caller is not None and caller.admitted:
+        if _admitted(caller):
             return
         self.policies.validate(operation, new, old, caller, (caller.subresource if caller else "") or subresource)
         if self.webhooks is not None:
@@ -472,7 +472,7 @@ class APIServer(StoreReads):
         webhook was called (serve goes on meanwhile), as store.Delete retries its validation."""
         obj = self.get(kind, namespace, name)
         for _ in range(DELETE_ATTEMPTS):
-            if self.webhooks is not None and not (caller is not None and caller.admitted):
+            if self.webhooks is not None and not _admitted(caller):
                 self.webhooks.mutate("DELETE", None, obj, caller)  # they see a delete too; what they return is unused
             self._admit("DELETE", None, obj, caller)
             if self.webhooks is None:
@@ -575,3 +575,8 @@ def _gc_finalizers(finalizers: list[str], policy: str | None) -> list[str]:
     wanted = {"Orphan": ORPHAN_FINALIZER, "Foreground": FOREGROUND_FINALIZER}.get(policy)
     kept = [f for f in finalizers if f not in GC_FINALIZERS]
     return kept + [wanted] if wanted else kept
+
+
+def _admitted(caller: Caller | None) -> bool:
+    """Whether the write is made on behalf of a request admission has judged already."""
+    return caller is not None and caller.admitted

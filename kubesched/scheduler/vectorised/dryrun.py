@@ -488,13 +488,10 @@ class BatchedDryRun:
         judged there gets the same Candidate again, as long as it holds no nominated pod that
         counts (the preemptors' nominations differ) and its order is kept (see `orders_for`)."""
         assert self._below is not None
-        key: list[Hashable] = [] if not budgets else [None]
-        for pl in self.dynamic:
-            key.append(pl)
-            key.append(pl.requests_key(state, pod))
-        if None in key:
+        key = tuple(k for pl in self.dynamic for k in (pl, pl.requests_key(state, pod)))
+        if budgets or None in key:  # budgets change between attempts; a plugin without a key
             return self._simulate(state, pod, potential, v, ks, budgets)
-        decided = self._below.decided_for(pod.priority, tuple(key))
+        decided = self._below.decided_for(pod.priority, key)
         slots = v.slots.take(ks)
         got = decided.take(slots)
         # Nominations do not change a node in the cache: they are looked at on each attempt.
