@@ -107,16 +107,10 @@ GPU = device_view("gpu.example.com", {"model": {"string": " A100-SXM "}, "index"
     "[[1], [2, 3]].flatten() == [1, 2, 3] && [1, 2, 3].slice(1, 3) == [2, 3] && lists.range(3) == [0, 1, 2]",
     "[1, 2, 3].indexOf(2) == 1 && [1, 2, 2].lastIndexOf(2) == 2",
     "sets.contains([1, 2, 3], [3, 1]) && sets.equivalent([1, 2], [2, 1, 1]) && !sets.intersects([1], [2])",
-    "math.greatest(1, 5, 3) == 5 && math.least([4, 2]) == 2 && math.abs(-3) == 3 && math.sign(-2.5) == -1.0",
-    "math.ceil(1.2) == 2.0 && math.floor(-1.2) == -2.0 && math.round(2.5) == 3.0 && math.trunc(-1.7) == -1.0",
-    "!math.isInf(1.0) && !math.isNaN(1.0) && math.isFinite(1.0)",
-    "math.bitAnd(6, 3) == 2 && math.bitOr(4, 1) == 5 && math.bitXor(3, 1) == 2 && math.bitNot(0) == -1",
-    "math.bitShiftLeft(1, 3) == 8 && math.bitShiftRight(-1, 60) == 15",
-    "device.attributes['gpu.example.com'].index == math.greatest(1, 3)",
 ])
 def test_the_library_functions_of_dras_environment_type_check_and_run(expression: str) -> None:
     """Kubernetes' base CEL environment, which v1.35's DRA environment extends: cel-go's
-    strings, sets and math extensions and Kubernetes' lists and regex libraries."""
+    strings and sets extensions and Kubernetes' lists and regex libraries."""
     assert compile_selector(expression).matches(GPU)
 
 
@@ -126,8 +120,6 @@ def test_the_library_functions_of_dras_environment_type_check_and_run(expression
     ("[1, 2].isSorted() == 1", "found no matching overload for '_==_' applied to '(bool, int)'"),
     ("['a'].sum() == 'a'", "found no matching overload for 'sum' applied to 'list(string).()'"),
     ("sets.contains([1], 1)", "found no matching overload for 'sets.contains' applied to '(list(int), int)'"),
-    ("math.abs('a') == 1", "found no matching overload for 'math.abs' applied to '(string)'"),
-    ("math.ceil(1) == 1.0", "found no matching overload for 'math.ceil' applied to '(int)'"),
     ("device.driver.split(1).size() > 0", "found no matching overload for 'split' applied to 'string.(int)'"),
 ])
 def test_library_functions_refuse_wrong_argument_types_with_cel_gos_message(expression: str, message: str) -> None:
@@ -142,8 +134,8 @@ def test_library_functions_refuse_wrong_argument_types_with_cel_gos_message(expr
     ("[1, 2, 3].max() == 3", 14),
     # a string's indexOf: a traversal of it (the driver name is at most 63 characters)
     ("device.driver.indexOf('.') == 3", 10),
-    # cel-go's math and sets extensions: 1 a call
-    ("math.abs(-1) == 1", 2),
+    # cel-go's sets extension: 1 a call
+    ("sets.contains([1], [1])", 21),
 ])
 def test_library_costs_are_cel_gos(expression: str, cost: int) -> None:
     assert compile_selector(expression).max_cost == cost

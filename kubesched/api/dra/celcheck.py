@@ -25,9 +25,8 @@ dyn and cost as cel-go's default (1), so nothing upstream accepts is refused on 
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +34,7 @@ import lark
 
 U64 = 2**64 - 1
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
+MAX_NAME_FORMAT_REGEX_SIZE, MAX_FORMAT_SIZE = 128, 64  # k8s.io/apiserver/pkg/cel's limits
 
 # Types: a name, or a tuple (kind, parameters...) for list, map and type.
 Type = str | tuple[Any, ...]
@@ -44,6 +44,10 @@ ERROR = "*error*"
 QUANTITY = "kubernetes.Quantity"
 SEMVER = "kubernetes.Semver"
 IP, CIDR = "net.IP", "net.CIDR"  # Kubernetes' IP and CIDR libraries' opaque types
+URL, FORMAT = "kubernetes.URL", "kubernetes.NamedFormat"
+FORMAT_NAMES = ("dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
+                "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date",
+                "datetime")
 DEVICE = "kubernetes.DRADevice"
 STR, INT, UINT, DOUBLE, BOOL, BYTES = "string", "int", "uint", "double", "bool", "bytes"
 NUMBERS = (INT, UINT, DOUBLE)
@@ -55,6 +59,10 @@ def _list(elem: Type) -> Type:
 
 def _map(key: Type, value: Type) -> Type:
     return ("map", key, value)
+
+
+def _optional(value: Type) -> Type:
+    return ("optional_type", value)
 
 
 ATTRIBUTES = _map(STR, _map(STR, ANY))
@@ -141,6 +149,7 @@ class _N:
     cost: Est
     size: Est | None = None
     path: tuple[str, ...] | None = None
+    literal: int | None = None  # an int literal's value
 
     def size_or_unknown(self) -> Est:
         if self.size is not None:
@@ -165,17 +174,6 @@ def _numeric_pairs() -> Iterator[tuple[Type, Type]]:
 
 _TIMESTAMP, _DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
 _COMPARABLE = (*NUMBERS, BOOL, STR, BYTES, _TIMESTAMP, _DURATION)  # what the lists library orders
-
-
-def _extremes(fn: str) -> list[_Overload]:
-    """math.greatest / math.least: one to three numbers (dyn when their types differ) or a list
-    of them (cel-go's macro turns more arguments into the list form)."""
-    out = [_ov(f"math_{fn}_list_{t}", (_list(t),), t) for t in NUMBERS]
-    for arity in (1, 2, 3):
-        for combo in itertools.product(NUMBERS, repeat=arity):
-            same = all(t == combo[0] for t in combo)
-            out.append(_ov(f"math_{fn}_{'_'.join(combo)}", combo, combo[0] if same else DYN))
-    return out
 
 
 _REL = [_ov(f"rel_{a}_{b}", (a, b), BOOL) for a, b in _numeric_pairs()] + [
@@ -263,7 +261,7 @@ FUNCTIONS: dict[str, list[_Overload]] = {
     "max": [_ov(f"list_{fmt(t)}_max", (_list(t),), t, True) for t in _COMPARABLE],
     "slice": [_ov("list_slice", (_list(_A), INT, INT), _list(_A), True)],
     "flatten": [_ov("list_flatten", (_list(_list(_A)),), _list(_A), True),
-                _ov("list_flatten_list_int", (_list(DYN), INT), _list(DYN), True)],
+                _ov("list_flatten_int", (_list(DYN), INT), _list(DYN), True)],
     "distinct": [_ov("list_distinct", (_list(_A),), _list(_A), True)],
     "sort": [_ov(f"list_{fmt(t)}_sort", (_list(t),), _list(t), True) for t in _COMPARABLE],
     "reverse": [_ov("list_reverse", (_list(_A),), _list(_A), True)],
@@ -272,17 +270,6 @@ FUNCTIONS: dict[str, list[_Overload]] = {
     "sets.contains": [_ov("list_sets_contains_list", (_list(_A), _list(_A)), BOOL)],
     "sets.equivalent": [_ov("list_sets_equivalent_list", (_list(_A), _list(_A)), BOOL)],
     "sets.intersects": [_ov("list_sets_intersects_list", (_list(_A), _list(_A)), BOOL)],
-    # cel-go's math extension (math.greatest and math.least below).
-    "math.abs": [_ov(f"math_abs_{t}", (t,), t) for t in NUMBERS],
-    "math.sign": [_ov(f"math_sign_{t}", (t,), t) for t in NUMBERS],
-    **{f"math.{fn}": [_ov(f"math_{fn}_double", (DOUBLE,), DOUBLE)] for fn in ("ceil", "floor", "round", "trunc")},
-    **{f"math.{fn}": [_ov(f"math_{fn}_double", (DOUBLE,), BOOL)] for fn in ("isInf", "isNaN", "isFinite")},
-    **{f"math.{fn}": [_ov(f"math_{fn}_{t}_{t}", (t, t), t) for t in (INT, UINT)]
-       for fn in ("bitAnd", "bitOr", "bitXor")},
-    "math.bitNot": [_ov(f"math_bitNot_{t}", (t,), t) for t in (INT, UINT)],
-    **{f"math.{fn}": [_ov(f"math_{fn}_{t}_int", (t, INT), t) for t in (INT, UINT)]
-       for fn in ("bitShiftLeft", "bitShiftRight")},
-    **{f"math.{fn}": _extremes(fn) for fn in ("greatest", "least")},
     # Kubernetes' IP and CIDR libraries.
     "ip": [_ov("string_to_ip", (STR,), IP), _ov("cidr_ip", (CIDR,), IP, True)],
     "isIP": [_ov("is_ip", (STR,), BOOL)],
@@ -300,15 +287,32 @@ FUNCTIONS: dict[str, list[_Overload]] = {
                      _ov("cidr_contains_cidr", (CIDR, CIDR), BOOL, True)],
     "masked": [_ov("cidr_masked", (CIDR,), CIDR, True)],
     "prefixLength": [_ov("cidr_prefix_length", (CIDR,), INT, True)],
+    # Kubernetes' URL library.
+    "url": [_ov("string_to_url", (STR,), URL)],
+    "isURL": [_ov("is_url_string", (STR,), BOOL)],
+    **{fn: [_ov(oid, (URL,), STR, True)] for fn, oid in (
+        ("getScheme", "url_get_scheme"), ("getHost", "url_get_host"), ("getHostname", "url_get_hostname"),
+        ("getPort", "url_get_port"), ("getEscapedPath", "url_get_escaped_path"))},
+    "getQuery": [_ov("url_get_query", (URL,), _map(STR, _list(STR)), True)],
+    # Kubernetes' format library.
+    **{f"format.{name}": [_ov(f"format.{name}", (), FORMAT)] for name in FORMAT_NAMES},
+    "format.named": [_ov("format-named", (STR,), _optional(FORMAT))],
+    "validate": [_ov("format-validate", (FORMAT, STR), _optional(_list(STR)), True)],
+    # cel-go's optional types.
+    "optional.of": [_ov("optional_of", (_A,), _optional(_A))],
+    "optional.ofNonZeroValue": [_ov("optional_ofNonZeroValue", (_A,), _optional(_A))],
+    "optional.none": [_ov("optional_none", (), _optional(_A))],
+    "hasValue": [_ov("optional_hasValue", (_optional(_A),), BOOL, True)],
+    "value": [_ov("optional_value", (_optional(_A),), _A, True)],
+    "or": [_ov("optional_or_optional", (_optional(_A), _optional(_A)), _optional(_A), True)],
+    "orValue": [_ov("optional_orValue_value", (_optional(_A), _A), _A, True)],
 }
-# Other functions the Kubernetes CEL environment declares (URLs, formats, optionals,
-# timestamps' accessors, sortBy): known, typed dyn, costing 1 a call.
+# Other functions the Kubernetes CEL environment declares (string formatting, timestamps'
+# accessors): known, typed dyn, costing 1 a call.
 _UNTYPED = {
-    "sortBy", "format", "quote", "url", "isURL", "getScheme", "getHost", "getHostname", "getPort",
-    "getEscapedPath", "getQuery", "validate", "named", "hasValue", "value", "orValue", "or", "optMap", "optFlatMap",
-    "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
-    "getMinutes", "getSeconds", "getMilliseconds", "optional.of", "optional.ofNonZeroValue", "optional.none",
-}  # not base64: cel-go's encoders extension is not in Kubernetes' base environment, so v1.35 refuses it
+    "format", "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
+    "getMinutes", "getSeconds", "getMilliseconds",
+}  # not base64 nor math: cel-go's encoders and math extensions are not in Kubernetes' base environment
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
 
@@ -436,7 +440,7 @@ class _Checker:
         if kind == "BYTES_LIT":
             return _N(BYTES, ZERO, (len(_unquote(text[1:]).encode()),) * 2)
         t = {"INT_LIT": INT, "UINT_LIT": UINT, "FLOAT_LIT": DOUBLE, "BOOL_LIT": BOOL, "NULL_LIT": "null_type"}[kind]
-        return _N(t, ZERO, ONE)
+        return _N(t, ZERO, ONE, literal=int(text, 0) if kind == "INT_LIT" else None)
 
     def _ident(self, node: Any) -> _N:
         token = node.children[0]
@@ -493,7 +497,7 @@ class _Checker:
             else:
                 self.error(offset, f"undefined field '{name}'")
                 result = ERROR
-        elif t in (QUANTITY, SEMVER):
+        elif t in (QUANTITY, SEMVER, URL, FORMAT):
             cost = _add(cost, ONE)
             self.error(offset, f"undefined field '{name}'")
             result = ERROR
@@ -524,10 +528,7 @@ class _Checker:
         if qualified is not None and f"{qualified}.{name}" in _UNTYPED:
             return self._untyped([self.check(a) for a in arg_nodes])
         if qualified is not None and f"{qualified}.{name}" in FUNCTIONS:
-            args = [self.check(a) for a in arg_nodes]
-            if qualified == "math" and name in ("greatest", "least") and len(args) > 3:
-                return self._untyped(args)  # cel-go's macro: a list of the arguments
-            return self.call(f"{qualified}.{name}", offset, None, args)
+            return self.call(f"{qualified}.{name}", offset, None, [self.check(a) for a in arg_nodes])
         target = self.check(target_node)
         return self.call(name, offset, target, [self.check(a) for a in arg_nodes])
 
@@ -704,6 +705,19 @@ def _call_cost(name: str, oid: str, target: _N | None, args: list[_N]) -> tuple[
     if name in ("find", "findAll") and target and args:
         strcost = _factor(_add(tgt, ONE), 0.1)
         return _mul(strcost, _factor(args[0].size_or_unknown(), 0.25)), (0, tgt[1])
+    if oid in _LIST_ESTIMATES and target:
+        return _LIST_ESTIMATES[oid](target, args)
+    if name == "url":
+        size = args[0].size_or_unknown()
+        return _factor(size, 0.1), size
+    if name == "validate" and args:
+        # a regular expression's cost on the string, with the longest name format's pattern (128)
+        return _factor(_factor(args[0].size_or_unknown(), 0.1), MAX_NAME_FORMAT_REGEX_SIZE * 0.25), None
+    if oid == "equals" and args[0].type == args[1].type == FORMAT:
+        return _factor((1, MAX_FORMAT_SIZE), 0.1), None
+    if oid == "equals" and args[0].type == args[1].type == URL:
+        size = args[1].size if args[1].size is not None else ONE  # (upstream compares the right side with itself)
+        return _factor((1, size[1]), 0.1), None
     if name in ("cidr", "isIP", "isCIDR") or oid == "string_to_ip":
         return _factor(args[0].size_or_unknown(), 0.1), None  # parsing: a traversal
     if name == "ip.isCanonical":
@@ -738,6 +752,48 @@ def _call_cost(name: str, oid: str, target: _N | None, args: list[_N]) -> tuple[
     if oid in ("string_to_bytes", "bytes_to_string"):
         return _factor(args[0].size_or_unknown(), 0.1), None
     return ONE, None
+
+
+def _literal_uint(node: _N, default: int) -> int:
+    """An int literal argument's value (negative as 0), else `default`: cel-go's nodeAsUintValue."""
+    return default if node.literal is None else max(node.literal, 0)
+
+
+def _allocating(factor: float, size: Est) -> tuple[Est, Est]:
+    """cel-go's lists extension: `factor` per element of the result, 1 for the call and 10 for the
+    new list; the result has `size` elements."""
+    return _add(_factor(size, factor), (11, 11)), size
+
+
+def _slice_estimate(target: _N, args: list[_N]) -> tuple[Est, Est | None]:
+    start = _literal_uint(args[0], 0)
+    end = _literal_uint(args[1], target.size_or_unknown()[1])
+    count = (end - start) % 2**64  # unsigned, as cel-go subtracts
+    return _allocating(1, (count, count))
+
+
+def _flatten_estimate(target: _N, args: list[_N]) -> tuple[Est, Est | None]:
+    depth = _literal_uint(args[0], U64) if args else 1
+    return _allocating(depth, target.size_or_unknown())
+
+
+def _square_estimate(factor: float) -> Callable[[_N, list[_N]], tuple[Est, Est | None]]:
+    """distinct and sort: O(n²) comparisons at `factor` each; the result's size is estimated as n²
+    too, as cel-go does."""
+    def estimate(target: _N, args: list[_N]) -> tuple[Est, Est | None]:
+        size = target.size_or_unknown()
+        return _allocating(factor, _mul(size, size))
+    return estimate
+
+
+# cel-go's lists extension (version 3) estimates its own calls by overload; lists.range's
+# estimator never applies (cel-go hands every call a target), so it costs 1.
+_LIST_ESTIMATES: dict[str, Callable[[_N, list[_N]], tuple[Est, Est | None]]] = {
+    "list_slice": _slice_estimate, "list_flatten": _flatten_estimate, "list_flatten_int": _flatten_estimate,
+    "list_reverse": lambda target, args: _allocating(1, target.size_or_unknown()),
+    "list_distinct": _square_estimate(2.0),
+    **{f"list_{fmt(t)}_sort": _square_estimate(2.0 + (0.1 if t in (STR, BYTES) else 0)) for t in _COMPARABLE},
+}
 
 
 def _element_size(lst: _N) -> Est:

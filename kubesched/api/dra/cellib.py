@@ -13,17 +13,23 @@ cel-python reports as "no such overload", as cel-go does.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import datetime
 import ipaddress
-import math
+import json
 import re
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
 import lark
 from celpy import celtypes
 
-NAMESPACES = frozenset({"math", "sets", "strings", "lists", "ip"})
-_NUMBER = (celtypes.IntType, celtypes.UintType, celtypes.DoubleType)
+from kubesched.api.names import dns_1035_label_errors, dns_label_errors, dns_subdomain_errors
+from kubesched.api.validation.checker import label_value_errors, qualified_name_errors
+
+NAMESPACES = frozenset({"sets", "strings", "lists", "ip", "optional", "format"})
 
 
 def _str(value: Any) -> str:
@@ -239,80 +245,6 @@ def _intersects(a: Any, b: Any) -> celtypes.BoolType:
     return celtypes.BoolType(any(x in values for x in _list(b)))
 
 
-# ---- cel-go's math extension ---------------------------------------------------------------------
-
-def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
-    """math.greatest / math.least: of their arguments, or of one list argument."""
-    def run(*args: Any) -> Any:
-        values = list(args[0]) if len(args) == 1 and isinstance(args[0], list) else list(args)
-        if not values:
-            raise ValueError(f"math.@{'max' if pick is max else 'min'}(list) argument must not be empty")
-        for value in values:
-            if not isinstance(value, _NUMBER) or isinstance(value, bool):
-                raise TypeError(f"no such overload for {type(value).__name__}")
-        return pick(values)
-    return run
-
-
-def _double(value: Any) -> float:
-    if not isinstance(value, celtypes.DoubleType):
-        raise TypeError(f"no such overload for {type(value).__name__}")
-    return float(value)
-
-
-def _round(value: Any) -> celtypes.DoubleType:
-    x = _double(value)
-    if math.isinf(x) or math.isnan(x):
-        return celtypes.DoubleType(x)
-    return celtypes.DoubleType(math.copysign(math.floor(abs(x) + 0.5), x))  # half away from zero, as Go's
-
-
-def _abs(value: Any) -> Any:
-    if isinstance(value, celtypes.IntType) and value == -(2 ** 63):
-        raise ValueError("integer overflow")
-    if isinstance(value, _NUMBER) and not isinstance(value, bool):
-        return type(value)(abs(value))
-    raise TypeError(f"no such overload for {type(value).__name__}")
-
-
-def _sign(value: Any) -> Any:
-    if isinstance(value, celtypes.DoubleType) and math.isnan(value):
-        return value
-    if isinstance(value, _NUMBER) and not isinstance(value, bool):
-        return type(value)((value > 0) - (value < 0))
-    raise TypeError(f"no such overload for {type(value).__name__}")
-
-
-def _bits(op: Callable[[int, int], int]) -> Callable[[Any, Any], Any]:
-    def run(a: Any, b: Any) -> Any:
-        if type(a) is not type(b) or not isinstance(a, (celtypes.IntType, celtypes.UintType)):
-            raise TypeError("no such overload")
-        return type(a)(op(int(a), int(b)))
-    return run
-
-
-def _bit_not(a: Any) -> Any:
-    if isinstance(a, celtypes.UintType):
-        return celtypes.UintType(~int(a) & (2 ** 64 - 1))
-    return celtypes.IntType(~_int(a))
-
-
-def _shift(left: bool) -> Callable[[Any, Any], Any]:
-    def run(a: Any, n: Any) -> Any:
-        bits = _int(n)
-        if bits < 0:
-            raise ValueError(f"math.bitShift{'Left' if left else 'Right'}() negative offset: {bits}")
-        if isinstance(a, celtypes.UintType):
-            value = (int(a) << bits if left else int(a) >> bits) & (2 ** 64 - 1)
-            return celtypes.UintType(value)
-        x = _int(a)
-        if left:
-            shifted = (x << bits) & (2 ** 64 - 1) if bits < 64 else 0
-            return celtypes.IntType(shifted - 2 ** 64 if shifted >= 2 ** 63 else shifted)
-        return celtypes.IntType((x & (2 ** 64 - 1)) >> bits if bits < 64 else 0)  # logical, as cel-go's
-    return run
-
-
 # ---- Kubernetes' IP and CIDR libraries -----------------------------------------------------------
 
 _Addr = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -469,6 +401,226 @@ def _masked(value: Any) -> CIDR:
     prefix = _cidr_of(value)
     return CIDR(prefix.network.network_address, prefix.bits)
 
+# ---- Kubernetes' URL library ---------------------------------------------------------------------
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+_PATH_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~$&+,/:;=@")
+_ESCAPED_PATH_OK = _PATH_SAFE | frozenset("!'()*[]%")
+
+
+class URL:
+    """A `kubernetes.URL`: a URL as Go's url.Parse splits it, after url.ParseRequestURI accepted
+    the text (an absolute URL, or an absolute path)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        rest, _, self.fragment = text.partition("#")
+        self.scheme = ""
+        if (m := _SCHEME.match(rest)) and rest[m.end():m.end() + 1] == ":":
+            self.scheme, rest = m.group(0).lower(), rest[m.end() + 1:]
+        rest, _, self.raw_query = rest.partition("?")
+        self.host = ""
+        if rest.startswith("//") and self.scheme:
+            authority, slash, path = rest[2:].partition("/")
+            self.host, rest = authority.rpartition("@")[2], slash + path
+        self.raw_path = rest
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, URL) and self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def hostname(self) -> str:
+        host = self.host
+        if host.startswith("["):
+            return host[1:host.find("]")] if "]" in host else host[1:]
+        return host.rpartition(":")[0] if ":" in host else host
+
+    def port(self) -> str:
+        host = self.host.rpartition("]")[2] if self.host.startswith("[") else self.host
+        return host.rpartition(":")[2] if ":" in host else ""
+
+    def escaped_path(self) -> str:
+        """Go's EscapedPath: the path as written when that is a valid encoding, else re-escaped."""
+        if all(c in _ESCAPED_PATH_OK for c in self.raw_path):
+            return self.raw_path
+        return "".join(c if c in _PATH_SAFE else "".join(f"%{b:02X}" for b in c.encode())
+                       for c in urllib.parse.unquote(self.raw_path))
+
+
+def _request_uri_error(text: str) -> str | None:
+    """Why Go's url.ParseRequestURI refuses `text`, in its words, or None."""
+    quoted = json.dumps(text)
+    if text == "":
+        return f"parse {quoted}: empty url"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
+        return f"parse {quoted}: net/url: invalid control character in URL"
+    if text.startswith(":"):
+        return f"parse {quoted}: missing protocol scheme"
+    if text == "*":
+        return None
+    m = _SCHEME.match(text)
+    rest = text[m.end() + 1:] if m and text[m.end():m.end() + 1] == ":" else text
+    if not (m and rest is not text) and not rest.startswith("/"):
+        return f"parse {quoted}: invalid URI for request"
+    if bad := re.search(r"%(?![0-9A-Fa-f]{2})(.{0,2})", rest.partition("?")[0]):
+        return f"parse {quoted}: invalid URL escape {json.dumps('%' + bad.group(1))}"
+    if rest is not text and rest.startswith("//"):
+        host = rest[2:].partition("/")[0].partition("?")[0].rpartition("@")[2]
+        port = host.rpartition("]")[2] if host.startswith("[") else host
+        if ":" in port and not port.rpartition(":")[2].isdigit() and port.rpartition(":")[2]:
+            return f"parse {quoted}: invalid port {json.dumps(':' + port.rpartition(':')[2])} after host"
+    return None
+
+
+def _url(value: Any) -> URL:
+    text = _str(value)
+    if (why := _request_uri_error(text)) is not None:
+        raise ValueError(f"URL parse error during conversion from string: {why}")
+    return URL(text)
+
+
+def _url_of(value: Any) -> URL:
+    if not isinstance(value, URL):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return value
+
+
+def _get_query(value: Any) -> celtypes.MapType:
+    query: dict[str, list[str]] = {}
+    for key, item in urllib.parse.parse_qsl(_url_of(value).raw_query, keep_blank_values=True):
+        query.setdefault(key, []).append(item)
+    return celtypes.MapType({celtypes.StringType(k): celtypes.ListType([celtypes.StringType(v) for v in vs])
+                             for k, vs in query.items()})
+
+
+# ---- cel-go's optional types ---------------------------------------------------------------------
+
+class Optional:
+    """An `optional_type(T)`: a value, or none."""
+
+    def __init__(self, value: Any = None, present: bool = False) -> None:
+        self.value, self.present = value, present
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Optional) and (self.present, self.value) == (other.present, other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.present, self.value))
+
+
+NONE = Optional()
+
+
+def _opt(value: Any) -> Optional:
+    if not isinstance(value, Optional):
+        raise TypeError(f"no such overload for {type(value).__name__}")
+    return value
+
+
+def _of_non_zero(value: Any) -> Optional:
+    """optional.ofNonZeroValue: none for a type's zero value (0, '', false, null, empty list or map)."""
+    zero = value is None or (not isinstance(value, (Optional, URL, Format)) and not value)
+    return NONE if zero else Optional(value, True)
+
+
+def _value(value: Any) -> Any:
+    opt = _opt(value)
+    if not opt.present:
+        raise ValueError("optional.none() dereference")
+    return opt.value
+
+
+# ---- Kubernetes' format library ------------------------------------------------------------------
+
+class Format:
+    """A `kubernetes.NamedFormat`: a format string values are checked against."""
+
+    def __init__(self, name: str, check: Callable[[str], list[str]]) -> None:
+        self.name, self.check = name, check
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Format) and self.name == other.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def _prefix(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """apimachinery's NameIs*(name, prefix=true): a generateName prefix may end with '-'."""
+    return lambda s: check(s[:-1] + "a" if s.endswith("-") else s)
+
+
+def _uri_errors(s: str) -> list[str]:
+    why = _request_uri_error(s)
+    return [] if why is None else [why]
+
+
+_UUID = re.compile(r"(?i)^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$")
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})$")
+
+
+def _is_date(s: str) -> bool:
+    m = _DATE.match(s)
+    if m is None:
+        return False
+    try:
+        datetime.date(int(m[1]), int(m[2]), int(m[3]))
+    except ValueError:
+        return False
+    return True
+
+
+def _is_datetime(s: str) -> bool:
+    m = _DATETIME.match(s)
+    return m is not None and _is_date(m[1]) and int(m[2]) < 24 and int(m[3]) < 60 and int(m[4]) < 60
+
+
+def _is_base64(s: str) -> bool:
+    try:
+        base64.b64decode(s.replace("\r", "").replace("\n", ""), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _formats() -> dict[str, Format]:
+    checks: dict[str, tuple[str, Callable[[str], list[str]]]] = {
+        "dns1123Label": ("DNS1123Label", dns_label_errors),
+        "dns1123Subdomain": ("DNS1123Subdomain", dns_subdomain_errors),
+        "dns1035Label": ("DNS1035Label", dns_1035_label_errors),
+        "qualifiedName": ("QualifiedName", qualified_name_errors),
+        "dns1123LabelPrefix": ("DNS1123LabelPrefix", _prefix(dns_label_errors)),
+        "dns1123SubdomainPrefix": ("DNS1123SubdomainPrefix", _prefix(dns_subdomain_errors)),
+        "dns1035LabelPrefix": ("DNS1035LabelPrefix", _prefix(dns_1035_label_errors)),
+        "labelValue": ("LabelValue", label_value_errors),
+        "uri": ("URI", _uri_errors),
+        "uuid": ("uuid", lambda s: [] if _UUID.match(s) else ["does not match the UUID format"]),
+        "byte": ("byte", lambda s: [] if _is_base64(s) else ["invalid base64"]),
+        "date": ("date", lambda s: [] if _is_date(s) else ["invalid date"]),
+        "datetime": ("datetime", lambda s: [] if _is_datetime(s) else ["invalid datetime"]),
+    }
+    return {key: Format(name, check) for key, (name, check) in checks.items()}
+
+
+FORMATS = _formats()
+
+
+def _validate(fmt: Any, value: Any) -> Optional:
+    if not isinstance(fmt, Format):
+        raise TypeError(f"no such overload for {type(fmt).__name__}")
+    problems = fmt.check(_str(value))
+    if not problems:
+        return NONE
+    return Optional(celtypes.ListType([celtypes.StringType(p) for p in problems]), True)
+
+
+def _named(name: Any) -> Optional:
+    found = FORMATS.get(_str(name))
+    return NONE if found is None else Optional(found, True)
+
 
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "lowerAscii": _ascii(str.lower), "upperAscii": _ascii(str.upper), "trim": _trim,
@@ -478,17 +630,6 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isSorted": _is_sorted, "sum": _sum, "max": _max, "slice": _slice, "flatten": _flatten,
     "distinct": _distinct, "sort": _sort, "reverse": _reverse, "lists.range": _range,
     "sets.contains": _contains, "sets.equivalent": _equivalent, "sets.intersects": _intersects,
-    "math.greatest": _extreme(max), "math.least": _extreme(min), "math.abs": _abs, "math.sign": _sign,
-    "math.ceil": lambda x: celtypes.DoubleType(math.ceil(_double(x)) if math.isfinite(_double(x)) else _double(x)),
-    "math.floor": lambda x: celtypes.DoubleType(math.floor(_double(x)) if math.isfinite(_double(x)) else _double(x)),
-    "math.round": _round,
-    "math.trunc": lambda x: celtypes.DoubleType(math.trunc(_double(x)) if math.isfinite(_double(x)) else _double(x)),
-    "math.isInf": lambda x: celtypes.BoolType(math.isinf(_double(x))),
-    "math.isNaN": lambda x: celtypes.BoolType(math.isnan(_double(x))),
-    "math.isFinite": lambda x: celtypes.BoolType(math.isfinite(_double(x))),
-    "math.bitAnd": _bits(lambda a, b: a & b), "math.bitOr": _bits(lambda a, b: a | b),
-    "math.bitXor": _bits(lambda a, b: a ^ b), "math.bitNot": _bit_not,
-    "math.bitShiftLeft": _shift(True), "math.bitShiftRight": _shift(False),
     "ip": _ip, "isIP": _valid(_parse_addr), "ip.isCanonical": _is_canonical,
     "family": lambda v: celtypes.IntType(_addr_of(v).version),
     "isUnspecified": _ip_test(lambda a: a.is_unspecified), "isLoopback": _ip_test(lambda a: a.is_loopback),
@@ -496,6 +637,19 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isGlobalUnicast": _ip_test(_global_unicast),
     "cidr": _cidr, "isCIDR": _valid(_parse_cidr), "containsIP": _contains_ip, "containsCIDR": _contains_cidr,
     "masked": _masked, "prefixLength": lambda v: celtypes.IntType(_cidr_of(v).bits),
+    "url": _url, "isURL": lambda v: celtypes.BoolType(_request_uri_error(_str(v)) is None),
+    "getScheme": lambda v: celtypes.StringType(_url_of(v).scheme),
+    "getHost": lambda v: celtypes.StringType(_url_of(v).host),
+    "getHostname": lambda v: celtypes.StringType(_url_of(v).hostname()),
+    "getPort": lambda v: celtypes.StringType(_url_of(v).port()),
+    "getEscapedPath": lambda v: celtypes.StringType(_url_of(v).escaped_path()),
+    "getQuery": _get_query,
+    "optional.of": lambda v: Optional(v, True), "optional.ofNonZeroValue": _of_non_zero,
+    "optional.none": lambda: NONE, "hasValue": lambda v: celtypes.BoolType(_opt(v).present), "value": _value,
+    "or": lambda a, b: _opt(a) if _opt(a).present else _opt(b),
+    "orValue": lambda a, b: _opt(a).value if _opt(a).present else b,
+    "validate": _validate, "format.named": _named,
+    **{f"format.{key}": (lambda f=f: f) for key, f in FORMATS.items()},
 }
 
 
