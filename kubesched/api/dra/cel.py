@@ -237,13 +237,21 @@ class Selector:
         except _CostLimitExceeded:
             raise CELError("operation cancelled: actual cost limit exceeded") from None
         except celpy.CELEvalError as e:
-            raise CELError(str(e.args[0]) if e.args else str(e)) from None
+            raise CELError(_message(e)) from None
         if isinstance(result, celpy.CELEvalError):
-            raise CELError(str(result.args[0]) if result.args else str(result))
+            raise CELError(_message(result))
         if not isinstance(result, celtypes.BoolType):
             name = "null_type" if result is None else type(result).__name__.removesuffix("Type").lower()
             raise CELError(f"CEL result of type {name} could not be converted to bool")
         return bool(result)
+
+
+def _message(error: celpy.CELEvalError) -> str:
+    """The evaluation error's message: a library function's own, else cel-python's."""
+    args = error.args
+    if len(args) > 2 and args[1] is cellib.LibraryError and args[2]:
+        return str(args[2][0])
+    return str(args[0]) if args else str(error)
 
 
 _compiled: dict[tuple[str, bool], Selector] = {}

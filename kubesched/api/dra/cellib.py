@@ -32,6 +32,11 @@ from kubesched.api.validation.checker import label_value_errors, qualified_name_
 NAMESPACES = frozenset({"sets", "strings", "lists", "ip", "optional", "format"})
 
 
+class LibraryError(ValueError):
+    """A library function's error at run time, told with its own message (cel-python words any
+    other ValueError as cel-go words an overflow)."""
+
+
 def _str(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"no such overload for {type(value).__name__}")
@@ -56,11 +61,11 @@ def _substring(s: Any, start: Any, end: Any = None) -> celtypes.StringType:
     text, begin = _str(s), _int(start)
     stop = len(text) if end is None else _int(end)
     if begin < 0 or begin > len(text):
-        raise ValueError(f"index out of range: {begin}")
+        raise LibraryError(f"index out of range: {begin}")
     if stop < 0 or stop > len(text):
-        raise ValueError(f"index out of range: {stop}")
+        raise LibraryError(f"index out of range: {stop}")
     if begin > stop:
-        raise ValueError(f"invalid substring range. start: {begin}, end: {stop}")
+        raise LibraryError(f"invalid substring range. start: {begin}, end: {stop}")
     return celtypes.StringType(text[begin:stop])
 
 
@@ -88,7 +93,7 @@ def _join(items: Any, sep: Any = "") -> celtypes.StringType:
 def _char_at(s: Any, index: Any) -> celtypes.StringType:
     text, i = _str(s), _int(index)
     if i < 0 or i > len(text):
-        raise ValueError(f"index out of range: {i}")
+        raise LibraryError(f"index out of range: {i}")
     return celtypes.StringType(text[i:i + 1])
 
 
@@ -101,7 +106,7 @@ def _index_of(target: Any, item: Any, start: Any = None) -> celtypes.IntType:
     text, sub = _str(target), _str(item)
     begin = 0 if start is None else _int(start)
     if begin < 0 or begin > len(text):
-        raise ValueError(f"index out of range: {begin}")
+        raise LibraryError(f"index out of range: {begin}")
     return celtypes.IntType(text.find(sub, begin))
 
 
@@ -114,7 +119,7 @@ def _last_index_of(target: Any, item: Any, start: Any = None) -> celtypes.IntTyp
     text, sub = _str(target), _str(item)
     end = len(text) if start is None else _int(start)
     if end < 0 or end > len(text):
-        raise ValueError(f"index out of range: {end}")
+        raise LibraryError(f"index out of range: {end}")
     return celtypes.IntType(text.rfind(sub, 0, end + len(sub)))
 
 
@@ -155,7 +160,7 @@ def _compile(pattern: Any) -> re.Pattern[str]:
     try:
         return re.compile(_str(pattern))
     except re.error as e:
-        raise ValueError(f"error parsing regexp: {e}") from None
+        raise LibraryError(f"error parsing regexp: {e}") from None
 
 
 # ---- Kubernetes' lists library -------------------------------------------------------------------
@@ -178,25 +183,25 @@ def _sum(items: Any) -> Any:
 def _max(items: Any) -> Any:
     values = _list(items)
     if not values:
-        raise ValueError("max called on empty list")
+        raise LibraryError("max called on empty list")
     return max(values)
 
 
 def _slice(items: Any, start: Any, end: Any) -> celtypes.ListType:
     values, begin, stop = _list(items), _int(start), _int(end)
     if begin < 0 or stop < 0:
-        raise ValueError(f"cannot slice({begin}, {stop}), negative indexes not supported")
+        raise LibraryError(f"cannot slice({begin}, {stop}), negative indexes not supported")
     if begin > stop:
-        raise ValueError(f"cannot slice({begin}, {stop}), start index must be less than or equal to end index")
+        raise LibraryError(f"cannot slice({begin}, {stop}), start index must be less than or equal to end index")
     if stop > len(values):
-        raise ValueError(f"cannot slice({begin}, {stop}), list is length {len(values)}")
+        raise LibraryError(f"cannot slice({begin}, {stop}), list is length {len(values)}")
     return celtypes.ListType(values[begin:stop])
 
 
 def _flatten(items: Any, depth: Any = 1) -> celtypes.ListType:
     levels = _int(depth)
     if levels < 0:
-        raise ValueError("level must be non-negative")
+        raise LibraryError("level must be non-negative")
 
     def flat(values: list[Any], left: int) -> list[Any]:
         out: list[Any] = []
@@ -290,20 +295,20 @@ class CIDR:
 def _parse_addr(text: str) -> _Addr:
     """netip.ParseAddr as the IP library restricts it: no zone, no IPv4-mapped IPv6 address."""
     if "%" in text:
-        raise ValueError("IP address with zone value is not allowed")
+        raise LibraryError("IP address with zone value is not allowed")
     addr = ipaddress.ip_address(text)  # refuses IPv4 octets with leading zeros, as Go does
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        raise ValueError("IPv4-mapped IPv6 address is not allowed")
+        raise LibraryError("IPv4-mapped IPv6 address is not allowed")
     return addr
 
 
 def _parse_cidr(text: str) -> CIDR:
     address, slash, bits = text.partition("/")
     if not slash or not bits.isdigit() or (len(bits) > 1 and bits[0] == "0"):
-        raise ValueError(f"netip.ParsePrefix({text!r}): bad bits after slash: {bits!r}")
+        raise LibraryError(f"netip.ParsePrefix({text!r}): bad bits after slash: {bits!r}")
     addr = _parse_addr(address)
     if int(bits) > addr.max_prefixlen:
-        raise ValueError(f"netip.ParsePrefix({text!r}): prefix length out of range")
+        raise LibraryError(f"netip.ParsePrefix({text!r}): prefix length out of range")
     return CIDR(addr, int(bits))
 
 
@@ -315,7 +320,7 @@ def _ip(value: Any) -> IP:
     try:
         return IP(_parse_addr(text))
     except ValueError as e:
-        raise ValueError(f"IP Address {text!r} parse error during conversion from string: {e}") from None
+        raise LibraryError(f"IP Address {text!r} parse error during conversion from string: {e}") from None
 
 
 def _cidr(value: Any) -> CIDR:
@@ -323,7 +328,7 @@ def _cidr(value: Any) -> CIDR:
     try:
         return _parse_cidr(text)
     except ValueError as e:
-        raise ValueError(f"network address parse error during conversion from string: {e}") from None
+        raise LibraryError(f"network address parse error during conversion from string: {e}") from None
 
 
 def _valid(parse: Callable[[str], Any]) -> Callable[[Any], celtypes.BoolType]:
@@ -341,7 +346,7 @@ def _is_canonical(value: Any) -> celtypes.BoolType:
     try:
         return celtypes.BoolType(str(_parse_addr(text)) == text)
     except ValueError as e:
-        raise ValueError(f"IP Address {text!r} parse error during conversion from string: {e}") from None
+        raise LibraryError(f"IP Address {text!r} parse error during conversion from string: {e}") from None
 
 
 def _addr_of(value: Any) -> _Addr:
@@ -477,7 +482,7 @@ def _request_uri_error(text: str) -> str | None:
 def _url(value: Any) -> URL:
     text = _str(value)
     if (why := _request_uri_error(text)) is not None:
-        raise ValueError(f"URL parse error during conversion from string: {why}")
+        raise LibraryError(f"URL parse error during conversion from string: {why}")
     return URL(text)
 
 
@@ -528,7 +533,7 @@ def _of_non_zero(value: Any) -> Optional:
 def _value(value: Any) -> Any:
     opt = _opt(value)
     if not opt.present:
-        raise ValueError("optional.none() dereference")
+        raise LibraryError("optional.none() dereference")
     return opt.value
 
 

@@ -1,0 +1,155 @@
+"""The CEL libraries of v1.35's DRA environment beyond the ones selectors use most: Kubernetes' URL
+and format libraries, cel-go's optional values, the lists extension's costs, and what the base
+environment leaves out (cel-go's math extension)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubesched.api.dra.cel import CELError, compile_selector, device_view
+
+NIC = device_view("nic.example.com", {"endpoint": {"string": "https://nic.example.com:8443/api/v1?zone=a&zone=b"},
+                                      "name": {"string": "eth-0"}}, {})
+
+
+def _matches(expression: str) -> bool:
+    return compile_selector(expression).matches(NIC)
+
+
+def _refused(expression: str) -> str:
+    with pytest.raises(CELError) as e:
+        compile_selector(expression)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("expression", [
+    "url(device.attributes['nic.example.com'].endpoint).getScheme() == 'https'",
+    "url(device.attributes['nic.example.com'].endpoint).getHost() == 'nic.example.com:8443'",
+    "url(device.attributes['nic.example.com'].endpoint).getHostname() == 'nic.example.com'",
+    "url(device.attributes['nic.example.com'].endpoint).getPort() == '8443'",
+    "url(device.attributes['nic.example.com'].endpoint).getEscapedPath() == '/api/v1'",
+    "url(device.attributes['nic.example.com'].endpoint).getQuery() == {'zone': ['a', 'b']}",
+    "url('https://example.com/path with spaces/').getEscapedPath() == '/path%20with%20spaces/'",
+    "url('https://[::1]:80/').getHostname() == '::1' && url('https://example.com/').getPort() == ''",
+    "url('/path').getScheme() == '' && url('https://example.com').getEscapedPath() == ''",
+    "url('https://example.com/path?').getQuery() == {}",
+    "isURL('https://example.com/') && isURL('/absolute') && !isURL('relative') && !isURL('')",
+    "url('https://a.example/') == url('https://a.example/') && url('https://a.example/') != url('https://b.example/')",
+])
+def test_the_url_library_reads_urls_as_kubernetes_does(expression: str) -> None:
+    assert _matches(expression)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("url('relative') == url('/a')",
+     'URL parse error during conversion from string: parse "relative": invalid URI for request'),
+    ("url('') == url('/a')", 'URL parse error during conversion from string: parse "": empty url'),
+    ("url(':x') == url('/a')", 'URL parse error during conversion from string: parse ":x": missing protocol scheme'),
+])
+def test_a_url_that_does_not_parse_is_an_error_at_run_time(expression: str, message: str) -> None:
+    with pytest.raises(CELError, match=message):
+        _matches(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "!format.dns1123Label().validate(device.attributes['nic.example.com'].name).hasValue()",
+    "format.dns1123Label().validate('Eth_0').value() == ['a lowercase RFC 1123 label must consist of lower case "
+    "alphanumeric characters or \\'-\\', and must start and end with an alphanumeric character']",
+    "format.named('dns1035Label').hasValue() && !format.named('nosuch').hasValue()",
+    "format.named('dns1123Subdomain').value().validate('a.b-c') == optional.none()",
+    "format.dns1123LabelPrefix().validate('gen-').orValue([]) == [] && format.dns1123Label().validate('gen-').hasValue()",
+    "format.qualifiedName().validate('example.com/name') == optional.none()",
+    "format.labelValue().validate('').orValue(['x']) == ['x']",
+    "format.uuid().validate('123e4567-e89b-12d3-a456-426614174000') == optional.none() "
+    "&& format.uuid().validate('nope').value() == ['does not match the UUID format']",
+    "format.byte().validate('aGVsbG8=') == optional.none() && format.byte().validate('***').value() == ['invalid base64']",
+    "format.date().validate('2021-01-01') == optional.none() && format.date().validate('2021-02-30').hasValue()",
+    "format.datetime().validate('2021-01-01T00:00:00Z') == optional.none() && format.datetime().validate('x').hasValue()",
+    "format.uri().validate('https://example.com') == optional.none() "
+    "&& format.uri().validate('x').value() == ['parse \"x\": invalid URI for request']",
+    "format.dns1123Label() == format.dns1123Label() && format.dns1123Label() != format.dns1035Label()",
+])
+def test_the_format_library_validates_as_kubernetes_does(expression: str) -> None:
+    assert _matches(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "optional.of(1).hasValue() && optional.of(1).value() == 1 && !optional.none().hasValue()",
+    "optional.none().orValue(3) == 3 && optional.of(2).orValue(3) == 2",
+    "optional.none().or(optional.of('a')).value() == 'a' && optional.of('b').or(optional.of('a')).value() == 'b'",
+    "!optional.ofNonZeroValue('').hasValue() && !optional.ofNonZeroValue(0).hasValue() "
+    "&& optional.ofNonZeroValue([1]).hasValue()",
+])
+def test_optional_values_run_as_cel_gos(expression: str) -> None:
+    assert _matches(expression)
+
+
+def test_the_value_of_none_is_an_error_at_run_time() -> None:
+    with pytest.raises(CELError, match=r"optional.none\(\) dereference"):
+        _matches("optional.none().value() == 1")
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("url(1) == url('/a')", "found no matching overload for 'url' applied to '(int)'"),
+    ("url('/a').getPort() == 1", "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("url('/a').getQuery()['k'] == 'v'", "found no matching overload for '_==_' applied to '(list(string), string)'"),
+    ("url('/a').scheme == 'https'", "undefined field 'scheme'"),
+    ("format.dns1123Label().validate(1).hasValue()",
+     "found no matching overload for 'validate' applied to 'kubernetes.NamedFormat.(int)'"),
+    ("format.dns1123Label().validate('a')", "must evaluate to bool or the unknown type, not optional_type(list(string))"),
+    ("format.nosuch().validate('a').hasValue()", "undeclared reference to 'format'"),
+    ("optional.of(1).value() == 'a'", "found no matching overload for '_==_' applied to '(int, string)'"),
+    ("optional.of(1).orValue('a') == 1",
+     "found no matching overload for 'orValue' applied to 'optional_type(int).(string)'"),
+    ("(1).hasValue()", "found no matching overload for 'hasValue' applied to 'int.()'"),
+])
+def test_misused_library_functions_are_refused_with_cel_gos_message(expression: str, message: str) -> None:
+    assert message in _refused(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "math.greatest(1, 2) == 2", "math.abs(-1) == 1", "math.bitAnd(3, 1) == 1", "math.ceil(1.2) == 2.0",
+])
+def test_cel_gos_math_extension_is_not_in_dras_environment(expression: str) -> None:
+    """v1.35's base environment (environment.MustBaseEnvSet) loads no math extension, so a
+    selector calling one is refused when it is stored, as kube-apiserver refuses it."""
+    message = _refused(expression)
+    assert message.startswith("compilation failed: ERROR: <input>:1:1: undeclared reference to 'math' (in container '')")
+    assert "undeclared reference to '" + expression.split(".")[1].split("(")[0] + "' (in container '')" in message
+
+
+@pytest.mark.parametrize(("expression", "cost"), [
+    # url(): a traversal of the text (an attribute value is at most 64 characters); accessors 1
+    ("url(device.attributes['x'].a).getScheme() == 'https'", 13),
+    # URL equality: a traversal of the right side's size when known
+    ("url('https://a.example/') == url('https://a.example/')", 6),
+    # validate: a regular expression of 128 characters (32 at 0.25 a character) over the string
+    ("format.dns1123Label().validate(device.attributes['x'].a).hasValue()", 230),
+    ("format.named('uri').hasValue()", 2),
+    ("format.dns1123Label() == format.dns1035Label()", 9),
+    ("optional.of(1).hasValue()", 2),
+])
+def test_url_format_and_optional_costs_are_kubernetes_estimates(expression: str, cost: int) -> None:
+    assert compile_selector(expression).max_cost == cost
+
+
+@pytest.mark.parametrize(("expression", "cost"), [
+    # slice: the result's elements (end - start), 1 for the call, 10 for the new list
+    ("[1, 2, 3, 4].slice(1, 3).size() == 2", 25),
+    # reverse and flatten: the list's elements (times the depth)
+    ("[1, 2, 3].reverse().size() == 3", 26),
+    ("[[1], [2]].flatten(2).size() == 2", 47),
+    # distinct and sort: n² comparisons at 2 each (2.1 for strings)
+    ("[1, 2, 3].distinct().size() == 3", 41),
+    ("['a', 'b', 'c'].sort().size() == 3", 42),
+    ("[1, 2, 3].sort().size() == 3", 41),
+    # lists.range: cel-go's estimator never applies, so 1
+    ("lists.range(3).size() == 3", 3),
+])
+def test_the_lists_extension_costs_as_its_version_3_estimators(expression: str, cost: int) -> None:
+    assert compile_selector(expression).max_cost == cost
+
+
+def test_flattening_to_an_unknown_depth_is_too_complex() -> None:
+    depth = "device.attributes['x'].d"
+    assert compile_selector(f"[[1]].flatten({depth}).size() == 1").max_cost > 1_000_000
