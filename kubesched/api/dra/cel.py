@@ -20,6 +20,7 @@ holds.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,6 +66,52 @@ class Quantity:
         return f"Quantity({self.value})"
 
 
+def _semver_error(text: str) -> str:
+    """Why blang/semver's Parse refuses `text`, in its words."""
+    if not text:
+        return "Version string empty"
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        return "No Major.Minor.Patch elements found"
+    patch = re.split(r"[-+]", parts[2], maxsplit=1)[0]
+    for name, part in (("major", parts[0]), ("minor", parts[1]), ("patch", patch)):
+        if not part.isascii() or not part.isdigit():
+            return f"Invalid character(s) found in {name} number {json.dumps(part)}"
+        if len(part) > 1 and part[0] == "0":
+            return f"{name.capitalize()} number must not contain leading zeroes {json.dumps(part)}"
+    rest = parts[2][len(patch):]
+    pre, _, build = rest[1:].partition("+") if rest.startswith("-") else ("", "", rest[1:])
+    if rest.startswith("+") or "+" in rest:
+        if not re.fullmatch(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*", build):
+            return f"Invalid character(s) found in build meta data {json.dumps(build)}"
+    return f"Invalid character(s) found in prerelease {json.dumps(pre)}"
+
+
+def _normalized(text: str) -> str:
+    """Kubernetes' semver normalisation (semver(s, true)): no leading 'v', no leading zeros, a
+    missing minor or patch number as 0."""
+    parts = text.removeprefix("v").split(".", 2)
+    parts = [("0" + p.lstrip("0") if not p.lstrip("0")[:1].isdigit() else p.lstrip("0")) if len(p) > 1 else p
+             for p in parts]
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise CELError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def _semver(text: Any, normalize: Any = False) -> Semver:
+    return Semver(_normalized(str(text)) if normalize else str(text))
+
+
+def _is_semver(text: Any, normalize: Any = False) -> celtypes.BoolType:
+    try:
+        _semver(text, normalize)
+    except CELError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
 @total_ordering
 class Semver:
     """A semantic version inside CEL, ordered as semver 2.0.0 orders them (build metadata ignored)."""
@@ -72,7 +119,7 @@ class Semver:
     def __init__(self, text: str) -> None:
         m = _SEMVER.match(text)
         if m is None:
-            raise CELError(f"invalid semver: {text}")
+            raise CELError(_semver_error(text))
         self.text = text
         self.core = (int(m[1]), int(m[2]), int(m[3]))
         self.pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in (m[4] or "").split(".") if p)
@@ -131,8 +178,8 @@ _FUNCTIONS: dict[str, Any] = {
     **cellib.FUNCTIONS,
     "quantity": _quantity,
     "isQuantity": _is_quantity,
-    "semver": lambda s: Semver(str(s)),
-    "isSemver": lambda s: celtypes.BoolType(_SEMVER.match(str(s)) is not None),
+    "semver": _semver,
+    "isSemver": _is_semver,
     "compareTo": _compare,
     "isGreaterThan": lambda a, b: celtypes.BoolType(_compare(a, b) > 0),
     "isLessThan": lambda a, b: celtypes.BoolType(_compare(a, b) < 0),
@@ -249,7 +296,7 @@ class Selector:
 def _message(error: celpy.CELEvalError) -> str:
     """The evaluation error's message: a library function's own, else cel-python's."""
     args = error.args
-    if len(args) > 2 and args[1] is cellib.LibraryError and args[2]:
+    if len(args) > 2 and args[1] in (cellib.LibraryError, CELError) and args[2]:
         return str(args[2][0])
     return str(args[0]) if args else str(error)
 
