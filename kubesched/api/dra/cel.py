@@ -19,10 +19,12 @@ holds.
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
+import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import total_ordering
@@ -34,6 +36,7 @@ from celpy import celtypes
 
 from kubesched.api.dra import cellib
 from kubesched.api.dra.celcheck import ANY, BOOL, MAX_COST, check, display, fmt
+from kubesched.api.dra.celmacros import MacroEvaluator
 from kubesched.api.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
@@ -81,9 +84,8 @@ def _semver_error(text: str) -> str:
             return f"{name.capitalize()} number must not contain leading zeroes {json.dumps(part)}"
     rest = parts[2][len(patch):]
     pre, _, build = rest[1:].partition("+") if rest.startswith("-") else ("", "", rest[1:])
-    if rest.startswith("+") or "+" in rest:
-        if not re.fullmatch(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*", build):
-            return f"Invalid character(s) found in build meta data {json.dumps(build)}"
+    if "+" in rest and not re.fullmatch(r"[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*", build):
+        return f"Invalid character(s) found in build meta data {json.dumps(build)}"
     return f"Invalid character(s) found in prerelease {json.dumps(pre)}"
 
 
@@ -236,7 +238,7 @@ _RUNTIME_COSTS = {"ident": 1, "member_dot": 1, "member_index": 1, "member_dot_ar
 _OPERATORS = {"relation", "addition", "multiplication", "unary"}
 
 
-class _CostedEvaluator(celpy.evaluation.Evaluator):
+class _CostedEvaluator(MacroEvaluator):
     """cel-python's evaluator charging each step to a budget shared with the evaluators of macro
     bodies, so that a selector stops when its actual cost passes the limit, as cel-go's
     `cel.CostLimit` stops it. Only a selector whose estimate is over the limit can get there (the
@@ -246,7 +248,7 @@ class _CostedEvaluator(celpy.evaluation.Evaluator):
         super().__init__(ast, activation)
         self.budget = budget
 
-    def _charge(self, cost: int) -> None:
+    def charge(self, cost: int) -> None:
         self.budget[0] -= cost
         if self.budget[0] < 0:
             raise _CostLimitExceeded
@@ -254,15 +256,82 @@ class _CostedEvaluator(celpy.evaluation.Evaluator):
     def visit(self, tree: lark.Tree) -> Any:
         cost = _RUNTIME_COSTS.get(tree.data)
         if cost and (tree.data not in _OPERATORS or len(tree.children) > 1):
-            self._charge(cost)
+            self.charge(cost)
         return super().visit(tree)
 
     def sub_evaluator(self, ast: lark.Tree) -> celpy.evaluation.Evaluator:
         return _CostedEvaluator(ast, self.activation, self.budget)
 
     def set_activation(self, values: Any) -> celpy.evaluation.Evaluator:
-        self._charge(3)  # a macro's loop condition and accumulator, once per element
+        self.charge(3)  # a macro's loop condition and accumulator, once per element
         return super().set_activation(values)
+
+
+def _size(value: Any) -> int:
+    """cel-go's actualSize: a string's characters, a list's or map's elements, else 1."""
+    return len(value) if isinstance(value, (str, bytes, list, dict)) else 1
+
+
+def _traversal(value: Any) -> int:
+    """Kubernetes' traversalCost: 0.1 a character of each string (truncated), 1 a scalar."""
+    if isinstance(value, (str, bytes)):
+        return int(len(value) * 0.1)
+    if isinstance(value, dict):
+        return sum(_traversal(k) + _traversal(v) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_traversal(v) for v in value)
+    return 1
+
+
+def _ceil(size: int, factor: float) -> int:
+    return math.ceil(size * factor)
+
+
+def _self_compare(items: Any) -> int:
+    """The lists extension's O(n²) tracker (distinct, sort, sortBy's keys): 2 a comparison, 2.1
+    for strings and bytes, plus the call and the new list."""
+    n = _size(items)
+    factor = 2.1 if n and isinstance(items[0], (str, bytes)) else 2.0
+    return int(n * n * factor) + 11
+
+
+# What cel-go's cost tracker charges for a library call instead of the 1 of any other call:
+# Kubernetes' CallCost and the lists extension's trackers, given the arguments and the result.
+_CALL_COSTS: dict[str, Callable[[tuple[Any, ...], Any], int]] = {
+    **dict.fromkeys(("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"),
+                    lambda a, r: _traversal(a[0])),
+    **dict.fromkeys(("url", "lowerAscii", "upperAscii", "substring", "trim", "cidr", "isIP", "isCIDR", "quantity",
+                     "isQuantity", "semver", "isSemver"), lambda a, r: _ceil(_size(a[0]), 0.1)),
+    "ip": lambda a, r: 1 if isinstance(a[0], cellib.CIDR) else _ceil(_size(a[0]), 0.1),
+    **dict.fromkeys(("replace", "split", "ip.isCanonical"), lambda a, r: _ceil(_size(a[0]), 0.2)),
+    "join": lambda a, r: _ceil(_size(r), 0.2),
+    **dict.fromkeys(("find", "findAll"),
+                    lambda a, r: _ceil(1 + _size(a[0]), 0.1) * _ceil(_size(a[1]), 0.25)),
+    "containsIP": lambda a, r: 1 + (_ceil(_size(a[1]), 0.1) if isinstance(a[1], str) else 0),
+    "containsCIDR": lambda a, r: 3 + (_ceil(_size(a[1]), 0.1) if isinstance(a[1], str) else 0),
+    "validate": lambda a, r: _ceil(1 + _size(a[1]), 0.1) * _ceil(a[0].max_regex_size, 0.25),
+    **dict.fromkeys(("slice", "reverse", "lists.range"), lambda a, r: _size(r) + 11),
+    "flatten": lambda a, r: int(_size(a[0]) * (int(a[1]) if len(a) > 1 else 1)) + 11,
+    **dict.fromkeys(("distinct", "sort"), lambda a, r: _self_compare(a[0])),
+}
+
+
+def _charged(activation: Any, budget: list[int]) -> Any:
+    """The activation with each library function charging its cost to `budget` (the evaluator
+    has charged 1 for the call already)."""
+    def wrap(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        cost = _CALL_COSTS[name]
+
+        def charged(*args: Any) -> Any:
+            result = fn(*args)
+            budget[0] -= cost(args, result) - 1
+            if budget[0] < 0:
+                raise _CostLimitExceeded
+            return result
+        return charged
+    activation.functions = collections.ChainMap(
+        {name: wrap(name, fn) for name, fn in _FUNCTIONS.items() if name in _CALL_COSTS}, activation.functions)
+    return activation
 
 
 @dataclass(frozen=True)
@@ -277,10 +346,12 @@ class Selector:
         """The verdict on one device; `cost_limit` is the runtime limit (upstream's Options.CostLimit)."""
         try:
             if self.max_cost > cost_limit:
-                result = _CostedEvaluator(self.program.ast, self.program.new_activation(), [cost_limit]).evaluate(
+                budget = [cost_limit]
+                result = _CostedEvaluator(self.program.ast, _charged(self.program.new_activation(), budget),
+                                          budget).evaluate(
                     {"device": device})
             else:
-                result = self.program.evaluate({"device": device})
+                result = MacroEvaluator(self.program.ast, self.program.new_activation()).evaluate({"device": device})
         except _CostLimitExceeded:
             raise CELError("operation cancelled: actual cost limit exceeded") from None
         except celpy.CELEvalError as e:

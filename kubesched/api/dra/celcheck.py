@@ -32,6 +32,8 @@ from typing import Any
 
 import lark
 
+from kubesched.api.dra.celmacros import macro_of
+
 U64 = 2**64 - 1
 MAX_COST = 1_000_000  # CELSelectorExpressionMaxCost
 MAX_NAME_FORMAT_REGEX_SIZE, MAX_FORMAT_SIZE = 128, 64  # k8s.io/apiserver/pkg/cel's limits
@@ -523,6 +525,9 @@ class _Checker:
         qualified = _qualified(target_node)
         if qualified == "cel" and name == "bind" and len(arg_nodes) == 3:
             return self._bind(arg_nodes)
+        extended = macro_of(node)
+        if extended is not None:
+            return self._extended_macro(extended[0], target_node, extended[1], offset)
         if name in _MACROS and len(arg_nodes) in (2, 3) and _ident_name(arg_nodes[0]) is not None:
             return self._macro(name, target_node, arg_nodes, offset)
         if qualified is not None and f"{qualified}.{name}" in _UNTYPED:
@@ -609,6 +614,107 @@ class _Checker:
             fixed, result_type, size = _add(rng.cost, (11, 11)), _list(f.type), count
         cost = _add(fixed, _mul(count, _add(step_cost, loop)))
         return _N(result_type, cost, size)
+
+    def _extended_macro(self, name: str, target_node: Any, arg_nodes: list[Any], offset: int) -> _N:
+        """The macros cel-python lacks (celmacros), typed and costed as their expansions are."""
+        rng = self.check(target_node)
+        if name in ("optMap", "optFlatMap"):
+            return self._opt_macro(name, rng, arg_nodes, offset)
+        t = rng.type
+        first: _N
+        second: _N
+        if isinstance(t, tuple) and t[0] == "list":
+            first, second = _N(INT, ONE), _N(t[1], ONE, None, rng.path + ("@items",) if rng.path else None)
+        elif isinstance(t, tuple) and t[0] == "map":
+            first = _N(t[1], ONE, None, rng.path + ("@keys",) if rng.path else None)
+            second = _N(t[2], ONE, None, rng.path + ("@values",) if rng.path else None)
+        else:
+            if t not in (DYN, ERROR):
+                self.error(self._range_offset(target_node), f"expression of type '{fmt(t)}' cannot be range of a "
+                           "comprehension (must be list, map, or dynamic)")
+            first, second = _N(DYN, ONE), _N(DYN, ONE)
+        count = rng.size_or_unknown()
+        if name == "sortBy":
+            return self._sort_by(rng, second, arg_nodes, offset)
+        names = [_ident_name(a) or "" for a in arg_nodes[:2]]
+        self.scopes.append(dict(zip(names, (first, second), strict=True)))
+        body = [self.check(a) for a in arg_nodes[2:]]
+        self.scopes.pop()
+        last = body[-1]
+        predicate = body[0] if name in ("all", "exists", "existsOne", "exists_one") or len(body) == 2 else None
+        if predicate is not None and predicate.type not in (BOOL, DYN, ANY, ERROR):
+            fn = {"all": "_&&_", "exists": "_||_"}.get(name, "_?_:_")
+            sig = f"(bool, {fmt(predicate.type)})" if fn != "_?_:_" else f"({fmt(predicate.type)}, dyn, dyn)"
+            self.error(offset, f"found no matching overload for '{fn}' applied to '{sig}'")
+        result_type: Type = BOOL
+        size: Est | None = ONE
+        if name in ("all", "exists"):
+            loop = (2, 2) if name == "all" else (3, 3)
+            cost = _add(_add(rng.cost, ONE), _mul(count, _add((1, _add(ONE, last.cost)[1]), loop)))
+            return _N(BOOL, cost, size)
+        if name in ("existsOne", "exists_one"):
+            cost = _add(_add(rng.cost, (2, 2)), _mul(count, _add(last.cost, (1, 2))))
+            return _N(BOOL, cost, size)
+        # transformList appends to a list (1 for `+`, 10 for the one-element list, 1 for the
+        # accumulator); the map transforms insert into one (cel.@mapInsert: 1, its operands).
+        step, fixed = {"transformList": ((12, 12), (11, 11)), "transformMap": ((3, 3), (31, 31)),
+                       "transformMapEntry": ((2, 2), (31, 31))}[name]
+        step = _add(step, last.cost)
+        if len(body) == 2:
+            step = _add(body[0].cost, _union(step, ONE))
+        if name == "transformList":
+            result_type = _list(last.type)
+        elif name == "transformMap":
+            result_type = _map(first.type, last.type)
+        elif isinstance(last.type, tuple) and last.type[0] == "map" or last.type in (DYN, ERROR):
+            result_type = last.type if last.type != ERROR else _map(DYN, DYN)
+        else:
+            self.error(offset, f"found no matching overload for 'cel.@mapInsert' applied to "
+                       f"'(map(dyn, dyn), {fmt(last.type)})'")
+            result_type = ERROR
+        return _N(result_type, _add(_add(rng.cost, fixed), _mul(count, step)), count)
+
+    def _sort_by(self, rng: _N, element: _N, arg_nodes: list[Any], offset: int) -> _N:
+        """sortBy expands to a bind of the list and `@sortByAssociatedKeys` of it and its keys
+        (a map over it): the list's elements squared at 2 each (2.1 for string or bytes keys)."""
+        count = rng.size_or_unknown()
+        self.scopes.append({_ident_name(arg_nodes[0]) or "": element})
+        key = self.check(arg_nodes[1])
+        self.scopes.pop()
+        if not isinstance(rng.type, tuple) or rng.type[0] != "list":
+            if rng.type not in (DYN, ERROR):
+                self.error(offset, f"found no matching overload for '@sortByAssociatedKeys' applied to "
+                           f"'{fmt(rng.type)}.(list({fmt(key.type)}))'")
+            return _N(DYN, rng.cost)
+        if key.type not in (*_COMPARABLE, DYN, ANY, ERROR):
+            self.error(offset, f"found no matching overload for '@sortByAssociatedKeys' applied to "
+                       f"'{fmt(rng.type)}.(list({fmt(key.type)}))'")
+        keys = _add(_add((1, 1), (11, 11)), _mul(count, _add((12, 12), key.cost)))
+        factor = 2.1 if key.type in (STR, BYTES, DYN, ANY) else 2.0
+        sort = _add(_factor(_mul(count, count), factor), (11, 11))
+        cost = _add(_add(_add((10, 10), rng.cost), ONE), _add(keys, sort))
+        return _N(rng.type, cost, _mul(count, count))
+
+    def _opt_macro(self, name: str, target: _N, arg_nodes: list[Any], offset: int) -> _N:
+        """optMap / optFlatMap: `t.hasValue() ? [optional.of](cel.bind(v, t.value(), body))
+        : optional.none()`."""
+        t = target.type
+        value_type: Type = t[1] if isinstance(t, tuple) and t[0] == "optional_type" else DYN
+        if not (isinstance(t, tuple) and t[0] == "optional_type") and t not in (DYN, ERROR):
+            self.error(offset, f"found no matching overload for 'hasValue' applied to '{fmt(t)}.()'")
+        self.scopes.append({_ident_name(arg_nodes[0]) or "": _N(value_type, ONE)})
+        body = self.check(arg_nodes[1])
+        self.scopes.pop()
+        bound = _add(_add((10, 10), _add(target.cost, ONE)), body.cost)
+        if name == "optMap":
+            result, then = _optional(body.type), _add(bound, ONE)
+        else:
+            result, then = body.type, bound
+            if not (isinstance(body.type, tuple) and body.type[0] == "optional_type") and \
+                    body.type not in (DYN, ERROR):
+                self.error(offset, f"found no matching overload for '_?_:_' applied to "
+                           f"'(bool, {fmt(body.type)}, optional_type(dyn))'")
+        return _N(result, _add(_add(target.cost, ONE), _union(then, ONE)))
 
     def _range_offset(self, node: Any) -> int:
         while isinstance(node, lark.Tree) and len(node.children) == 1:

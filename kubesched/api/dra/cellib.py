@@ -542,8 +542,9 @@ def _value(value: Any) -> Any:
 class Format:
     """A `kubernetes.NamedFormat`: a format string values are checked against."""
 
-    def __init__(self, name: str, check: Callable[[str], list[str]]) -> None:
+    def __init__(self, name: str, check: Callable[[str], list[str]], max_regex_size: int) -> None:
         self.name, self.check = name, check
+        self.max_regex_size = max_regex_size  # what a run of validate is charged for its pattern
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Format) and self.name == other.name
@@ -564,7 +565,13 @@ def _uri_errors(s: str) -> list[str]:
 
 _UUID = re.compile(r"(?i)^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{32})$")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
-_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-]\d{2}:?\d{2})$")
+# strfmt's date-time layouts: RFC 3339 (any fraction of a second), a local time without an
+# offset, and a time without seconds, with Z or nothing after it.
+_DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})?|Z?)$")
+
+
+# strfmt's DateTimePattern, whose length the date and datetime formats are charged for.
+_STRFMT_DATETIME = r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"
 
 
 def _is_date(s: str) -> bool:
@@ -580,7 +587,7 @@ def _is_date(s: str) -> bool:
 
 def _is_datetime(s: str) -> bool:
     m = _DATETIME.match(s)
-    return m is not None and _is_date(m[1]) and int(m[2]) < 24 and int(m[3]) < 60 and int(m[4]) < 60
+    return m is not None and _is_date(m[1]) and int(m[2]) < 24 and int(m[3]) < 60 and int(m[4] or 0) < 60
 
 
 def _is_base64(s: str) -> bool:
@@ -592,22 +599,25 @@ def _is_base64(s: str) -> bool:
 
 
 def _formats() -> dict[str, Format]:
-    checks: dict[str, tuple[str, Callable[[str], list[str]]]] = {
-        "dns1123Label": ("DNS1123Label", dns_label_errors),
-        "dns1123Subdomain": ("DNS1123Subdomain", dns_subdomain_errors),
-        "dns1035Label": ("DNS1035Label", dns_1035_label_errors),
-        "qualifiedName": ("QualifiedName", qualified_name_errors),
-        "dns1123LabelPrefix": ("DNS1123LabelPrefix", _prefix(dns_label_errors)),
-        "dns1123SubdomainPrefix": ("DNS1123SubdomainPrefix", _prefix(dns_subdomain_errors)),
-        "dns1035LabelPrefix": ("DNS1035LabelPrefix", _prefix(dns_1035_label_errors)),
-        "labelValue": ("LabelValue", label_value_errors),
-        "uri": ("URI", _uri_errors),
-        "uuid": ("uuid", lambda s: [] if _UUID.match(s) else ["does not match the UUID format"]),
-        "byte": ("byte", lambda s: [] if _is_base64(s) else ["invalid base64"]),
-        "date": ("date", lambda s: [] if _is_date(s) else ["invalid date"]),
-        "datetime": ("datetime", lambda s: [] if _is_datetime(s) else ["invalid datetime"]),
+    """Kubernetes' named formats with the pattern size each run is charged for; uri, uuid and
+    byte are charged as the longest name pattern the estimate assumes (128), not their validator's
+    own pattern's length."""
+    checks: dict[str, tuple[str, Callable[[str], list[str]], int]] = {
+        "dns1123Label": ("DNS1123Label", dns_label_errors, 30),
+        "dns1123Subdomain": ("DNS1123Subdomain", dns_subdomain_errors, 60),
+        "dns1035Label": ("DNS1035Label", dns_1035_label_errors, 30),
+        "qualifiedName": ("QualifiedName", qualified_name_errors, 60),
+        "dns1123LabelPrefix": ("DNS1123LabelPrefix", _prefix(dns_label_errors), 30),
+        "dns1123SubdomainPrefix": ("DNS1123SubdomainPrefix", _prefix(dns_subdomain_errors), 60),
+        "dns1035LabelPrefix": ("DNS1035LabelPrefix", _prefix(dns_1035_label_errors), 30),
+        "labelValue": ("LabelValue", label_value_errors, 40),
+        "uri": ("URI", _uri_errors, 128),
+        "uuid": ("uuid", lambda s: [] if _UUID.match(s) else ["does not match the UUID format"], 128),
+        "byte": ("byte", lambda s: [] if _is_base64(s) else ["invalid base64"], 128),
+        "date": ("date", lambda s: [] if _is_date(s) else ["invalid date"], len(_STRFMT_DATETIME)),
+        "datetime": ("datetime", lambda s: [] if _is_datetime(s) else ["invalid datetime"], len(_STRFMT_DATETIME)),
     }
-    return {key: Format(name, check) for key, (name, check) in checks.items()}
+    return {key: Format(name, check, size) for key, (name, check, size) in checks.items()}
 
 
 FORMATS = _formats()
