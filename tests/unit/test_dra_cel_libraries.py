@@ -153,3 +153,80 @@ def test_the_lists_extension_costs_as_its_version_3_estimators(expression: str, 
 def test_flattening_to_an_unknown_depth_is_too_complex() -> None:
     depth = "device.attributes['x'].d"
     assert compile_selector(f"[[1]].flatten({depth}).size() == 1").max_cost > 1_000_000
+
+
+ATTRS = device_view("gpu.example.com", {"model": {"string": "a100"}, "cores": {"int": 108}, "mig": {"bool": True}}, {})
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, 2, 3].all(i, v, i < v) && !{'a': 'a'}.all(k, v, k != v)",
+    "device.attributes['gpu.example.com'].exists(k, v, k == 'cores' && v == 108)",
+    "device.attributes['gpu.example.com'].existsOne(k, v, k.startsWith('m')) == false",
+    "[1, 1, 2].exists_one(i, v, i == 2 && v == 2)",
+    "[1, 2, 3].transformList(i, v, i * v + v) == [1, 4, 9]",
+    "[1, 2, 3].transformList(i, v, i % 2 == 0, i * v + v) == [1, 9]",
+    "[1, 2, 3].transformMap(i, v, i * v + v) == {0: 1, 1: 4, 2: 9}",
+    "{'greeting': 'hello'}.transformMapEntry(k, v, {v: k}) == {'hello': 'greeting'}",
+    "{'a': 1, 'b': 2}.transformMap(k, v, v > 1, v * 10) == {'b': 20}",
+    "[3, 1, 2].sortBy(x, -x) == [3, 2, 1] && ['bb', 'a'].sortBy(s, size(s)) == ['a', 'bb']",
+    "optional.of(2).optMap(x, x * 2).value() == 4 && !optional.none().optMap(x, x).hasValue()",
+    "optional.of(2).optFlatMap(x, x > 1 ? optional.of(x) : optional.none()).hasValue()",
+])
+def test_two_variable_comprehensions_sort_by_and_optional_macros_run_as_cel_gos(expression: str) -> None:
+    assert compile_selector(expression).matches(ATTRS)
+
+
+def test_all_is_false_when_one_element_is_even_if_another_errs() -> None:
+    """cel-go's `all` is logical AND over the elements: a false one decides it, an error only
+    matters when none is false."""
+    assert not compile_selector("[0, 1].all(i, v, 10 / v > 10)").matches(ATTRS)
+    with pytest.raises(CELError, match="divide by zero"):
+        compile_selector("[0, 1].all(i, v, 10 / v > 0)").matches(ATTRS)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("{'a': 'x', 'b': 'x'}.transformMapEntry(k, v, {v: k}).size() == 1", "insert failed: key x already exists"),
+    ("[1, 2].sortBy(x, [x]) == [1, 2]", "found no matching overload for '@sortByAssociatedKeys' "
+     "applied to 'list(int).(list(list(int)))'"),
+])
+def test_misused_macros_are_refused(expression: str, message: str) -> None:
+    with pytest.raises(CELError, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        compile_selector(expression).matches(ATTRS)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("[1, 2].all(i, v, v)", "found no matching overload for '_&&_' applied to '(bool, int)'"),
+    ("device.driver.exists(i, v, true)",
+     "expression of type 'string' cannot be range of a comprehension (must be list, map, or dynamic)"),
+    ("[1].transformMapEntry(i, v, v).size() == 1",
+     "found no matching overload for 'cel.@mapInsert' applied to '(map(dyn, dyn), int)'"),
+    ("optional.of(1).optFlatMap(x, x).hasValue()",
+     "found no matching overload for '_?_:_' applied to '(bool, int, optional_type(dyn))'"),
+])
+def test_macro_type_errors_are_refused_when_stored(expression: str, message: str) -> None:
+    assert message in _refused(expression)
+
+
+@pytest.mark.parametrize(("expression", "cost"), [
+    # as cel-go's one-variable forms: the range, 1, and per element the step and loop condition
+    ("[1, 2, 3].all(i, v, i < v)", 29),
+    ("[1, 2, 3].existsOne(i, v, i == 2 && v == 2)", 30),
+    # transformList appends (12 per element), transformMap inserts (3 per element) into {} (30)
+    ("[1, 2, 3].transformList(i, v, v).size() == 3", 62),
+    ("[1, 2, 3].transformMap(i, v, v).size() == 3", 55),
+    # sortBy: the bind (10), the list, its keys (a map), n² comparisons at 2 each
+    ("[3, 1, 2].sortBy(x, x).size() == 3", 103),
+    ("optional.of(1).optMap(x, x).hasValue()", 17),
+])
+def test_macro_costs_are_their_expansions(expression: str, cost: int) -> None:
+    assert compile_selector(expression).max_cost == cost
+
+
+def test_library_calls_are_charged_at_run_time_as_cel_gos_trackers_charge_them() -> None:
+    """lists.range's result has no size estimate, so the sort of it is estimated over the
+    limit and runs with its steps charged: 111 for the range of 100, 20,011 for sorting it."""
+    selector = compile_selector("lists.range(100).sort().size() == 100")
+    assert selector.max_cost > 1_000_000
+    with pytest.raises(CELError, match="^operation cancelled: actual cost limit exceeded$"):
+        selector.matches(ATTRS, cost_limit=20_000)
+    assert selector.matches(ATTRS, cost_limit=21_000)
