@@ -450,7 +450,7 @@ class _Checker:
         for scope in reversed(self.scopes):
             if name in scope:
                 local = scope[name]
-                return _N(local.type, ONE, None, local.path)
+                return _N(local.type, ONE, local.size, local.path)
         if name == "device":
             return _N(DEVICE, ONE, None, ("device",))
         if name in ("int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type", "dyn"):
@@ -557,7 +557,7 @@ class _Checker:
     def _bind(self, arg_nodes: list[Any]) -> _N:
         var = _ident_name(arg_nodes[0]) or ""
         init = self.check(arg_nodes[1])
-        self.scopes.append({var: _N(init.type, ONE, None, init.path)})
+        self.scopes.append({var: _N(init.type, ONE, init.size, init.path)})  # cel-go's local vars keep sizes
         body = self.check(arg_nodes[2])
         self.scopes.pop()
         # cel-go's costBind: the empty range list it expands to, the initialiser once, the body.
