@@ -230,3 +230,41 @@ def test_library_calls_are_charged_at_run_time_as_cel_gos_trackers_charge_them()
     with pytest.raises(CELError, match="^operation cancelled: actual cost limit exceeded$"):
         selector.matches(ATTRS, cost_limit=20_000)
     assert selector.matches(ATTRS, cost_limit=21_000)
+
+
+@pytest.mark.parametrize("expression", [
+    "device.attributes['gpu.example.com'].?model.orValue('') == 'a100'",
+    "device.attributes['gpu.example.com'].?nosuch.orValue('none') == 'none'",
+    "device.attributes[?'gpu.example.com'].?cores.value() == 108",
+    # an unknown domain is an empty map (upstream's map proxy), so the chain ends at the name
+    "device.attributes[?'other.example.com'].hasValue() && !device.attributes[?'other.example.com'].?model.hasValue()",
+    "device.attributes[?'gpu.example.com'].mig.value() && device.attributes[?'gpu.example.com']['mig'].value()",
+    "[1, 2][?1].value() == 2 && ![1, 2][?2].hasValue()",
+    "!{'a': {'b': 1}}.?x.b.hasValue() && {'a': {'b': 1}}.?a.b.value() == 1",
+])
+def test_optional_field_and_index_syntax_reads_absent_values_as_none(expression: str) -> None:
+    """cel-go's `.?field` and `[?key]` (the optional types the base environment enables): none
+    when absent, and every selection after one stays optional."""
+    assert compile_selector(expression).matches(ATTRS)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("device.?nosuch.hasValue()", "undefined field 'nosuch'"),
+    ("device.driver.?x.hasValue()", "type 'string' does not support field selection"),
+    ("[1, 2][?'a'].hasValue()", "found no matching overload for '_[?_]' applied to '(list(int), string)'"),
+    ("device.attributes['gpu.example.com'].?model",
+     "must evaluate to bool or the unknown type, not optional_type(google.protobuf.Any)"),
+    ("device.driver.?", "Syntax error"),
+])
+def test_optional_syntax_is_type_checked(expression: str, message: str) -> None:
+    assert message in _refused(expression)
+
+
+@pytest.mark.parametrize(("expression", "cost"), [
+    # `_?._` and `_[?_]` are calls (1 and their operands); a selection of an optional adds nothing
+    ("device.attributes['x'].?a.hasValue()", 5),
+    ("device.attributes[?'x'].?a.hasValue()", 5),
+    ("device.attributes[?'x'].a.hasValue()", 4),
+])
+def test_optional_syntax_costs_as_cel_gos_calls(expression: str, cost: int) -> None:
+    assert compile_selector(expression).max_cost == cost

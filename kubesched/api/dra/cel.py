@@ -37,6 +37,7 @@ from celpy import celtypes
 from kubesched.api.dra import cellib
 from kubesched.api.dra.celcheck import ANY, BOOL, MAX_COST, check, display, fmt
 from kubesched.api.dra.celmacros import MacroEvaluator
+from kubesched.api.dra.celparse import parse
 from kubesched.api.quantity import QuantityError, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024  # CELSelectorExpressionMaxLength
@@ -386,7 +387,7 @@ def compile_selector(expression: str, consumable_capacity: bool = True) -> Selec
     if len(expression) > MAX_EXPRESSION_LENGTH:
         raise CELError(f"must be no more than {MAX_EXPRESSION_LENGTH} bytes")
     try:
-        tree = _env().compile(expression)
+        tree = parse(_env(), expression)
     except celpy.CELParseError as e:
         detail = str(e).splitlines()[0] if str(e) else "syntax error"
         raise CELError(f"compilation failed: ERROR: <input>: Syntax error: {detail}") from None

@@ -199,7 +199,13 @@ FUNCTIONS: dict[str, list[_Overload]] = {
     "_&&_": [_ov("logical_and", (BOOL, BOOL), BOOL)],
     "_||_": [_ov("logical_or", (BOOL, BOOL), BOOL)],
     "_?_:_": [_ov("conditional", (BOOL, _A, _A), _A)],
-    "_[_]": [_ov("index_list", (_list(_A), INT), _A), _ov("index_map", (_map(_A, _B), _A), _B)],
+    "_[_]": [_ov("index_list", (_list(_A), INT), _A), _ov("index_map", (_map(_A, _B), _A), _B),
+             _ov("optional_list_index_int", (_optional(_list(_A)), INT), _optional(_A)),
+             _ov("optional_map_index_value", (_optional(_map(_A, _B)), _A), _optional(_B))],
+    "_[?_]": [_ov("list_optindex_optional_int", (_list(_A), INT), _optional(_A)),
+              _ov("optional_list_optindex_optional_int", (_optional(_list(_A)), INT), _optional(_A)),
+              _ov("map_optindex_optional_value", (_map(_A, _B), _A), _optional(_B)),
+              _ov("optional_map_optindex_optional_value", (_optional(_map(_A, _B)), _A), _optional(_B))],
     "size": [_ov(f"size_{k}", (t,), INT, m) for m in (False, True)
              for k, t in (("string", STR), ("bytes", BYTES), ("list", _list(_A)), ("map", _map(_A, _B)))],
     "contains": [_ov("contains_string", (STR, STR), BOOL, True)],
@@ -510,11 +516,46 @@ class _Checker:
             result = DYN
         return _N(result, cost, None, target.path + (name,) if target.path else None)
 
-    def _member_index(self, node: Any) -> _N:
+    # cel-go's optional selection (`_?._`) and index (`_[?_]`): a call, 1 and its operands; a
+    # selection or index of an optional value is optional as well (celparse).
+    def _member_dot_opt(self, node: Any) -> _N:
+        target_node, name_token = node.children
+        target = self.check(target_node)
+        offset = self._before(name_token.start_pos, ".")
+        return _N(_optional(self._opt_select(target.type, str(name_token), offset)), _add(target.cost, ONE))
+
+    def _optional_member_dot(self, node: Any) -> _N:
+        target_node, name_token = node.children
+        target = self.check(target_node)
+        offset = self._before(name_token.start_pos, ".")
+        return _N(_optional(self._opt_select(target.type, str(name_token), offset)), target.cost)
+
+    def _opt_select(self, t: Type, name: str, offset: int) -> Type:
+        if isinstance(t, tuple) and t[0] == "optional_type":
+            t = t[1]
+        if isinstance(t, tuple) and t[0] == "map":
+            return t[2]
+        if t == DEVICE:
+            if name in self.fields:
+                return self.fields[name]
+            self.error(offset, f"undefined field '{name}'")
+            return ERROR
+        if t not in (DYN, ANY, ERROR):
+            self.error(offset, f"type '{fmt(t)}' does not support field selection")
+        return DYN
+
+    def _member_index_opt(self, node: Any) -> _N:
+        target_node, index_node = node.children
+        target, index = self.check(target_node), self.check(index_node)
+        return self.call("_[?_]", self._after(target_node.meta.end_pos, "["), None, [target, index])
+
+    def _member_index(self, node: Any) -> _N:  # (an optional operand's too: `_[_]` has overloads for it)
         target_node, index_node = node.children
         target, index = self.check(target_node), self.check(index_node)
         offset = self._after(target_node.meta.end_pos, "[")
         return self.call("_[_]", offset, None, [target, index])
+
+    _optional_member_index = _member_index
 
     def _member_dot_arg(self, node: Any) -> _N:
         target_node, name_token = node.children[0], node.children[1]

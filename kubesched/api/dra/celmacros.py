@@ -87,6 +87,34 @@ class MacroEvaluator(celpy.evaluation.Evaluator):
         except CELEvalError as e:
             return e
 
+    # cel-go's optional selection and index (celparse): an absent field, key or index is none,
+    # and once an operand is optional every later selection or index of it is optional too.
+    def member_dot_opt(self, tree: lark.Tree) -> Any:
+        return self._maybe(tree, self.visit(tree.children[0]), celtypes.StringType(str(tree.children[1])))
+
+    def member_index_opt(self, tree: lark.Tree) -> Any:
+        return self._maybe(tree, self.visit(tree.children[0]), self.visit(tree.children[1]))
+
+    optional_member_dot = member_dot_opt
+    optional_member_index = member_index_opt
+
+    def _maybe(self, tree: lark.Tree, target: Any, key: Any) -> Any:
+        for value in (target, key):
+            if isinstance(value, CELEvalError):
+                return value
+        if isinstance(target, Optional):
+            if not target.present:
+                return NONE
+            target = target.value
+        if isinstance(target, celtypes.MapType):
+            try:
+                return Optional(target[key], True)  # (device.attributes gives an unknown domain as {})
+            except KeyError:
+                return NONE
+        if isinstance(target, celtypes.ListType) and isinstance(key, int) and not isinstance(key, bool):
+            return Optional(target[key], True) if 0 <= key < len(target) else NONE
+        return _error(f"no such overload: {type(target).__name__}[?{type(key).__name__}]", tree)
+
     def _bound(self, names: list[str], body: lark.Tree) -> Callable[..., Any]:
         evaluator = self.sub_evaluator(body)
         return lambda *values: evaluator.evaluate(dict(zip(names, values, strict=True)))
