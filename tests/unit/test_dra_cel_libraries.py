@@ -268,3 +268,24 @@ def test_optional_syntax_is_type_checked(expression: str, message: str) -> None:
 ])
 def test_optional_syntax_costs_as_cel_gos_calls(expression: str, cost: int) -> None:
     assert compile_selector(expression).max_cost == cost
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("[1, 'a'].size() == 2", "ERROR: <input>:1:5: expected type 'int' but found 'string'"),
+    ("[1, 2.0].size() == 2", "ERROR: <input>:1:5: expected type 'int' but found 'double'"),
+    ("{'a': 1, 'b': 'c'}.size() == 2", "ERROR: <input>:1:15: expected type 'int' but found 'string'"),
+    ("[[1], ['a']].size() == 2", "expected type 'list(int)' but found 'list(string)'"),
+])
+def test_literals_mixing_types_are_refused_as_the_base_environment_does(expression: str, message: str) -> None:
+    """Kubernetes' base environment makes aggregate literals homogeneous (cel-go's
+    HomogeneousAggregateLiterals): a list's elements, a map's keys and values each of one type."""
+    assert message in _refused(expression)
+
+
+@pytest.mark.parametrize("expression", [
+    "[1, dyn('a')].size() == 2",
+    "['a', device.attributes['gpu.example.com'].model].size() == 2",
+    "[[1], []].size() == 2",
+])
+def test_dynamic_elements_join_any_type(expression: str) -> None:
+    assert compile_selector(expression).matches(ATTRS)

@@ -465,28 +465,37 @@ class _Checker:
         return _N(ERROR, ONE)
 
     def _list_lit(self, node: Any) -> _N:
-        items = [self.check(c) for c in (node.children[0].children if node.children and node.children[0] else [])]
-        elem: Type = items[0].type if items else DYN
-        if any(i.type != elem for i in items):
-            elem = DYN
+        nodes = list(node.children[0].children) if node.children and node.children[0] else []
+        items = [self.check(c) for c in nodes]
         cost = (10, 10)
         for i in items:
             cost = _add(cost, i.cost)
-        return _N(_list(elem), cost, (len(items),) * 2)
+        return _N(_list(self._join(nodes, items)), cost, (len(items),) * 2)
 
     def _map_lit(self, node: Any) -> _N:
-        parts = [self.check(c) for c in (node.children[0].children if node.children and node.children[0] else [])]
-        keys, values = parts[0::2], parts[1::2]
-        key: Type = keys[0].type if keys else DYN
-        value: Type = values[0].type if values else DYN
-        if any(k.type != key for k in keys):
-            key = DYN
-        if any(v.type != value for v in values):
-            value = DYN
+        nodes = list(node.children[0].children) if node.children and node.children[0] else []
+        parts = [self.check(c) for c in nodes]
         cost = (30, 30)
         for p in parts:
             cost = _add(cost, p.cost)
-        return _N(_map(key, value), cost, (len(keys),) * 2)
+        key, value = self._join(nodes[0::2], parts[0::2]), self._join(nodes[1::2], parts[1::2])
+        return _N(_map(key, value), cost, (len(parts) // 2,) * 2)
+
+    def _join(self, nodes: list[Any], items: list[_N]) -> Type:
+        """The element type of a literal, as cel-go joins them with homogeneous aggregate literals
+        (the base environment's): one type, or dyn where one is dyn; any other mix is refused at
+        the element that breaks it."""
+        joined: Type | None = None
+        for node, item in zip(nodes, items, strict=True):
+            if joined is None:
+                joined = item.type
+            elif _Unify().assignable(joined, item.type):
+                joined = joined if joined in (DYN, ANY) or item.type in (ERROR,) else \
+                    item.type if item.type in (DYN, ANY) else joined
+            else:
+                self.error(self._range_offset(node), f"expected type '{fmt(joined)}' but found '{fmt(item.type)}'")
+                joined = ERROR
+        return DYN if joined is None else joined
 
     def _member_dot(self, node: Any) -> _N:
         target_node, name_token = node.children
