@@ -289,3 +289,35 @@ def test_literals_mixing_types_are_refused_as_the_base_environment_does(expressi
 ])
 def test_dynamic_elements_join_any_type(expression: str) -> None:
     assert compile_selector(expression).matches(ATTRS)
+
+
+@pytest.mark.parametrize("expression", [
+    "'%s-%s'.format(['a', 'b']) == 'a-b' && '%%'.format([]) == '%'",
+    "'%d GPUs'.format([dyn(device.attributes['gpu.example.com'].cores)]) == '108 GPUs'",
+    "'%s'.format([[1, 2]]) == '[1, 2]' && '%s'.format([['a']]) == '[\"a\"]'",
+    "'%s'.format([{'b': 1.5, 'a': 2.0}]) == '{\"a\":2.000000, \"b\":1.500000}'",
+    "'%.2f'.format([1234.5]) == '1,234.50' && '%f'.format([1.0]) == '1.000000' && '%e'.format([1234.5]) == '1.234500e+03'",
+    "'%b %o %x %X'.format([5, 8, 255, 255]) == '101 10 ff FF' && '%x'.format(['hi']) == '6869'",
+    "'%s %s'.format([1.5, 1234567.0]) == '1.5 1.234567e+06' && '%s'.format([true]) == 'true'",
+])
+def test_string_format_runs_as_cel_gos(expression: str) -> None:
+    assert compile_selector(expression).matches(ATTRS)
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    ("'%d'.format(['a']) == ''",
+     "ERROR: <input>:1:14: error during formatting: decimal clause can only be used on integers, was given string"),
+    ("'%s %s'.format(['a']) == ''", "ERROR: <input>:1:15: index 1 out of range"),
+    ("'%q'.format(['a']) == ''", 'could not parse formatting clause: unrecognized formatting clause "q"'),
+    ("'%s'.format(['a', 'b']) == ''", "too many arguments supplied to string.format (expected 1, got 2)"),
+    # an attribute value is google.protobuf.Any, which no clause takes until it is made dyn
+    ("'%s'.format([device.attributes['gpu.example.com'].model]) == 'a100'", "was given google.protobuf.Any"),
+])
+def test_a_literal_format_is_checked_when_stored(expression: str, message: str) -> None:
+    assert message in _refused(expression)
+
+
+def test_a_format_error_at_run_time_keeps_cel_gos_words() -> None:
+    with pytest.raises(CELError, match="^error during formatting: decimal clause can only be used on integers, "
+                                       "was given string$"):
+        compile_selector("'%d'.format([dyn('a')]) == ''").matches(ATTRS)

@@ -36,6 +36,7 @@ from celpy import celtypes
 
 from kubesched.api.dra import cellib
 from kubesched.api.dra.celcheck import ANY, BOOL, MAX_COST, check, display, fmt
+from kubesched.api.dra.celformat import format_string
 from kubesched.api.dra.celmacros import MacroEvaluator
 from kubesched.api.dra.celparse import parse
 from kubesched.api.quantity import QuantityError, parse_quantity
@@ -179,6 +180,7 @@ def _q(x: Any) -> Quantity:
 
 _FUNCTIONS: dict[str, Any] = {
     **cellib.FUNCTIONS,
+    "format": format_string,
     "quantity": _quantity,
     "isQuantity": _is_quantity,
     "semver": _semver,
@@ -301,7 +303,7 @@ def _self_compare(items: Any) -> int:
 _CALL_COSTS: dict[str, Callable[[tuple[Any, ...], Any], int]] = {
     **dict.fromkeys(("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf"),
                     lambda a, r: _traversal(a[0])),
-    **dict.fromkeys(("url", "lowerAscii", "upperAscii", "substring", "trim", "cidr", "isIP", "isCIDR", "quantity",
+    **dict.fromkeys(("url", "format", "lowerAscii", "upperAscii", "substring", "trim", "cidr", "isIP", "isCIDR", "quantity",
                      "isQuantity", "semver", "isSemver"), lambda a, r: _ceil(_size(a[0]), 0.1)),
     "ip": lambda a, r: 1 if isinstance(a[0], cellib.CIDR) else _ceil(_size(a[0]), 0.1),
     **dict.fromkeys(("replace", "split", "ip.isCanonical"), lambda a, r: _ceil(_size(a[0]), 0.2)),
@@ -368,7 +370,7 @@ class Selector:
 def _message(error: celpy.CELEvalError) -> str:
     """The evaluation error's message: a library function's own, else cel-python's."""
     args = error.args
-    if len(args) > 2 and args[1] in (cellib.LibraryError, CELError) and args[2]:
+    if len(args) > 2 and isinstance(args[1], type) and issubclass(args[1], (cellib.LibraryError, CELError)) and args[2]:
         return str(args[2][0])
     return str(args[0]) if args else str(error)
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import lark
 
+from kubesched.api.dra.celformat import CLAUSE_ERRORS, CLAUSE_TYPES, FormatError, walk
 from kubesched.api.dra.celmacros import macro_of
 
 U64 = 2**64 - 1
@@ -262,6 +263,7 @@ FUNCTIONS: dict[str, list[_Overload]] = {
     "find": [_ov("find", (STR, STR), STR, True)],
     "findAll": [_ov("find_all", (STR, STR), _list(STR), True), _ov("find_all_n", (STR, STR, INT), _list(STR), True)],
     "strings.quote": [_ov("strings_quote", (STR,), STR)],
+    "format": [_ov("string_format", (STR, _list(DYN)), STR, True)],
     # Kubernetes' lists library and cel-go's lists extension.
     "isSorted": [_ov(f"list_{fmt(t)}_is_sorted", (_list(t),), BOOL, True) for t in _COMPARABLE],
     "sum": [_ov(f"list_{fmt(t)}_sum", (_list(t),), t, True) for t in (INT, UINT, DOUBLE, _DURATION)],
@@ -315,10 +317,10 @@ FUNCTIONS: dict[str, list[_Overload]] = {
     "or": [_ov("optional_or_optional", (_optional(_A), _optional(_A)), _optional(_A), True)],
     "orValue": [_ov("optional_orValue_value", (_optional(_A), _A), _A, True)],
 }
-# Other functions the Kubernetes CEL environment declares (string formatting, timestamps'
-# accessors): known, typed dyn, costing 1 a call.
+# Other functions the Kubernetes CEL environment declares (timestamps' accessors): known, typed
+# dyn, costing 1 a call.
 _UNTYPED = {
-    "format", "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
+    "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
     "getMinutes", "getSeconds", "getMilliseconds",
 }  # not base64 nor math: cel-go's encoders and math extensions are not in Kubernetes' base environment
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
@@ -585,7 +587,36 @@ class _Checker:
         if qualified is not None and f"{qualified}.{name}" in FUNCTIONS:
             return self.call(f"{qualified}.{name}", offset, None, [self.check(a) for a in arg_nodes])
         target = self.check(target_node)
-        return self.call(name, offset, target, [self.check(a) for a in arg_nodes])
+        args = [self.check(a) for a in arg_nodes]
+        if name == "format" and len(arg_nodes) == 1 and target.type == STR:
+            self._check_format(target_node, arg_nodes[0], args[0], offset)
+        return self.call(name, offset, target, args)
+
+    def _check_format(self, template_node: Any, list_node: Any, listed: _N, offset: int) -> None:
+        """cel-go's string.format validator: a literal format string over a literal list has its
+        clauses checked against the types of the elements they format."""
+        template, elements = _literal_string(template_node), _list_elements(list_node)
+        if template is None or elements is None:
+            return
+        element_types = [self.check(e).type for e in elements]
+        used = 0
+
+        def clause(index: int, verb: str, precision: int | None) -> str:
+            nonlocal used
+            used += 1
+            t = element_types[index]
+            ok = _formats_as_string(t) if verb == "s" else t in (DYN, ERROR) or _kind(t) in CLAUSE_TYPES[verb]
+            if not ok:
+                self.error(self._range_offset(elements[index]),
+                           "error during formatting: " + CLAUSE_ERRORS[verb].format(_kind(t)))
+            return ""
+        try:
+            walk(template, len(elements), clause)
+        except FormatError as e:
+            self.error(offset, str(e))
+            return
+        if len(elements) > used:
+            self.error(offset, f"too many arguments supplied to string.format (expected {used}, got {len(elements)})")
 
     def _ident_arg(self, node: Any) -> _N:
         name_token = node.children[0]
@@ -852,6 +883,8 @@ def _call_cost(name: str, oid: str, target: _N | None, args: list[_N]) -> tuple[
             separators = (max(tgt[0] - 1, 0), max(tgt[1] - 1, 0))
             elements = _add(elements, _mul(args[0].size_or_unknown(), separators))
         return _factor(elements, 0.1), elements
+    if oid == "string_format" and target:
+        return _factor(tgt, 0.1), None
     if name in ("lowerAscii", "upperAscii", "substring", "trim") and target:
         return _factor(tgt, 0.1), tgt
     if name == "replace" and target:
@@ -950,6 +983,35 @@ _LIST_ESTIMATES: dict[str, Callable[[_N, list[_N]], tuple[Est, Est | None]]] = {
     "list_distinct": _square_estimate(2.0),
     **{f"list_{fmt(t)}_sort": _square_estimate(2.0 + (0.1 if t in (STR, BYTES) else 0)) for t in _COMPARABLE},
 }
+
+
+def _kind(t: Type) -> str:
+    """A type's kind as cel-go's messages name it (`list`, not `list(int)`)."""
+    return t[0] if isinstance(t, tuple) else t
+
+
+def _formats_as_string(t: Type) -> bool:
+    """What the %s clause takes: lists and maps of them, scalars, timestamps, durations, types."""
+    if isinstance(t, tuple) and t[0] in ("list", "map"):
+        return all(_formats_as_string(p) for p in t[1:])
+    return t in (DYN, ERROR, INT, UINT, DOUBLE, BOOL, STR, BYTES, _TIMESTAMP, _DURATION, "null_type") or \
+        _kind(t) == "type"
+
+
+def _literal_string(node: Any) -> str | None:
+    while isinstance(node, lark.Tree) and len(node.children) == 1:
+        node = node.children[0]
+    if isinstance(node, lark.Token) and node.type in ("STRING_LIT", "MLSTRING_LIT") and node[:1] not in "bBrR":
+        return _unquote(str(node))
+    return None
+
+
+def _list_elements(node: Any) -> list[Any] | None:
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data != "list_lit":
+        node = node.children[0]
+    if isinstance(node, lark.Tree) and node.data == "list_lit":
+        return list(node.children[0].children) if node.children and node.children[0] else []
+    return None
 
 
 def _element_size(lst: _N) -> Est:
