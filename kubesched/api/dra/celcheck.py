@@ -598,7 +598,9 @@ class _Checker:
         template, elements = _literal_string(template_node), _list_elements(list_node)
         if template is None or elements is None:
             return
+        reported = len(self.issues)
         element_types = [self.check(e).type for e in elements]
+        del self.issues[reported:]  # (the list was checked already; its own errors are reported)
         used = 0
 
         def clause(index: int, verb: str, precision: int | None) -> str:
