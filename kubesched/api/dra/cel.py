@@ -9,7 +9,8 @@ quantities (`quantity('40Gi')`, `compareTo`, `isGreaterThan`, ...) and version a
 versions (`semver('1.2.3')`), the Kubernetes CEL libraries DRA's environment loads.
 
 The expressions are Google's CEL, evaluated by cel-python; `cel.bind` (cel-go's Bindings
-extension) is run as the equivalent one-element `map`. cel-python has no static type checker
+extension) is run as the equivalent one-element `map`, the other macros cel-python lacks by
+celmacros, and cel-go's optional syntax parsed by celparse. cel-python has no static type checker
 nor cost estimator: celcheck does both as cel-go's checker does, so a type error is refused
 when the selector is stored, with cel-go's message, and the worst-case cost is known; a selector
 whose estimate is over the limit (validation refuses it, so only one stored some other way) runs

@@ -14,13 +14,15 @@ or object, an index and an O(1) call; 10 to build a list, 30 a map; string trave
 character (comparisons of strings, `+` of strings, `startsWith`, `contains`, ...), `matches` and
 `find` at the product of the string's and a quarter of the pattern's length; the macros as their
 expansion into comprehensions costs, the body once per element of the range; `&&`, `||` and
-`?:` cost their operands only; the Kubernetes quantity and semver libraries 1 a call, their
-parsers 0.1 a character; the lists library 1 a compared element (plus a traversal of string
-elements), `join` a traversal of what it builds, the sets and math extensions 1 a call, the IP
-and CIDR libraries as Kubernetes' estimator has them (parsers 0.1 a character, accessors 1,
-`containsIP` and `containsCIDR` a comparison of two 4-16 byte addresses). Library functions whose signatures are
-not modelled here (URLs, formats, optionals) type as
-dyn and cost as cel-go's default (1), so nothing upstream accepts is refused on their account.
+`?:` cost their operands only; the libraries as Kubernetes' estimator (library.CostEstimator) and
+cel-go's extensions estimate them: quantity, semver and IP/CIDR parsers 0.1 a character and
+their accessors 1, the lists library 1 a compared element (plus a traversal of string elements),
+`join` a traversal of what it builds, the lists extension (version 3) 1 for the call, 10 for a
+new list and 1 an element of it (n² comparisons for `distinct`, `sort` and `sortBy`), `url` a
+traversal and its accessors 1, a format's `validate` a regular expression of 128 characters over
+the string, `containsIP` and `containsCIDR` a comparison of two 4-16 byte addresses; the sets
+extension, optional values and the rest of CEL's functions 1 a call. The macros cel-python lacks
+(celmacros) and the optional syntax (celparse) are typed and costed as their expansions are.
 """
 
 from __future__ import annotations

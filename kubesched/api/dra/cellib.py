@@ -1,14 +1,18 @@
 """The extension functions DRA's CEL environment has beyond CEL's own, run on cel-python's values.
 
-v1.35's selectors are compiled in Kubernetes' base environment (environment.MustBaseEnvSet) with
-the semver library and cel.bind on top; that base loads cel-go's strings, sets and math
-extensions and Kubernetes' lists, regex, IP and CIDR libraries, none of which cel-python has. They are
-here, keyed as cel-python looks a function up: by name for a method or a global function, by
-`namespace.name` for a namespaced one (`math.greatest`, `sets.contains`), which `namespaced`
-rewrites a call into, as cel-go resolves `math.greatest(...)` to one function.
+v1.35 compiles selectors in Kubernetes' base environment (environment.MustBaseEnvSet, as it
+stood at 1.34, the compatibility version of a 1.35 API server) with cel.bind on top. That base
+loads cel-go's strings (version 2), sets and lists (version 3) extensions and optional types, and
+Kubernetes' lists, regex, IP, CIDR, URL, format, quantity and semver libraries; not cel-go's math
+extension nor its encoders, so `math.greatest` and `base64.decode` are undeclared there. cel-python
+has none of them: they are here (quantities, semantic versions and string.format in cel.py and
+celformat), keyed as cel-python looks a function up: by name for a method or a global function,
+by `namespace.name` for a namespaced one (`sets.contains`, `format.dns1123Label`), which
+`namespaced` rewrites a call into, as cel-go resolves `sets.contains(...)` to one function.
 
 A wrong argument at run time (a type the checker let through as dyn) is a TypeError, which
-cel-python reports as "no such overload", as cel-go does.
+cel-python reports as "no such overload", as cel-go does; any other error is a LibraryError with
+the library's own words.
 """
 
 from __future__ import annotations
@@ -669,8 +673,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 
 def namespaced(tree: lark.Tree) -> None:
-    """`math.greatest(a, b)` as one call of the function `math.greatest`: cel-python would read
-    `math` as a variable. Rewritten in place, bottom-up."""
+    """`sets.contains(a, b)` as one call of the function `sets.contains`: cel-python would read
+    `sets` as a variable. Rewritten in place, bottom-up."""
     for node in tree.iter_subtrees():
         if node.data != "member" or len(node.children) != 1:
             continue
