@@ -209,11 +209,15 @@ class ValidatingAdmissionPolicies:
         api_version, kind = str(subject.get("apiVersion") or ""), str(subject.get("kind") or "")
         group, _, version = api_version.rpartition("/")
         crd = self.custom.definition_of(subject)
-        asked = caller.resource if caller is not None and caller.views is None else None
+        asked = caller.resource if caller is not None else None
         if subresource in POD_ACTIONS:  # a Binding or Eviction is a request of pods/<subresource>
             plural = "pods"
             gvk = {"group": group, "version": version, "kind": kind}
             group, version = "", "v1"
+        elif caller is not None and caller.scale is not None and asked is not None:
+            # a Scale is a request of <resource>/scale, the resource the URL names
+            gvk = {"group": group, "version": version, "kind": kind}
+            group, version, plural = asked.group, asked.version, asked.plural
         else:
             if asked is not None and asked.kind == kind and asked.api_version != api_version:
                 # served at another group/version than stored: seen as the request's
@@ -231,10 +235,6 @@ class ValidatingAdmissionPolicies:
         namespace = str(meta.get("namespace") or "")
         if group == "" and kind == "Namespace":
             namespace = name if operation != "CREATE" else ""
-        if caller is not None and caller.views is not None:  # a Scale, autoscaling/v1
-            obj, old = caller.views
-            view_group, _, view_version = str((obj or old or {}).get("apiVersion") or "").rpartition("/")
-            gvk = {"group": view_group, "version": view_version, "kind": str((obj or old or {}).get("kind") or "")}
         req = Request(operation, group, version, plural, subresource, name, namespace, obj, old)
         return Attributes(req, gvk, caller, self._equivalents(req, kind, crd))
 

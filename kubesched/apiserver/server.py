@@ -38,6 +38,7 @@ from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
 from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
+from kubesched.apiserver.scale import ScaleWrite, replicas_problem
 from kubesched.apiserver.serviceips import ServiceIPs
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage_class
 from kubesched.apiserver.webhookadmission import WebhookAdmission
@@ -227,6 +228,8 @@ class APIServer(StoreReads):
         again, as kube-apiserver decodes a patched object with its defaults before validation."""
         if self.webhooks is None or _admitted(caller):
             return obj
+        if caller is not None and caller.scale is not None and old is not None:
+            return self._mutate_scale(obj, old, caller.scale, caller)
         mutated = self.webhooks.mutate(operation, obj, old, caller, subresource)
         if mutated is None or mutated is obj or mutated == obj:
             return obj
@@ -234,6 +237,17 @@ class APIServer(StoreReads):
         if operation == "CREATE":
             self._validate(mutated)
         return mutated
+
+    def _mutate_scale(self, obj: Obj, old: Obj, write: ScaleWrite, caller: Caller) -> Obj:
+        """A scale write's mutating webhooks see the Scale it carries (and the object's as it was);
+        the replicas of the Scale they leave, validated as a Scale, are what `obj` gets."""
+        assert self.webhooks is not None
+        scale = self.webhooks.mutate("UPDATE", write.requested, write.of(old), caller, "scale")
+        if scale is None or scale == write.requested:
+            return obj
+        if problem := replicas_problem(scale):
+            raise Invalid.of("Scale", "autoscaling", obj["metadata"].get("name", ""), [problem])
+        return write.with_replicas(obj, (scale.get("spec") or {}).get("replicas", 0))
 
     def _generate_name(self, kind: str, namespace: str, prefix: str) -> str:
         """names.SimpleNameGenerator: the prefix (cut to leave room) plus five random characters
@@ -319,12 +333,17 @@ class APIServer(StoreReads):
     def _admit(self, operation: str, new: Obj | None, old: Obj | None, caller: Caller | None,
                subresource: str = "") -> None:
         """Validating admission, where kube-apiserver runs it: after the object's own validation
-        and the mutating plugins, before ResourceQuota and the write (`subresource`: status, for a
-        status write): ValidatingAdmissionPolicy, then the validating webhooks (which see a scale
-        write as an update of the object itself)."""
+        and the mutating plugins, before ResourceQuota and the write (`subresource`: the one written
+        through, else the caller's): ValidatingAdmissionPolicy, then the validating webhooks. A
+        scale write is judged as the Scales of the object, new and old, as toScaleUpdateValidation
+        hands them over."""
         if _admitted(caller):
             return
-        self.policies.validate(operation, new, old, caller, (caller.subresource if caller else "") or subresource)
+        subresource = subresource or (caller.subresource if caller is not None else "")
+        if caller is not None and caller.scale is not None:  # the Scales of the object, new and old
+            new = caller.scale.of(new) if new is not None else None
+            old = caller.scale.of(old) if old is not None else None
+        self.policies.validate(operation, new, old, caller, subresource)
         if self.webhooks is not None:
             self.webhooks.validate(operation, new, old, caller, subresource)
 
