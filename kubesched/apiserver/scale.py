@@ -60,6 +60,18 @@ def scale_of(obj: Obj, paths: Obj | None = None) -> Obj:
     return scale
 
 
+def decoded(body: Obj) -> Obj:
+    """A Scale a request carries as decoding into autoscaling/v1 leaves it: its own fields only,
+    spec.replicas and status.selector left out when empty, status.replicas always there."""
+    spec, status = body.get("spec") or {}, body.get("status") or {}
+    scale: Obj = {"kind": "Scale", "apiVersion": API_VERSION, "metadata": dict(body.get("metadata") or {}),
+                  "spec": {"replicas": spec["replicas"]} if spec.get("replicas") else {},
+                  "status": {"replicas": status.get("replicas") or 0}}
+    if status.get("selector"):
+        scale["status"]["selector"] = status["selector"]
+    return scale
+
+
 def with_replicas(obj: Obj, replicas: int, paths: Obj | None = None) -> Obj:
     """`obj` with the replicas a Scale asks for, at its definition's specReplicasPath for a
     custom resource (the objects on the way made)."""

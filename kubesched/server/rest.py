@@ -34,8 +34,7 @@ from kubesched.apiserver.errors import (
     Invalid,
     NotFoundError,
 )
-from kubesched.apiserver.scale import API_VERSION as scale_api_version
-from kubesched.apiserver.scale import ScaleWrite, replicas_problem, scale_of
+from kubesched.apiserver.scale import ScaleWrite, decoded, replicas_problem, scale_of
 from kubesched.apiserver.server import APIServer
 from kubesched.server import autoscalingv1, managedfields, typed
 from kubesched.server import events as events_view
@@ -663,13 +662,12 @@ class Rest:
         if not isinstance(scale, dict) or not all(isinstance(scale.get(k, {}), dict | None) for k in ("spec", "metadata")):
             raise BadRequest("the body of the request is not a Scale object")
         if problem := replicas_problem(scale):
-            raise Invalid(f'Scale.autoscaling "{req.name}" is invalid: {problem}')
+            raise Invalid.of("Scale", "autoscaling", req.name or "", [problem])
         current = self._get(req)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
             raise _Conflict(req.resource, req.name or "", st.MODIFIED)
-        write = ScaleWrite({**scale, "apiVersion": scale_api_version, "kind": "Scale"},  # as decoded into autoscaling/v1
-                           req.resource.scale if isinstance(req.resource, CustomResource) else None)
+        write = ScaleWrite(decoded(scale), req.resource.scale if isinstance(req.resource, CustomResource) else None)
         new = write.with_replicas(current, (scale.get("spec") or {}).get("replicas", 0))
         new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
                                                           _typing(req)), caller=replace(req.caller, scale=write),
