@@ -27,6 +27,7 @@ from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import (
+    OBJECT_MODIFIED,
     AlreadyExists,
     APIError,
     BadRequest,
@@ -384,7 +385,7 @@ class Rest:
                                        warnings=req.warnings, user=req.user, authorize=req.authorize))
         rv = meta.get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
-            raise _Conflict(res, req.name or "", st.MODIFIED)
+            raise _Conflict(res, req.name or "", OBJECT_MODIFIED)
         return 200, self._view(req, self._write(req, current, obj))
 
     def _write(self, req: Request, current: Obj, new: Obj) -> Obj:
@@ -456,7 +457,7 @@ class Rest:
         rv = new["metadata"].get("resourceVersion")
         stored = self._get(req)
         if rv and rv != stored["metadata"].get("resourceVersion"):
-            raise _Conflict(res, req.name or "", st.MODIFIED)
+            raise _Conflict(res, req.name or "", OBJECT_MODIFIED)
         self._check_fields(req, new)
         return 200, self._view(req, self._write(req, stored, new))
 
@@ -666,7 +667,7 @@ class Rest:
         current = self._get(req)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
-            raise _Conflict(req.resource, req.name or "", st.MODIFIED)
+            raise _Conflict(req.resource, req.name or "", OBJECT_MODIFIED)
         write = ScaleWrite(decoded(scale), req.resource.scale if isinstance(req.resource, CustomResource) else None)
         new = write.with_replicas(current, (scale.get("spec") or {}).get("replicas", 0))
         new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
