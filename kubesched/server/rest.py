@@ -637,7 +637,6 @@ class Rest:
             raise BadRequest("the body of the request is not a JSON object")
         if req.subresource == "binding":
             return self._bind(req, req.name or "", body)
-        self._get(req)
         self.api.evict(req.namespace or "", req.name or "", body, requester=req.manager, caller=req.caller)
         return 201, st.status(201, "", "")
 

@@ -6,82 +6,21 @@ over HTTPS, `kubectl scale` and the official client."""
 
 from __future__ import annotations
 
-import base64
-import contextlib
 import json
-import threading
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from kubesched.server.tls import self_signed
+from tests.serve.admissionhook import AdmissionHook, deny, patch, register
 from tests.serve.harness import Served
-
-Answer = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-class ScaleHook:
-    """Each path's answer is the test's `answers[path]` (allowed without it); every request kept."""
-
-    def __init__(self, tmp: Path) -> None:
-        cert = self_signed("hook.default.svc", str(tmp))
-        self.ca_bundle = base64.b64encode(cert.pem()).decode()
-        self.requests: list[tuple[str, dict[str, Any]]] = []
-        self.answers: dict[str, Answer] = {}
-        hook = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["request"]
-                path = self.path.split("?")[0].lstrip("/")
-                hook.requests.append((path, request))
-                response = {"uid": request["uid"], "allowed": True}
-                if path in hook.answers:
-                    response.update(hook.answers[path](request))
-                body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                   "response": response}).encode()
-                with contextlib.suppress(OSError):
-                    self.send_response(200)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-
-            def log_message(self, *_: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.socket = cert.context().wrap_socket(self.server.socket, server_side=True)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def webhook(self, name: str, resources: list[str], **more: Any) -> dict[str, Any]:
-        return {"name": f"{name}.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
-                "clientConfig": {"url": f"https://127.0.0.1:{self.server.server_address[1]}/{name}",
-                                 "caBundle": self.ca_bundle},
-                "rules": [{"operations": ["UPDATE"], "apiGroups": ["*"], "apiVersions": ["*"],
-                           "resources": resources}], **more}
-
-    def called(self) -> list[str]:
-        return [path for path, _ in self.requests]
-
-
-def _patch(*ops: dict[str, Any]) -> dict[str, Any]:
-    return {"patchType": "JSONPatch", "patch": base64.b64encode(json.dumps(list(ops)).encode()).decode()}
-
-
-def _deny(message: str) -> dict[str, Any]:
-    return {"allowed": False, "status": {"code": 403, "message": message}}
 
 
 @pytest.fixture(scope="module")
-def hook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScaleHook]:
-    h = ScaleHook(tmp_path_factory.mktemp("hook"))
+def hook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdmissionHook]:
+    h = AdmissionHook(tmp_path_factory.mktemp("hook"))
     yield h
     h.server.shutdown()
 
@@ -101,7 +40,7 @@ def api(cluster: Served) -> client.ApiClient:
 
 
 @pytest.fixture
-def served(cluster: Served, hook: ScaleHook, api: client.ApiClient) -> Iterator[Served]:
+def served(cluster: Served, hook: AdmissionHook, api: client.ApiClient) -> Iterator[Served]:
     hook.requests.clear()
     hook.answers.clear()
     yield cluster
@@ -110,27 +49,17 @@ def served(cluster: Served, hook: ScaleHook, api: client.ApiClient) -> Iterator[
     admission.delete_collection_mutating_webhook_configuration()
 
 
-def _register(api: client.ApiClient, kind: str, *webhooks: dict[str, Any]) -> None:
-    body = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
-            "metadata": {"name": webhooks[0]["name"]}, "webhooks": list(webhooks)}
-    admission = client.AdmissionregistrationV1Api(api)
-    if kind == "MutatingWebhookConfiguration":
-        admission.create_mutating_webhook_configuration(body)
-    else:
-        admission.create_validating_webhook_configuration(body)
-
-
 def _replicas(served: Served, kind: str, name: str) -> int:
     return int(served.kubectl("get", kind, name, "-o", "jsonpath={.spec.replicas}"))
 
 
-def test_a_scale_write_is_an_update_of_the_scale(served: Served, hook: ScaleHook, api: client.ApiClient) -> None:
+def test_a_scale_write_is_an_update_of_the_scale(served: Served, hook: AdmissionHook, api: client.ApiClient) -> None:
     served.kubectl("create", "deployment", "web", "--image=nginx", "--replicas=2")
     deployment = json.loads(served.kubectl("get", "deployment", "web", "-o", "json"))
     hook.answers["limit"] = lambda request: (
-        _deny(f"at most 5 replicas, not {request['object']['spec']['replicas']}")
+        deny(f"at most 5 replicas, not {request['object']['spec']['replicas']}")
         if request["object"]["spec"]["replicas"] > 5 else {})
-    _register(api, "ValidatingWebhookConfiguration", hook.webhook("limit", ["deployments/scale"]))
+    register(api, "ValidatingWebhookConfiguration", hook.webhook("limit", ["deployments/scale"]))
 
     out = served.kubectl("scale", "deployment", "web", "--replicas=9", check=False)
     assert 'admission webhook "limit.example.com" denied the request: at most 5 replicas, not 9' in out, out
@@ -170,9 +99,9 @@ def test_a_scale_write_is_an_update_of_the_scale(served: Served, hook: ScaleHook
     served.kubectl("delete", "deployment", "web")
 
 
-def test_rules_name_subresources_as_upstream_matches_them(served: Served, hook: ScaleHook,
+def test_rules_name_subresources_as_upstream_matches_them(served: Served, hook: AdmissionHook,
                                                           api: client.ApiClient) -> None:
-    _register(api, "ValidatingWebhookConfiguration",
+    register(api, "ValidatingWebhookConfiguration",
               hook.webhook("any-scale", ["*/scale"]), hook.webhook("deployment-subresources", ["deployments/*"]),
               hook.webhook("resources-only", ["*"]), hook.webhook("everything", ["*/*"]),
               hook.webhook("statefulset-scale", ["statefulsets/scale"]))
@@ -205,12 +134,12 @@ def test_rules_name_subresources_as_upstream_matches_them(served: Served, hook: 
     served.kubectl("delete", "replicaset", "rs")
 
 
-def test_a_mutating_webhook_patches_the_scale(served: Served, hook: ScaleHook, api: client.ApiClient) -> None:
+def test_a_mutating_webhook_patches_the_scale(served: Served, hook: AdmissionHook, api: client.ApiClient) -> None:
     served.kubectl("create", "deployment", "capped", "--image=nginx", "--replicas=1")
-    hook.answers["cap"] = lambda request: _patch({"op": "replace", "path": "/spec/replicas", "value": 3}) \
+    hook.answers["cap"] = lambda request: patch({"op": "replace", "path": "/spec/replicas", "value": 3}) \
         if request["object"]["spec"].get("replicas", 0) > 3 else {}
-    _register(api, "MutatingWebhookConfiguration", hook.webhook("cap", ["deployments/scale"]))
-    _register(api, "ValidatingWebhookConfiguration", hook.webhook("seen", ["deployments/scale"]))
+    register(api, "MutatingWebhookConfiguration", hook.webhook("cap", ["deployments/scale"]))
+    register(api, "ValidatingWebhookConfiguration", hook.webhook("seen", ["deployments/scale"]))
     out = served.kubectl("scale", "deployment", "capped", "--replicas=10")
     assert "scaled" in out
     assert _replicas(served, "deployment", "capped") == 3
@@ -230,7 +159,7 @@ def test_a_mutating_webhook_patches_the_scale(served: Served, hook: ScaleHook, a
     assert _replicas(served, "deployment", "capped") == 2
 
     # A patched Scale is validated as a Scale.
-    hook.answers["cap"] = lambda request: _patch({"op": "replace", "path": "/spec/replicas", "value": -1})
+    hook.answers["cap"] = lambda request: patch({"op": "replace", "path": "/spec/replicas", "value": -1})
     out = served.kubectl("scale", "deployment", "capped", "--replicas=5", check=False)
     assert 'The Scale "capped" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0' \
         in out, out
@@ -253,16 +182,16 @@ WIDGETS = {
                                    "count": {"type": "integer"}, "selector": {"type": "string"}}}}}}}]}}
 
 
-def test_a_custom_resource_scale(served: Served, hook: ScaleHook, api: client.ApiClient) -> None:
+def test_a_custom_resource_scale(served: Served, hook: AdmissionHook, api: client.ApiClient) -> None:
     served.kubectl("apply", "-f", "-", input=yaml.safe_dump(WIDGETS))
     served.kubectl("wait", "--for=condition=Established", "crd/gadgets.example.com")
     served.kubectl("apply", "-f", "-", input=yaml.safe_dump(
         {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"count": 1}}))
     served.kubectl("patch", "gadget", "g", "--subresource=status", "--type=merge", "-p",
                    '{"status":{"count":1,"selector":"app=g"}}')
-    hook.answers["double"] = lambda request: _patch(
+    hook.answers["double"] = lambda request: patch(
         {"op": "replace", "path": "/spec/replicas", "value": 2 * request["object"]["spec"]["replicas"]})
-    _register(api, "MutatingWebhookConfiguration", hook.webhook("double", ["gadgets/scale"]))
+    register(api, "MutatingWebhookConfiguration", hook.webhook("double", ["gadgets/scale"]))
     served.kubectl("scale", "gadget", "g", "--replicas=4")
     assert int(served.kubectl("get", "gadget", "g", "-o", "jsonpath={.spec.count}")) == 8
     (_, request), = hook.requests
