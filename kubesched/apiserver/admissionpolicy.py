@@ -94,11 +94,14 @@ class ValidatingAdmissionPolicies:
 
     def _type_warnings(self, spec: Obj) -> list[Obj]:
         """TypeChecker.Check: each validation's expression and messageExpression checked against
-        every kind the policy's rules name."""
+        every kind the policy's rules name, with its variables typed by their expressions."""
         types = self._types_to_check(spec)
         if not types:
             return []
         params = self._param_type(spec.get("paramKind"))
+        variables = [(str(v.get("name")), policycel.parsed(str(v.get("expression") or "")))
+                     for v in spec.get("variables") or () if isinstance(v, dict)]
+        environments = [(gvk, policytypes.Environment(typ, params, variables)) for gvk, typ in types]
         warnings = []
         for i, validation in enumerate(spec.get("validations") or ()):
             if not isinstance(validation, dict):
@@ -108,8 +111,8 @@ class ValidatingAdmissionPolicies:
                 tree = policycel.parsed(text) if text.strip() else None
                 if tree is None:
                     continue
-                found = [f"{g}/{v}, Kind={k}: {issues}\n" for (g, v, k), typ in types
-                         if (issues := policytypes.check(tree, text, typ, params)) is not None]
+                found = [f"{g}/{v}, Kind={k}: {issues}\n" for (g, v, k), environment in environments
+                         if (issues := environment.check(tree, text)) is not None]
                 if found:
                     warnings.append({"fieldRef": f"spec.validations[{i}].{key}", "warning": "\n".join(found)})
         return warnings
