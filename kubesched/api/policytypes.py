@@ -58,13 +58,25 @@ def _object(type_name: str, /, **fields: Type) -> Type:
 
 _GVK = _object("kubernetes.GroupVersionKind", group=STRING, version=STRING, kind=STRING)
 _GVR = _object("kubernetes.GroupVersionResource", group=STRING, version=STRING, resource=STRING)
-# plugin/cel's BuildRequestType: the AdmissionRequest a policy's `request` is.
-REQUEST = _object("kubernetes.AdmissionRequest", uid=STRING, kind=_GVK, resource=_GVR, subResource=STRING,
-                  requestKind=_GVK, requestResource=_GVR, requestSubResource=STRING, name=STRING,
-                  namespace=STRING, operation=STRING, dryRun=BOOL, options=DYN,
-                  userInfo=_object("kubernetes.UserInfo", username=STRING, uid=STRING, groups=("list", STRING),
-                                   extra=("map", (STRING, ("list", STRING)))))
-NAMESPACE: Type = ("model", "V1Namespace")
+_STRINGS: Type = ("list", STRING)
+_LABELS: Type = ("map", (STRING, STRING))
+# plugin/cel's BuildRequestType: the AdmissionRequest a policy's `request` is (without uid).
+REQUEST = _object("kubernetes.AdmissionRequest", kind=_GVK, resource=_GVR, subResource=STRING, requestKind=_GVK,
+                  requestResource=_GVR, requestSubResource=STRING, name=STRING, namespace=STRING,
+                  operation=STRING, dryRun=BOOL, options=DYN,
+                  userInfo=_object("kubernetes.UserInfo", username=STRING, uid=STRING, groups=_STRINGS,
+                                   extra=("map", (STRING, _STRINGS))))
+# BuildNamespaceType: the Namespace `namespaceObject` is, with the fields it declares.
+NAMESPACE = _object(
+    "kubernetes.Namespace",
+    metadata=_object("kubernetes.NamespaceMetadata", name=STRING, generateName=STRING, namespace=STRING,
+                     labels=_LABELS, annotations=_LABELS, UID=STRING, creationTimestamp=TIMESTAMP,
+                     deletionGracePeriodSeconds=INT, deletionTimestamp=TIMESTAMP, generation=INT,
+                     resourceVersion=STRING, finalizers=_STRINGS),
+    spec=_object("kubernetes.NamespaceSpec", finalizers=_STRINGS),
+    status=_object("kubernetes.NamespaceStatus", phase=STRING, conditions=("list", _object(
+        "kubernetes.NamespaceCondition", status=STRING, type=STRING, lastTransitionTime=TIMESTAMP, message=STRING,
+        reason=STRING))))
 # Binary operators: the CEL function each is, and its overloads (argument types, result).
 _ARITHMETIC = {
     "_+_": [((INT, INT), INT), ((UINT, UINT), UINT), ((DOUBLE, DOUBLE), DOUBLE), ((STRING, STRING), STRING),

@@ -70,6 +70,8 @@ def test_each_matched_kind_and_each_issue_in_order() -> None:
     ("variables.undeclared", "1:10: undefined field 'undeclared'"),
     ("request.dryRun == 'true'", "1:16: found no matching overload for '_==_' applied to '(bool, string)'"),
     ("request.userInfo.name != ''", "1:17: undefined field 'name'"),
+    ("request.uid != ''", "1:8: undefined field 'uid'"),
+    ("namespaceObject.metadata.ownerReferences.size() > 0", "1:25: undefined field 'ownerReferences'"),
 ])
 def test_issues(expression: str, issue: str) -> None:
     (warning,) = _warnings([expression], variables=[{"name": "desired", "expression": "object.spec.replicas"}])
