@@ -4,7 +4,9 @@ MutatingWebhookConfigurations and ValidatingWebhookConfigurations register, as k
 v1.35 does (apiserver/pkg/admission/plugin/webhook).
 
 Bindings and evictions (pods/binding, pods/eviction) are sent as CREATEs of those subresources
-carrying the Binding or Eviction, whoever makes them. Of the other writes serve's own components
+carrying the Binding or Eviction, whoever makes them; a scale write as an UPDATE of
+`<resource>/scale` carrying the autoscaling/v1 Scale (apiserver/scale.py), whose patch sets the
+object's replicas. Of the other writes serve's own components
 make, the pods the workload controllers create are sent too (with the loopback identity
 kube-apiserver's own clients have; the scheduler's bindings carry system:kube-scheduler): a
 refused pod is reported as upstream's controllers report it, a FailedCreate event and a retry,
