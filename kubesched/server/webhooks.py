@@ -7,10 +7,11 @@ Bindings and evictions (pods/binding, pods/eviction) are sent as CREATEs of thos
 carrying the Binding or Eviction, whoever makes them; a scale write as an UPDATE of
 `<resource>/scale` carrying the autoscaling/v1 Scale (apiserver/scale.py), whose patch sets the
 object's replicas. Of the other writes serve's own components
-make, the pods the workload controllers create are sent too (with the loopback identity
-kube-apiserver's own clients have; the scheduler's bindings carry system:kube-scheduler): a
-refused pod is reported as upstream's controllers report it, a FailedCreate event and a retry,
-a refused binding as a scheduling failure and a retry. Their other writes (status, the kubelets'
+make, the pods the workload controllers create and the autoscaler's scale writes are sent too
+(with the loopback identity kube-apiserver's own clients have; the scheduler's bindings carry
+system:kube-scheduler): a refused pod is reported as upstream's controllers report it, a
+FailedCreate event and a retry, a refused binding as a scheduling failure and a retry, a refused
+scale as a FailedRescale event. Their other writes (status, the kubelets'
 deletions, leases) are not: the simulated components do not retry a refused write of those as the
 real ones do, and a webhook refusing them would stall the simulation.
 
