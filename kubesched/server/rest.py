@@ -22,7 +22,7 @@ from kubesched.api.crd.objects import default_and_prune
 from kubesched.api.fieldschema import decode
 from kubesched.api.loader import read_yaml
 from kubesched.api.objects import deep_copy, parse_time
-from kubesched.api.restmapping import Resource, for_kind
+from kubesched.api.restmapping import Resource
 from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
@@ -64,7 +64,6 @@ CREATE_ON_UPDATE = frozenset({"Lease", "Endpoints", "Event"})
 SERVER_SET_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                    "selfLink")
 APPLY = "application/apply-patch+yaml"
-POD = for_kind("v1", "Pod")
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", APPLY)
 # Custom resources have no patch strategies, so no strategic merge patch.
@@ -648,7 +647,6 @@ class Rest:
             raise Invalid(f'Binding "{pod}" is invalid: target.name: Required value')
         if meta.get("name") not in (None, pod):
             raise BadRequest("name in URL does not match name in Binding object")
-        self._get(Request("get", POD, req.namespace, pod))  # 404 for a pod that is not there
         self.api.bind(req.namespace or "", pod, target["name"], req.caller)
         return 201, st.status(201, "", "")
 

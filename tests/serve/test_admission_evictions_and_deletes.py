@@ -1,5 +1,6 @@
-"""Evictions and deletes as admission webhooks see them in `serve`, as in kube-apiserver: an
-Eviction is decoded into policy/v1 before it is judged, and judged before the pod is looked up;
+"""Evictions, bindings and deletes as admission webhooks see them in `serve`, as in kube-apiserver:
+an Eviction is decoded into policy/v1 before it is judged; an Eviction and a Binding are judged
+before their pod is looked up;
 a delete's mutating webhooks are told of it; a delete that keeps changing under its webhooks
 ends in apierrors.NewConflict's answer. A webhook server of the test's own on 127.0.0.1."""
 
@@ -78,6 +79,26 @@ def test_an_eviction_is_judged_as_policy_v1_before_the_pod_is_read(served: Serve
     hook.answers["evictions"] = lambda request: deny("evictions are frozen")
     out = _evict(served, "nowhere")
     assert 'admission webhook "evictions.example.com" denied the request: evictions are frozen' in out, out
+
+
+def test_a_binding_is_judged_before_the_pod_is_read(served: Served, hook: AdmissionHook,
+                                                   api: client.ApiClient) -> None:
+    """BindingREST.Create: the Binding is validated and admitted, then its pod looked up."""
+    register(api, "ValidatingWebhookConfiguration", hook.webhook("bindings", ["pods/binding"], ("CREATE",)))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "ghost"}, "target": {"name": "n1"}}
+    out = served.kubectl("create", "--raw", "/api/v1/namespaces/default/pods/ghost/binding", "-f", "-",
+                         input=json.dumps(binding), check=False)
+    assert 'pods "ghost" not found' in out, out
+    assert hook.requests[-1][1]["object"]["target"]["name"] == "n1"
+    hook.answers["bindings"] = lambda request: deny("no binding by hand")
+    out = served.kubectl("create", "--raw", "/api/v1/namespaces/default/pods/ghost/binding", "-f", "-",
+                         input=json.dumps(binding), check=False)
+    assert 'admission webhook "bindings.example.com" denied the request: no binding by hand' in out, out
+    binding["target"] = {}
+    out = served.kubectl("create", "--raw", "/api/v1/namespaces/default/pods/ghost/binding", "-f", "-",
+                         input=json.dumps(binding), check=False)
+    assert 'is invalid' in out, out  # validated before admission: the webhook is not called
+    assert len(hook.requests) == 2
 
 
 def test_a_delete_goes_through_mutating_admission(served: Served, hook: AdmissionHook, api: client.ApiClient) -> None:
