@@ -6,9 +6,11 @@ controller as an APIError. The Scale's JSON as the registries build it."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.apiserver.errors import APIError
-from kubesched.apiserver.scale import label_selector_string, scale_of
+from kubesched.apiserver.scale import label_selector_string, scale_of, with_replicas
 from kubesched.apiserver.server import APIServer
 from kubesched.controllers.scaletarget import get_scale, set_replicas
 from kubesched.store.memory import MemoryStore
@@ -68,3 +70,12 @@ def test_the_scale_as_the_registries_build_it() -> None:
     assert scale_of(custom, {"specReplicasPath": ".spec.count", "statusReplicasPath": ".status.count"}) == {
         "apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "g"}, "spec": {"replicas": 4},
         "status": {"replicas": 0}}
+
+
+@given(st.integers(min_value=0, max_value=10_000), st.sampled_from([None, ".spec.replicas", ".spec.size.count"]),
+       st.sampled_from([{}, {"spec": {}}, {"spec": {"replicas": 3, "size": {"count": 2}}}]))
+def test_a_scale_reads_back_the_replicas_written(replicas: int, path: str | None, start: dict) -> None:
+    """Whatever the object held, the Scale of the object with a Scale's replicas has them."""
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, **start}
+    paths = {"specReplicasPath": path} if path else None
+    assert scale_of(with_replicas(obj, replicas, paths), paths)["spec"] == ({"replicas": replicas} if replicas else {})
