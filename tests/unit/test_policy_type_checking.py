@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kubesched.apiserver.errors import APIError
 from kubesched.apiserver.server import APIServer
 from kubesched.store.memory import MemoryStore
 
@@ -140,3 +141,18 @@ def test_integer_arithmetic_is_never_reported(operands: list[str], operators: li
     expression = operands[0] + "".join(f" {op} {x}" for op, x in zip(operators, operands[1:], strict=False))
     assert _warnings([f"{expression} {relation} 3"],
                      variables=[{"name": "desired", "expression": "object.spec.replicas"}]) == []
+
+
+def test_params_without_a_param_kind_do_not_compile() -> None:
+    """Upstream declares `params` only for a policy with a paramKind: without one, an expression
+    reading it is refused when the policy is written."""
+    api = APIServer(MemoryStore(), lambda: 0.0)
+    policy = {"apiVersion": GROUP, "kind": "ValidatingAdmissionPolicy", "metadata": {"name": "p"},
+              "spec": {"matchConstraints": {"resourceRules": [DEPLOYMENTS]},
+                       "validations": [{"expression": "object.spec.replicas <= params.max"}]}}
+    with pytest.raises(APIError) as e:
+        api.create(policy)
+    assert ('spec.validations[0].expression: Invalid value: "object.spec.replicas <= params.max": compilation '
+            "failed: ERROR: <input>:1:25: undeclared reference to 'params' (in container '')") in e.value.message
+    policy["spec"]["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
+    assert api.create(policy)["metadata"]["name"] == "p"
