@@ -90,14 +90,21 @@ def _check_body(name: str, eviction: Obj | None) -> tuple[int | None, bool]:
     return grace, bool(dry_run)
 
 
-def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, requester: str) -> Obj:
-    """POST pods/<name>/eviction; returns a Success Status or raises the refusal.
+def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, requester: str,
+          admit: Callable[[Obj | None], Obj] | None = None) -> Obj:
+    """POST pods/<name>/eviction; returns a Success Status or raises the refusal. `admit`: the
+    Eviction's admission, which judges it once its body has been checked (as decoding and
+    EvictionREST.Create check it) and before the pod is read, and returns it as the webhooks
+    left it.
 
-    Every request and its answer is told to the API server's observer.
+    Every request and its answer is told to the API server's observer, admission's refusals too.
     """
     entry: dict[str, Any] = {"time": api.now(), "pod": f"{namespace}/{name}", "requester": requester}
     try:
         grace, dry_run = _check_body(name, eviction)
+        if admit is not None:
+            eviction = admit(eviction)
+            grace, dry_run = _check_body(name, eviction)  # the deleteOptions a webhook left
         pod = api.get("Pod", namespace, name)  # read once, after admission, as getPod
         entry["uid"] = pod["metadata"].get("uid")
         entry["pdb"] = _check_budgets(api, pod, dry_run)

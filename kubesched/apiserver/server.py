@@ -544,19 +544,18 @@ class APIServer(StoreReads):
 
     def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "",
               caller: Caller | None = None) -> Obj:
-        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction. Admitted
-        first, as a CREATE of pods/eviction (`caller` None: a component inside the process), the
-        Eviction decoded into the subresource's own kind, policy/v1 (v1beta1's has the same fields)."""
-        if self._admission_configured():
-            body = eviction or {}
-            meta = body.get("metadata")
-            meta = meta if isinstance(meta, dict) else {}
-            api_version = body.get("apiVersion", "policy/v1")
-            eviction = self._admit_action("eviction", {
-                "kind": "Eviction", **body,
-                "apiVersion": "policy/v1" if api_version in eviction_subresource.EVICTION_VERSIONS else api_version,
-                "metadata": {"name": name, **meta, "namespace": namespace}}, caller)
-        return eviction_subresource.evict(self, namespace, name, eviction, requester)
+        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction. Admitted as
+        a CREATE of pods/eviction (`caller` None: a component inside the process), the Eviction
+        decoded into the subresource's own kind, policy/v1 (v1beta1's has the same fields)."""
+        def admit(body: Obj | None) -> Obj:
+            meta = (body or {}).get("metadata")
+            return self._admit_action("eviction", {
+                **(body or {}), "apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": name, **(meta if isinstance(meta, dict) else {}), "namespace": namespace}},
+                caller)
+
+        return eviction_subresource.evict(self, namespace, name, eviction, requester,
+                                          admit if self._admission_configured() else None)
 
     def _admission_configured(self) -> bool:
         """Whether a policy or webhook may judge a write (simulate's writes skip the work when not)."""
