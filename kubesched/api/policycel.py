@@ -175,7 +175,7 @@ def _env() -> celpy.Environment:
     return celpy.Environment()
 
 
-def _undeclared(tree: lark.Tree) -> lark.Token | None:
+def _undeclared(tree: lark.Tree, known: set[str] = _KNOWN) -> lark.Token | None:
     """The first identifier that names nothing: no variable, function, type or macro variable."""
     bound: set[str] = set()
     for node in tree.iter_subtrees():
@@ -186,7 +186,7 @@ def _undeclared(tree: lark.Tree) -> lark.Token | None:
     for node in tree.iter_subtrees_topdown():
         if node.data in ("ident", "ident_arg"):
             token = node.children[0]
-            if isinstance(token, lark.Token) and str(token) not in _KNOWN | bound:
+            if isinstance(token, lark.Token) and str(token) not in known | bound:
                 return token
     return None
 
@@ -203,8 +203,7 @@ def _compiled(expression: str) -> tuple[Any, str | None]:
                       f" | {text}\n | {'.' * (column - 1)}^")
     token = _undeclared(tree)
     if token is not None:
-        return None, (f"compilation failed: ERROR: <input>:{token.line}:{token.column}: undeclared reference to "
-                      f"'{token}' (in container '')")
+        return None, _undeclared_reference(token)
     return _env().program(tree, functions=_FUNCTIONS), None
 
 
@@ -213,9 +212,18 @@ def parsed(expression: str) -> lark.Tree | None:
     return _env().compile(expression) if _compiled(expression)[0] is not None else None
 
 
-def compile_error(expression: str) -> str | None:
-    """Why `expression` cannot be stored in a policy, or None."""
-    return _compiled(expression)[1]
+def _undeclared_reference(token: lark.Token) -> str:
+    return (f"compilation failed: ERROR: <input>:{token.line}:{token.column}: undeclared reference to '{token}' "
+            "(in container '')")
+
+
+def compile_error(expression: str, params: bool = True) -> str | None:
+    """Why `expression` cannot be stored in a policy, or None. Without `params` (a policy with no
+    paramKind) the variable is not declared, as upstream compiles such a policy's expressions."""
+    why = _compiled(expression)[1]
+    if why is None and not params and (token := _undeclared(_env().compile(expression), _KNOWN - {"params"})):
+        return _undeclared_reference(token)
+    return why
 
 
 def _detail(error: BaseException) -> str:

@@ -94,11 +94,14 @@ class ValidatingAdmissionPolicies:
 
     def _type_warnings(self, spec: Obj) -> list[Obj]:
         """TypeChecker.Check: each validation's expression and messageExpression checked against
-        every kind the policy's rules name."""
+        every kind the policy's rules name, with its variables typed by their expressions."""
         types = self._types_to_check(spec)
         if not types:
             return []
         params = self._param_type(spec.get("paramKind"))
+        variables = [(str(v.get("name")), policycel.parsed(str(v.get("expression") or "")))
+                     for v in spec.get("variables") or () if isinstance(v, dict)]
+        environments = [(gvk, policytypes.Environment(typ, params, variables)) for gvk, typ in types]
         warnings = []
         for i, validation in enumerate(spec.get("validations") or ()):
             if not isinstance(validation, dict):
@@ -108,8 +111,8 @@ class ValidatingAdmissionPolicies:
                 tree = policycel.parsed(text) if text.strip() else None
                 if tree is None:
                     continue
-                found = [f"{g}/{v}, Kind={k}: {issues}\n" for (g, v, k), typ in types
-                         if (issues := policytypes.check(tree, text, typ, params)) is not None]
+                found = [f"{g}/{v}, Kind={k}: {issues}\n" for (g, v, k), environment in environments
+                         if (issues := environment.check(tree, text)) is not None]
                 if found:
                     warnings.append({"fieldRef": f"spec.validations[{i}].{key}", "warning": "\n".join(found)})
         return warnings
@@ -209,11 +212,15 @@ class ValidatingAdmissionPolicies:
         api_version, kind = str(subject.get("apiVersion") or ""), str(subject.get("kind") or "")
         group, _, version = api_version.rpartition("/")
         crd = self.custom.definition_of(subject)
-        asked = caller.resource if caller is not None and caller.views is None else None
+        asked = caller.resource if caller is not None else None
         if subresource in POD_ACTIONS:  # a Binding or Eviction is a request of pods/<subresource>
             plural = "pods"
             gvk = {"group": group, "version": version, "kind": kind}
             group, version = "", "v1"
+        elif caller is not None and caller.scale is not None and asked is not None:
+            # a Scale is a request of <resource>/scale, the resource the URL names
+            gvk = {"group": group, "version": version, "kind": kind}
+            group, version, plural = asked.group, asked.version, asked.plural
         else:
             if asked is not None and asked.kind == kind and asked.api_version != api_version:
                 # served at another group/version than stored: seen as the request's
@@ -231,10 +238,6 @@ class ValidatingAdmissionPolicies:
         namespace = str(meta.get("namespace") or "")
         if group == "" and kind == "Namespace":
             namespace = name if operation != "CREATE" else ""
-        if caller is not None and caller.views is not None:  # a Scale, autoscaling/v1
-            obj, old = caller.views
-            view_group, _, view_version = str((obj or old or {}).get("apiVersion") or "").rpartition("/")
-            gvk = {"group": view_group, "version": view_version, "kind": str((obj or old or {}).get("kind") or "")}
         req = Request(operation, group, version, plural, subresource, name, namespace, obj, old)
         return Attributes(req, gvk, caller, self._equivalents(req, kind, crd))
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.api.restmapping import Resource
+from kubesched.apiserver.scale import ScaleWrite
 
 # Who serve's own components are to admission, as kube-apiserver's loopback client is.
 LOOPBACK_USER: dict[str, Any] = {"username": "system:apiserver", "groups": ["system:authenticated", "system:masters"]}
@@ -31,8 +32,8 @@ class Caller:
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
     subresource: str = ""  # the subresource the request's URL names (status, scale, binding, eviction)
-    # What a subresource request carries instead of the object (the Scale of a scale write), new and old.
-    views: tuple[dict[str, Any] | None, dict[str, Any] | None] | None = None
+    # A write through the scale subresource: admission judges the Scale it carries, not the object.
+    scale: ScaleWrite | None = None
     # The server's authorizer (RBAC), asked what a user may do: policies' `authorizer` variable.
     authorize: Callable[[dict[str, Any]], tuple[bool, str]] | None = None
     # The resource the request's URL names: a review's requestKind and requestResource, which

@@ -42,6 +42,17 @@ class ConflictError(APIError):
     reason = "Conflict"
 
 
+# Why a write to an object that changed since it was read is refused, in the words of
+# storage.NewResourceVersionConflictsError (the `why` apierrors.NewConflict is given).
+OBJECT_MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+def conflict(resource: str, name: str, why: str = OBJECT_MODIFIED) -> ConflictError:
+    """apierrors.NewConflict: `Operation cannot be fulfilled on <resource> "<name>": <why>`
+    (`resource` qualified by its group, `deployments.apps`)."""
+    return ConflictError(f'Operation cannot be fulfilled on {resource} "{name}": {why}')
+
+
 class Invalid(APIError):
     code = 422
     reason = "Invalid"

@@ -90,16 +90,24 @@ def _check_body(name: str, eviction: Obj | None) -> tuple[int | None, bool]:
     return grace, bool(dry_run)
 
 
-def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, requester: str) -> Obj:
-    """POST pods/<name>/eviction; returns a Success Status or raises the refusal.
+def evict(api: APIServer, namespace: str, name: str, eviction: Obj | None, requester: str,
+          admit: Callable[[Obj | None], Obj] | None = None) -> Obj:
+    """POST pods/<name>/eviction; returns a Success Status or raises the refusal. `admit`: the
+    Eviction's admission, which judges it once its body has been checked (as decoding and
+    EvictionREST.Create check it) and before the pod is read, and returns it as the webhooks
+    left it.
 
-    Every request and its answer is told to the API server's observer.
+    Every request and its answer is told to the API server's observer, admission's refusals too.
     """
     entry: dict[str, Any] = {"time": api.now(), "pod": f"{namespace}/{name}", "requester": requester}
     try:
         grace, dry_run = _check_body(name, eviction)
-        entry["uid"] = api.get("Pod", namespace, name)["metadata"].get("uid")
-        entry["pdb"] = _admit(api, namespace, name, dry_run)
+        if admit is not None:
+            eviction = admit(eviction)
+            grace, dry_run = _check_body(name, eviction)  # the deleteOptions a webhook left
+        pod = api.get("Pod", namespace, name)  # read once, after admission, as getPod
+        entry["uid"] = pod["metadata"].get("uid")
+        entry["pdb"] = _check_budgets(api, pod, dry_run)
     except APIError as e:
         entry.update(code=e.code, reason=e.reason, message=e.message, causes=list(e.causes),
                      pdb=e.pdb)
@@ -119,9 +127,11 @@ def _by(error: APIError, pdb_name: str) -> APIError:
     return error
 
 
-def _admit(api: APIServer, namespace: str, name: str, dry_run: bool) -> str | None:
-    """Raise unless the eviction may proceed; debit the budget. Returns the budget's name."""
-    pod = api.get("Pod", namespace, name)
+def _check_budgets(api: APIServer, pod: Obj, dry_run: bool) -> str | None:
+    """Raise unless the eviction of `pod` may proceed; debit the budget (the one listed, as
+    checkAndDecrement writes the budget it judged). Returns the budget's name."""
+    meta = pod["metadata"]
+    namespace, name = meta.get("namespace", "default"), meta["name"]
     pdbs = guarding_budgets(api.store, pod)
     if len(pdbs) > 1:
         raise MultiplePDBs(MULTIPLE_PDBS)

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable, Collection
 from datetime import datetime
-from typing import Any
+from typing import Any, overload
 
 from kubesched.api.crd import definition as crd_definition
 from kubesched.api.dra.claims import FINALIZER as DRA_FINALIZER
@@ -27,17 +27,26 @@ from kubesched.api.objects import (
     shared_condition,
 )
 from kubesched.api.qos import qos_class
+from kubesched.api.restmapping import qualified_resource
 from kubesched.api.served import resource_kind
 from kubesched.api.validation.checker import Checker
 from kubesched.api.validation.objects import claim_status_problems, object_problems
 from kubesched.apiserver import admission, admissionpolicy, dra, dragates
 from kubesched.apiserver import eviction as eviction_subresource
-from kubesched.apiserver.caller import SCHEDULER_USER, Caller
+from kubesched.apiserver.caller import POD_ACTIONS, SCHEDULER_USER, Caller
 from kubesched.apiserver.customresources import CustomResources
 from kubesched.apiserver.defaults import set_defaults
-from kubesched.apiserver.errors import AlreadyExists, BadRequest, ConflictError, Invalid, NotFoundError
+from kubesched.apiserver.errors import (
+    AlreadyExists,
+    BadRequest,
+    ConflictError,
+    Invalid,
+    NotFoundError,
+    conflict,
+)
 from kubesched.apiserver.podupdate import pod_update_problems
 from kubesched.apiserver.reads import StoreReads
+from kubesched.apiserver.scale import ScaleWrite, replicas_problem
 from kubesched.apiserver.serviceips import ServiceIPs
 from kubesched.apiserver.storage import STORAGE_KINDS, default_storage_class
 from kubesched.apiserver.webhookadmission import WebhookAdmission
@@ -221,19 +230,44 @@ class APIServer(StoreReads):
     # ---- admission webhooks: MutatingAdmissionWebhook after the built-in mutating plugins and
     # before validation; ValidatingAdmissionWebhook after validation, before the store ----------
 
+    @overload
     def _mutate_by_webhooks(self, operation: str, obj: Obj, old: Obj | None, caller: Caller | None,
-                            subresource: str = "") -> Obj:
-        """`obj` as the mutating webhooks leave it; what one changed is defaulted and validated
-        again, as kube-apiserver decodes a patched object with its defaults before validation."""
+                            subresource: str = "") -> Obj: ...
+
+    @overload
+    def _mutate_by_webhooks(self, operation: str, obj: None, old: Obj, caller: Caller | None,
+                            subresource: str = "") -> None: ...
+
+    def _mutate_by_webhooks(self, operation: str, obj: Obj | None, old: Obj | None, caller: Caller | None,
+                            subresource: str = "") -> Obj | None:
+        """Mutating admission, for every verb: `obj` as the mutating webhooks leave it (a DELETE's
+        None: they are told of it, and change nothing). What one changed of an object being
+        stored is defaulted and validated again, as kube-apiserver decodes a patched object with
+        its defaults before validation; a Binding or an Eviction is taken as it is."""
         if self.webhooks is None or _admitted(caller):
             return obj
+        if caller is not None and caller.scale is not None and obj is not None and old is not None:
+            return self._mutate_scale(obj, old, caller.scale, caller)
         mutated = self.webhooks.mutate(operation, obj, old, caller, subresource)
-        if mutated is None or mutated is obj or mutated == obj:
+        if obj is None or mutated is None or mutated is obj or mutated == obj:
             return obj
+        if subresource in POD_ACTIONS:
+            return mutated
         set_defaults(mutated)
         if operation == "CREATE":
             self._validate(mutated)
         return mutated
+
+    def _mutate_scale(self, obj: Obj, old: Obj, write: ScaleWrite, caller: Caller) -> Obj:
+        """A scale write's mutating webhooks see the Scale it carries (and the object's as it was);
+        the replicas of the Scale they leave, validated as a Scale, are what `obj` gets."""
+        assert self.webhooks is not None
+        scale = self.webhooks.mutate("UPDATE", write.requested, write.of(old), caller, "scale")
+        if scale is None or scale == write.requested:
+            return obj
+        if problem := replicas_problem(scale):
+            raise Invalid.of("Scale", "autoscaling", obj["metadata"].get("name", ""), [problem])
+        return write.with_replicas(obj, (scale.get("spec") or {}).get("replicas", 0))
 
     def _generate_name(self, kind: str, namespace: str, prefix: str) -> str:
         """names.SimpleNameGenerator: the prefix (cut to leave room) plus five random characters
@@ -319,12 +353,17 @@ class APIServer(StoreReads):
     def _admit(self, operation: str, new: Obj | None, old: Obj | None, caller: Caller | None,
                subresource: str = "") -> None:
         """Validating admission, where kube-apiserver runs it: after the object's own validation
-        and the mutating plugins, before ResourceQuota and the write (`subresource`: status, for a
-        status write): ValidatingAdmissionPolicy, then the validating webhooks (which see a scale
-        write as an update of the object itself)."""
+        and the mutating plugins, before ResourceQuota and the write (`subresource`: the one written
+        through, else the caller's): ValidatingAdmissionPolicy, then the validating webhooks. A
+        scale write is judged as the Scales of the object, new and old, as toScaleUpdateValidation
+        hands them over."""
         if _admitted(caller):
             return
-        self.policies.validate(operation, new, old, caller, (caller.subresource if caller else "") or subresource)
+        subresource = subresource or (caller.subresource if caller is not None else "")
+        if caller is not None and caller.scale is not None:  # the Scales of the object, new and old
+            new = caller.scale.of(new) if new is not None else None
+            old = caller.scale.of(old) if old is not None else None
+        self.policies.validate(operation, new, old, caller, subresource)
         if self.webhooks is not None:
             self.webhooks.validate(operation, new, old, caller, subresource)
 
@@ -398,8 +437,8 @@ class APIServer(StoreReads):
     def _write(self, obj: Obj, expect_rv: str | None) -> Obj:
         try:
             return self.store.update(obj, expect_rv)
-        except Conflict as e:
-            raise ConflictError(str(e)) from None
+        except Conflict:
+            raise conflict(self._qualified_resource(obj), obj["metadata"]["name"]) from None
         except NotFound as e:
             raise NotFoundError(str(e)) from None
 
@@ -472,8 +511,7 @@ class APIServer(StoreReads):
         webhook was called (serve goes on meanwhile), as store.Delete retries its validation."""
         obj = self.get(kind, namespace, name)
         for _ in range(DELETE_ATTEMPTS):
-            if self.webhooks is not None and not _admitted(caller):
-                self.webhooks.mutate("DELETE", None, obj, caller)  # they see a delete too; what they return is unused
+            self._mutate_by_webhooks("DELETE", None, obj, caller)
             self._admit("DELETE", None, obj, caller)
             if self.webhooks is None:
                 return obj
@@ -481,8 +519,14 @@ class APIServer(StoreReads):
             if now["metadata"].get("resourceVersion") == obj["metadata"].get("resourceVersion"):
                 return now
             obj = now
-        raise ConflictError(f'{kind} "{name}": the object has been modified; please apply your changes to the '
-                            "latest version and try again")
+        raise conflict(self._qualified_resource(obj), name)
+
+    def _qualified_resource(self, obj: Obj) -> str:
+        """The resource storing `obj`, qualified by its group, as error messages name it."""
+        crd = self.custom.definition_of(obj)
+        if crd is None:
+            return qualified_resource(resource_kind(obj))
+        return f"{crd_definition.plural(crd)}.{crd_definition.group(crd)}"
 
     def _mark_deleted(self, obj: Obj, grace: int, finalizers: list[str]) -> Obj:
         meta = dict(obj["metadata"])
@@ -500,16 +544,18 @@ class APIServer(StoreReads):
 
     def evict(self, namespace: str, name: str, eviction: Obj | None = None, requester: str = "",
               caller: Caller | None = None) -> Obj:
-        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction. Admitted
-        first, as a CREATE of pods/eviction (`caller` None: a component inside the process)."""
-        if self._admission_configured():
-            body = eviction or {}
-            meta = body.get("metadata")
-            meta = meta if isinstance(meta, dict) else {}
-            eviction = self._admit_action("eviction", {
-                "apiVersion": "policy/v1", "kind": "Eviction", **body,
-                "metadata": {"name": name, **meta, "namespace": namespace}}, caller)
-        return eviction_subresource.evict(self, namespace, name, eviction, requester)
+        """POST pods/eviction (policy/v1 or v1beta1 Eviction); see apiserver.eviction. Admitted as
+        a CREATE of pods/eviction (`caller` None: a component inside the process), the Eviction
+        decoded into the subresource's own kind, policy/v1 (v1beta1's has the same fields)."""
+        def admit(body: Obj | None) -> Obj:
+            meta = (body or {}).get("metadata")
+            return self._admit_action("eviction", {
+                **(body or {}), "apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": name, **(meta if isinstance(meta, dict) else {}), "namespace": namespace}},
+                caller)
+
+        return eviction_subresource.evict(self, namespace, name, eviction, requester,
+                                          admit if self._admission_configured() else None)
 
     def _admission_configured(self) -> bool:
         """Whether a policy or webhook may judge a write (simulate's writes skip the work when not)."""
@@ -518,8 +564,7 @@ class APIServer(StoreReads):
     def _admit_action(self, subresource: str, obj: Obj, caller: Caller | None) -> Obj:
         """A Binding's or an Eviction's admission (CREATE of pods/<subresource>): the mutating
         webhooks, then policies and validating webhooks; the object as the webhooks left it."""
-        if self.webhooks is not None:
-            obj = self.webhooks.mutate("CREATE", obj, None, caller, subresource) or obj
+        obj = self._mutate_by_webhooks("CREATE", obj, None, caller, subresource)
         self._admit("CREATE", obj, None, caller, subresource)
         return obj
 

@@ -18,7 +18,8 @@ from kubesched.apiserver.caller import Caller
 
 class WebhookAdmission(Protocol):
     """`caller` is who asks and how (None: a component inside the process); `subresource` the
-    one written through (status, binding, eviction)."""
+    one written through (status, scale, binding, eviction). A scale write's objects are the
+    Scales (apiserver/scale.py), of the resource `caller.resource` names."""
 
     def active(self) -> bool:
         """Whether any webhook is registered (a write without one skips admission's work)."""

@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.api.crd import definition as d
-from kubesched.api.objects import Obj, deep_copy
+from kubesched.api.objects import Obj
+from kubesched.api.restmapping import Resource
 from kubesched.api.selectors import LabelSelector
 from kubesched.api.served import resource_kind
+from kubesched.apiserver.caller import LOOPBACK_USER, Caller
+from kubesched.apiserver.scale import ScaleWrite, scale_of
 from kubesched.apiserver.server import APIServer
 
 # (group, kind) -> plural, for kube-apiserver's scalable kinds
@@ -44,6 +47,7 @@ class Scale:
     selector: LabelSelector | None  # None: the scale has no selector
     selector_text: str  # status.selector, as the scale subresource prints it
     custom: Obj | None  # the definition's scale subresource, for a custom resource
+    resource: Resource  # the resource whose scale subresource this is
 
 
 def _at(obj: Any, path: str) -> Any:
@@ -77,7 +81,7 @@ def get_scale(api: APIServer, namespace: str, api_version: str, kind: str, name:
             raw = {"matchLabels": raw} if raw else None
         selector = LabelSelector.compile(raw) if raw else None
         return Scale(obj, int(spec.get("replicas", 1)), int((obj.get("status") or {}).get("replicas") or 0),
-                     selector, _format(raw or {}), None)
+                     selector, _format(raw or {}), None, Resource(kind, group, "v1", BUILTIN[group, kind]))
     if (group, kind) in _UNSCALABLE:
         raise ScaleError("the server could not find the requested resource")
     found = _definition(api, group, kind)
@@ -96,7 +100,8 @@ def get_scale(api: APIServer, namespace: str, api_version: str, kind: str, name:
     status_replicas = _at(obj, str(scale.get("statusReplicasPath", ".status.replicas")))
     return Scale(obj, spec_replicas if isinstance(spec_replicas, int) else 0,
                  status_replicas if isinstance(status_replicas, int) else 0, selector,
-                 text if isinstance(text, str) else "", scale)
+                 text if isinstance(text, str) else "", scale,
+                 Resource(kind, group, version, d.plural(crd), namespaced=d.namespaced(crd)))
 
 
 def _format(selector: Obj) -> str:
@@ -110,16 +115,11 @@ def _format(selector: Obj) -> str:
 
 
 def set_replicas(api: APIServer, scale: Scale, replicas: int) -> Obj:
-    """Update the target's replicas, on the version that was read (a conflict is an APIError)."""
-    if scale.custom is None:
-        new = {**scale.obj, "metadata": dict(scale.obj["metadata"]),
-               "spec": {**(scale.obj.get("spec") or {}), "replicas": replicas}}
-    else:
-        new = deep_copy(scale.obj)
-        node = new
-        keys = [k for k in str(scale.custom.get("specReplicasPath", ".spec.replicas")).split(".") if k]
-        for key in keys[:-1]:
-            node = node.setdefault(key, {})
-        node[keys[-1]] = replicas
-    return api.update(new)
-
+    """Update the target's replicas through its scale subresource, on the version that was read
+    (a conflict is an APIError): admission judges the Scale written, as it judges the scale
+    client's PUT, with the identity of kube-apiserver's loopback client."""
+    requested = scale_of(scale.obj, scale.custom)
+    requested["spec"] = {"replicas": replicas} if replicas else {}
+    write = ScaleWrite(requested, scale.custom)
+    caller = Caller(LOOPBACK_USER, subresource="scale", resource=scale.resource, scale=write)
+    return api.update(write.with_replicas(scale.obj, replicas), caller=caller)

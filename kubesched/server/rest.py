@@ -22,11 +22,12 @@ from kubesched.api.crd.objects import default_and_prune
 from kubesched.api.fieldschema import decode
 from kubesched.api.loader import read_yaml
 from kubesched.api.objects import deep_copy, parse_time
-from kubesched.api.restmapping import Resource, for_kind
+from kubesched.api.restmapping import Resource
 from kubesched.apiserver.caller import Caller
 from kubesched.apiserver.customresources import view as custom_view
 from kubesched.apiserver.defaults import set_defaults
 from kubesched.apiserver.errors import (
+    OBJECT_MODIFIED,
     AlreadyExists,
     APIError,
     BadRequest,
@@ -34,12 +35,13 @@ from kubesched.apiserver.errors import (
     Invalid,
     NotFoundError,
 )
+from kubesched.apiserver.scale import ScaleWrite, decoded, replicas_problem, scale_of
 from kubesched.apiserver.server import APIServer
 from kubesched.server import autoscalingv1, managedfields, typed
 from kubesched.server import events as events_view
 from kubesched.server import patch as patches
 from kubesched.server import status as st
-from kubesched.server.custom import CustomResource, column_cell, json_path
+from kubesched.server.custom import CustomResource, column_cell
 from kubesched.server.metrics import Metrics
 from kubesched.server.selection import (
     EVENTS_V1_FIELDS,
@@ -62,7 +64,6 @@ CREATE_ON_UPDATE = frozenset({"Lease", "Endpoints", "Event"})
 SERVER_SET_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation",
                    "selfLink")
 APPLY = "application/apply-patch+yaml"
-POD = for_kind("v1", "Pod")
 PATCH_TYPES = ("application/json-patch+json", "application/merge-patch+json",
                "application/strategic-merge-patch+json", APPLY)
 # Custom resources have no patch strategies, so no strategic merge patch.
@@ -383,7 +384,7 @@ class Rest:
                                        warnings=req.warnings, user=req.user, authorize=req.authorize))
         rv = meta.get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
-            raise _Conflict(res, req.name or "", st.MODIFIED)
+            raise _Conflict(res, req.name or "", OBJECT_MODIFIED)
         return 200, self._view(req, self._write(req, current, obj))
 
     def _write(self, req: Request, current: Obj, new: Obj) -> Obj:
@@ -455,7 +456,7 @@ class Rest:
         rv = new["metadata"].get("resourceVersion")
         stored = self._get(req)
         if rv and rv != stored["metadata"].get("resourceVersion"):
-            raise _Conflict(res, req.name or "", st.MODIFIED)
+            raise _Conflict(res, req.name or "", OBJECT_MODIFIED)
         self._check_fields(req, new)
         return 200, self._view(req, self._write(req, stored, new))
 
@@ -635,7 +636,6 @@ class Rest:
             raise BadRequest("the body of the request is not a JSON object")
         if req.subresource == "binding":
             return self._bind(req, req.name or "", body)
-        self._get(req)
         self.api.evict(req.namespace or "", req.name or "", body, requester=req.manager, caller=req.caller)
         return 201, st.status(201, "", "")
 
@@ -647,49 +647,30 @@ class Rest:
             raise Invalid(f'Binding "{pod}" is invalid: target.name: Required value')
         if meta.get("name") not in (None, pod):
             raise BadRequest("name in URL does not match name in Binding object")
-        self._get(Request("get", POD, req.namespace, pod))  # 404 for a pod that is not there
         self.api.bind(req.namespace or "", pod, target["name"], req.caller)
         return 201, st.status(201, "", "")
 
-    def _scale_of(self, req: Request, obj: Obj) -> Obj:
-        meta = obj["metadata"]
-        spec, status = obj.get("spec") or {}, obj.get("status") or {}
-        selector = spec.get("selector") or {}
-        if isinstance(req.resource, CustomResource):
-            return _custom_scale(req.resource, obj)
-        if obj["kind"] == "ReplicationController":
-            text = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
-        else:
-            text = ",".join([f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())] + [
-                f"{e['key']} {e['operator'].lower()} ({','.join(e.get('values') or [])})"
-                if e.get("values") else ("!" if e["operator"] == "DoesNotExist" else "") + e["key"]
-                for e in selector.get("matchExpressions") or ()])
-        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-                "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                             if k in meta},
-                "spec": {"replicas": spec.get("replicas", 1)},
-                "status": {"replicas": status.get("replicas", 0), "selector": text}}
+    @staticmethod
+    def _scale_of(req: Request, obj: Obj) -> Obj:
+        return scale_of(obj, req.resource.scale if isinstance(req.resource, CustomResource) else None)
 
     def _update_scale(self, req: Request, scale: Any) -> Answer:
+        """A Scale written (PUT, or the patched Scale of a PATCH): the object's replicas set from
+        it; admission judges the Scale, as the registries' scaleUpdatedObjectInfo has it."""
         if not isinstance(scale, dict) or not all(isinstance(scale.get(k, {}), dict | None) for k in ("spec", "metadata")):
             raise BadRequest("the body of the request is not a Scale object")
-        replicas = (scale.get("spec") or {}).get("replicas")
-        if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-            raise Invalid(f'Scale.autoscaling "{req.name}" is invalid: spec.replicas: Invalid value: {replicas!r}: '
-                          "must be greater than or equal to 0")
+        if problem := replicas_problem(scale):
+            raise Invalid.of("Scale", "autoscaling", req.name or "", [problem])
         current = self._get(req)
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         if rv and rv != current["metadata"].get("resourceVersion"):
-            raise _Conflict(req.resource, req.name or "", st.MODIFIED)
-        if isinstance(req.resource, CustomResource):
-            new = _set_path(current, req.resource.scale.get("specReplicasPath", ".spec.replicas"), replicas)
-        else:
-            new = {**current, "metadata": dict(current["metadata"]), "spec": {**current.get("spec", {}),
-                                                                               "replicas": replicas}}
-        caller = replace(req.caller, views=(self._scale_of(req, new), self._scale_of(req, current)))
+            raise _Conflict(req.resource, req.name or "", OBJECT_MODIFIED)
+        write = ScaleWrite(decoded(scale), req.resource.scale if isinstance(req.resource, CustomResource) else None)
+        new = write.with_replicas(current, (scale.get("spec") or {}).get("replicas", 0))
         new = self.api.update(managedfields.record_update(current, new, req.manager, self.api.timestamp(), "scale",
-                                                          _typing(req)), caller=caller, dry_run=req.dry_run)
-        return 200, self._scale_of(req, new)
+                                                          _typing(req)), caller=replace(req.caller, scale=write),
+                              dry_run=req.dry_run)
+        return 200, write.of(new)
 
 
 class _NotFound(NotFoundError):
@@ -718,39 +699,6 @@ def _typing(req: Request) -> managedfields.Custom:
     if not isinstance(res, CustomResource):
         return None
     return typed.custom_type(res.schema), "status" in res.subresources
-
-
-def _custom_scale(res: CustomResource, obj: Obj) -> Obj:
-    """The Scale of a custom object, read at the paths its definition's scale subresource names."""
-    scale = res.scale
-    meta = obj["metadata"]
-
-    def at(path: Any) -> Any:
-        found = json_path(obj, str(path)) if path else []
-        return found[0] if found else None
-
-    answer: Obj = {"kind": "Scale", "apiVersion": "autoscaling/v1",
-                   "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                                if k in meta},
-                   "spec": {}, "status": {"replicas": at(scale.get("statusReplicasPath")) or 0}}
-    if (replicas := at(scale.get("specReplicasPath"))) is not None:
-        answer["spec"]["replicas"] = replicas
-    if isinstance(selector := at(scale.get("labelSelectorPath")), str) and selector:
-        answer["status"]["selector"] = selector
-    return answer
-
-
-def _set_path(obj: Obj, path: str, value: Any) -> Obj:
-    """A copy of `obj` with `value` at a simple `.a.b.c` path, the objects on the way made."""
-    new = deep_copy(obj)
-    node = new
-    keys = [k for k in path.split(".") if k]
-    for key in keys[:-1]:
-        if not isinstance(node.get(key), dict):
-            node[key] = {}
-        node = node[key]
-    node[keys[-1]] = value
-    return new
 
 
 def _versions(req: Request) -> dict[str, Any]:

@@ -83,9 +83,6 @@ def conflict(resource: Resource, name: str, why: str) -> dict[str, Any]:
                   details=details_of(resource, name))
 
 
-MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
-
-
 def bad_request(message: str) -> dict[str, Any]:
     return status(400, "BadRequest", message)
 

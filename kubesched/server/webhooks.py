@@ -4,11 +4,14 @@ MutatingWebhookConfigurations and ValidatingWebhookConfigurations register, as k
 v1.35 does (apiserver/pkg/admission/plugin/webhook).
 
 Bindings and evictions (pods/binding, pods/eviction) are sent as CREATEs of those subresources
-carrying the Binding or Eviction, whoever makes them. Of the other writes serve's own components
-make, the pods the workload controllers create are sent too (with the loopback identity
-kube-apiserver's own clients have; the scheduler's bindings carry system:kube-scheduler): a
-refused pod is reported as upstream's controllers report it, a FailedCreate event and a retry,
-a refused binding as a scheduling failure and a retry. Their other writes (status, the kubelets'
+carrying the Binding or Eviction, whoever makes them; a scale write as an UPDATE of
+`<resource>/scale` carrying the autoscaling/v1 Scale (apiserver/scale.py), whose patch sets the
+object's replicas. Of the other writes serve's own components
+make, the pods the workload controllers create and the autoscaler's scale writes are sent too
+(with the loopback identity kube-apiserver's own clients have; the scheduler's bindings carry
+system:kube-scheduler): a refused pod is reported as upstream's controllers report it, a
+FailedCreate event and a retry, a refused binding as a scheduling failure and a retry, a refused
+scale as a FailedRescale event. Their other writes (status, the kubelets'
 deletions, leases) are not: the simulated components do not retry a refused write of those as the
 real ones do, and a webhook refusing them would stall the simulation.
 
@@ -107,7 +110,9 @@ class _Attributes:
     dry_run: bool
     options: Obj
     caller: Caller | None
-    carried: Obj | None = None  # the kind a Binding or Eviction request carries (the resource is pods)
+    # The kind a request of a subresource carries when it is not the resource's own: a Binding or
+    # an Eviction (of pods), a Scale (of the scaled resource).
+    carried: Obj | None = None
 
 
 def _gvr(r: Resource) -> GVR:
@@ -215,7 +220,13 @@ class Webhooks:
         action = subresource in POD_ACTIONS  # a Binding or an Eviction, sent as pods/<subresource>
         if caller is None and not (operation == "CREATE" and (action or not subresource and subject.get("kind") == "Pod")):
             return None  # a component's write other than a pod, binding or eviction (see the module's docstring)
-        resource = POD if action else self._resource_of(subject, caller)
+        carries = action or (caller is not None and caller.scale is not None)  # an object of another kind
+        if action:
+            resource: Resource | None = POD
+        elif caller is not None and caller.scale is not None:  # a Scale, of the resource the URL names
+            resource = caller.resource
+        else:
+            resource = self._resource_of(subject, caller)
         if resource is None or (resource.group == ADMISSION_GROUP and resource.plural in EXEMPT_RESOURCES):
             return None
         gvr = _gvr(resource)
@@ -226,7 +237,7 @@ class Webhooks:
         asked = caller.resource if caller is not None else None
         request_gvr = _gvr(asked) if asked is not None and asked.kind == gvr.kind else gvr
         group, _, version = str(subject.get("apiVersion") or "").rpartition("/")
-        carried = {"group": group, "version": version, "kind": str(subject.get("kind") or "")} if action else None
+        carried = {"group": group, "version": version, "kind": str(subject.get("kind") or "")} if carries else None
         return _Attributes(operation, gvr, request_gvr, subresource, str(meta.get("name") or ""),
                            str(meta.get("namespace") or ""), caller.user if caller is not None else LOOPBACK_USER,
                            caller is not None and caller.dry_run, options, caller, carried)

@@ -21,13 +21,15 @@ MAX_AUDIT_ANNOTATIONS = 20
 MAX_VALUE_EXPRESSION_BYTES = 5 * 1024
 
 
-def _expression(c: Checker, obj: dict[str, Any], key: str, path: str, required: bool = True) -> None:
+def _expression(c: Checker, obj: dict[str, Any], key: str, path: str, required: bool = True,
+                params: bool = True) -> None:
+    """A CEL expression of a policy or webhook; `params`: whether the `params` variable is declared."""
     value = c.need(obj, key, path, str) if required else c.get(obj, key, path, str)
     if value is None:
         return
     if not value.strip():
         c.required(subpath(path, key))
-    elif (why := compile_error(value)) is not None:
+    elif (why := compile_error(value, params)) is not None:
         c.invalid(subpath(path, key), value, why)
 
 
@@ -65,23 +67,24 @@ def _validating_admission_policy(c: Checker, obj: dict[str, Any], path: str) -> 
         _match_resources(c, match, subpath(spec_path, "matchConstraints"), policy=True)
     if not spec.get("validations") and not spec.get("auditAnnotations"):
         c.required(subpath(spec_path, "validations"), "validations or auditAnnotations must contain at least one item")
+    params = spec.get("paramKind") is not None  # upstream declares `params` only with a paramKind
     for item_path, validation in _items(c, spec, "validations", spec_path):
-        _expression(c, validation, "expression", item_path)
-        _expression(c, validation, "messageExpression", item_path, required=False)
+        _expression(c, validation, "expression", item_path, params=params)
+        _expression(c, validation, "messageExpression", item_path, required=False, params=params)
         c.enum(validation, "reason", item_path, REASONS)
     for item_path, condition in _items(c, spec, "matchConditions", spec_path):
         c.need(condition, "name", item_path, str)
-        _expression(c, condition, "expression", item_path)
+        _expression(c, condition, "expression", item_path, params=params)
     for item_path, variable in _items(c, spec, "variables", spec_path):
         c.need(variable, "name", item_path, str)
-        _expression(c, variable, "expression", item_path)
-    _audit_annotations(c, spec, spec_path, str((obj.get("metadata") or {}).get("name") or ""))
+        _expression(c, variable, "expression", item_path, params=params)
+    _audit_annotations(c, spec, spec_path, str((obj.get("metadata") or {}).get("name") or ""), params)
     if (kind := c.get(spec, "paramKind", spec_path, dict)) is not None:
         for key in ("apiVersion", "kind"):
             c.need(kind, key, subpath(spec_path, "paramKind"), str)
 
 
-def _audit_annotations(c: Checker, spec: dict[str, Any], spec_path: str, name: str) -> None:
+def _audit_annotations(c: Checker, spec: dict[str, Any], spec_path: str, name: str, params: bool) -> None:
     """Each key, qualified by the policy's name, is an annotation key of the audit event; each
     valueExpression compiles (validateAuditAnnotation)."""
     items = _items(c, spec, "auditAnnotations", spec_path)
@@ -105,7 +108,7 @@ def _audit_annotations(c: Checker, spec: dict[str, Any], spec_path: str, name: s
             c.required(expression_path, "valueExpression is not specified")
         elif len(expression.encode()) > MAX_VALUE_EXPRESSION_BYTES:
             c.required(expression_path, f"must not exceed {MAX_VALUE_EXPRESSION_BYTES} bytes in length")
-        elif (problem := compile_error(expression)) is not None:
+        elif (problem := compile_error(expression, params)) is not None:
             c.invalid(expression_path, annotation["valueExpression"], problem)
 
 
