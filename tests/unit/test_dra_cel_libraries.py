@@ -321,3 +321,13 @@ def test_a_format_error_at_run_time_keeps_cel_gos_words() -> None:
     with pytest.raises(CELError, match="^error during formatting: decimal clause can only be used on integers, "
                                        "was given string$"):
         compile_selector("'%d'.format([dyn('a')]) == ''").matches(ATTRS)
+
+
+def test_exists_one_is_also_spelled_exists_one_in_camel_case() -> None:
+    """cel-go's standard macros have `existsOne(x, p)` beside `exists_one(x, p)`, expanded alike."""
+    for spelling in ("existsOne", "exists_one"):
+        selector = compile_selector(f"device.attributes['gpu.example.com'].{spelling}(k, k == 'model')")
+        assert selector.max_cost == 133
+        assert selector.matches(ATTRS)
+        assert "found no matching overload for '_?_:_' applied to '(int, int, int)'" in _refused(
+            f"[1].{spelling}(x, x)")

@@ -325,7 +325,7 @@ _UNTYPED = {
     "getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
     "getMinutes", "getSeconds", "getMilliseconds",
 }  # not base64 nor math: cel-go's encoders and math extensions are not in Kubernetes' base environment
-_MACROS = {"all", "exists", "exists_one", "map", "filter"}
+_MACROS = {"all", "exists", "exists_one", "existsOne", "map", "filter"}
 
 
 class _Unify:
@@ -580,7 +580,7 @@ class _Checker:
         if qualified == "cel" and name == "bind" and len(arg_nodes) == 3:
             return self._bind(arg_nodes)
         extended = macro_of(node)
-        if extended is not None:
+        if extended is not None and (extended[0], len(extended[1])) != ("existsOne", 2):
             return self._extended_macro(extended[0], target_node, extended[1], offset)
         if name in _MACROS and len(arg_nodes) in (2, 3) and _ident_name(arg_nodes[0]) is not None:
             return self._macro(name, target_node, arg_nodes, offset)
@@ -649,6 +649,8 @@ class _Checker:
         return _N(body.type, _add(_add((10, 10), init.cost), body.cost), body.size, body.path)
 
     def _macro(self, name: str, target_node: Any, arg_nodes: list[Any], offset: int) -> _N:
+        if name == "existsOne":  # cel-go's newer spelling of exists_one, the same expansion
+            name = "exists_one"
         rng = self.check(target_node)
         t = rng.type
         var_type: Type
@@ -672,10 +674,11 @@ class _Checker:
         self.scopes.pop()
         count = rng.size_or_unknown()
         p = body[0]
-        predicate = name in ("all", "exists", "filter") or (name == "map" and len(body) == 2)
+        predicate = name in ("all", "exists", "filter", "exists_one") or (name == "map" and len(body) == 2)
         if predicate and p.type not in (BOOL, DYN, ANY, ERROR):
             fn = {"all": "_&&_", "exists": "_||_"}.get(name, "_?_:_")
-            sig = f"(bool, {fmt(p.type)})" if fn != "_?_:_" else f"({fmt(p.type)}, list(dyn), list(dyn))"
+            rest = "int, int" if name == "exists_one" else "list(dyn), list(dyn)"  # its accumulator's type
+            sig = f"(bool, {fmt(p.type)})" if fn != "_?_:_" else f"({fmt(p.type)}, {rest})"
             self.error(offset, f"found no matching overload for '{fn}' applied to '{sig}'")
         # Each macro's cost is its expansion's (cel-go's costComprehension): the range, the
         # accumulator's initial value and the result once, the loop condition and step per element.

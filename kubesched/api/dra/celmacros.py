@@ -2,8 +2,8 @@
 
 v1.35's base environment loads cel-go's two-variable comprehensions (`all`, `exists`,
 `existsOne` with an index or key and a value; `transformList`, `transformMap`,
-`transformMapEntry`), the lists extension's `sortBy` and the optional types' `optMap` and
-`optFlatMap`. cel-go expands each into a comprehension when it parses; here an evaluator runs
+`transformMapEntry`), the lists extension's `sortBy`, the optional types' `optMap` and
+`optFlatMap`, and `existsOne(x, ...)`, cel-go's newer spelling of `exists_one`. cel-go expands each into a comprehension when it parses; here an evaluator runs
 them directly, with the same results and errors: a list is walked as (index, element), a map as
 (key, value); `all` is false as soon as one element is false and an error only when none is,
 `exists` the reverse; `existsOne` and the transforms evaluate every element.
@@ -44,7 +44,7 @@ def macro_of(tree: lark.Tree) -> tuple[str, list[Any]] | None:
     args = list(args_node.children) if isinstance(args_node, lark.Tree) else []
     if name in TWO_VARIABLE and len(args) - 2 in TWO_VARIABLE[name] and variable(args[0]) and variable(args[1]):
         return name, args
-    if name in ("sortBy", "optMap", "optFlatMap") and len(args) == 2 and variable(args[0]):
+    if name in ("sortBy", "optMap", "optFlatMap", "existsOne") and len(args) == 2 and variable(args[0]):
         return name, args
     return None
 
@@ -83,6 +83,9 @@ class MacroEvaluator(celpy.evaluation.Evaluator):
                 return _error(f"no such overload: {name}", tree)
             if name == "sortBy":
                 return self._sort_by(target, args, tree)
+            if len(args) == 2:  # existsOne(x, p): cel-go's newer spelling of exists_one
+                holds = self._bound([variable(args[0]) or ""], args[1])
+                return celtypes.BoolType(sum(1 for x in target if bool(holds(x))) == 1)
             return self._two_variable(name, target, args, tree)
         except CELEvalError as e:
             return e
