@@ -21,7 +21,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.api.duration import parse_duration
-from kubesched.api.jsonbytes import dumps
+from kubesched.api.jsonbytes import dumps_object
 from kubesched.api.restmapping import Resource, gated_off, lookup
 from kubesched.apiserver.errors import APIError
 from kubesched.server import discovery, openapi, openapi_v2, protobuf, turns
@@ -56,7 +56,7 @@ def _warning_value(text: str) -> str:
 
 def _json(answer: Any, code: int = 200, warnings: list[str] | None = None) -> web.Response:
     headers = {"Warning": ", ".join(map(_warning_value, warnings))} if warnings else None
-    return web.Response(body=dumps(answer), status=code,
+    return web.Response(body=dumps_object(answer), status=code,
                         content_type="application/json", headers=headers)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kubesched.api.jsonbytes import dumps
+from kubesched.api.jsonbytes import dumps, dumps_object
 from kubesched.server.rest import Request, Rest
 from kubesched.server.selection import Selection, sort_key
 from kubesched.server.status import status
@@ -26,6 +26,12 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 
 def _dumps(value: Any) -> bytes:
     return dumps(value) + b"\n"
+
+
+def event_line(etype: str, view: Obj) -> bytes:
+    """The line of an event `{"type": etype, "object": view}` as `_dumps` writes it, around the
+    store's own bytes of `view` when it is the object just stored."""
+    return b"".join((b'{"type":"', etype.encode(), b'","object":', dumps_object(view), b"}\n"))
 
 
 class Lines:
@@ -44,7 +50,7 @@ class Lines:
         if last is not None and last[1] is obj and last[0] == etype:
             return last[2], last[3]
         rv = _version(obj)
-        line = _dumps({"type": etype, "object": rest._view(req, obj)})
+        line = event_line(etype, rest._view(req, obj))
         self._last[key] = (etype, obj, rv, line)
         return rv, line
 

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.api.jsonbytes import dumps
+from kubesched.api.jsonbytes import encode_stored
 from kubesched.api.served import resource_kind
 from kubesched.store.base import ADDED, DELETED, Obj, WatchEvent
 from kubesched.store.memory import MemoryStore
@@ -243,7 +243,7 @@ class SQLiteStore(MemoryStore):
         committer = self._committer
         if committer is not None and committer.error is not None:
             raise StoreFileError(f"{self.path}: a commit failed, no more writes are taken: {committer.error}")
-        body = dumps(obj).decode()
+        body = encode_stored(obj).decode()
         key = (kind, namespace, name)
         group = _Group(rv)
         if type_ == DELETED:

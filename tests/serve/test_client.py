@@ -171,6 +171,10 @@ def test_toy_operator_reconciles(served: Served) -> None:
         wait_for(lambda: running(3), what="3 operator pods running")
         core.patch_namespaced_config_map("shop", "default", {"data": {"replicas": "1"}})
         wait_for(lambda: running(1), what="scaled down to 1")
+        # The operator records what it observed after its deletes: deleting the owner before that
+        # would fail its last write, as it would on any cluster.
+        wait_for(lambda: (core.read_namespaced_config_map("shop", "default").metadata.annotations or {})
+                 .get("toy/observed") == "1", what="the scale-down observed")
         # Deleting the owner garbage-collects its pods.
         core.delete_namespaced_config_map("shop", "default")
         wait_for(lambda: not core.list_namespaced_pod("default", label_selector="app=shop").items,
