@@ -49,12 +49,12 @@ from kubesched.kubelet.eviction import REASON, EvictionManager
 from kubesched.kubelet.oom import victim
 from kubesched.kubelet.prober import Timeline, timelines
 from kubesched.kubelet.usage import (
-    POD_USAGE_PREFIX,
     USAGE_KEYS,
     ContainerUsage,
     PodUsage,
     UsageTracker,
     amount,
+    usage_annotations,
 )
 from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
@@ -66,11 +66,6 @@ DEFAULT_MAX_PODS = 110  # kubelet --max-pods
 def insufficient(resource: str, requested: int, used: int, capacity: int) -> str:
     """InsufficientResourceError's text; cpu in millicores, memory and storage in bytes."""
     return f"Node didn't have enough resource: {resource}, requested: {requested}, used: {used}, capacity: {capacity}"
-
-
-def _usage_annotations(pod: Obj) -> dict[str, str]:
-    annotations = pod["metadata"].get("annotations") or {}
-    return {key: annotations[POD_USAGE_PREFIX + key] for key in USAGE_KEYS if POD_USAGE_PREFIX + key in annotations}
 
 
 def _node_figures(node: Obj) -> tuple[Any, ...]:
@@ -120,6 +115,28 @@ def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None)
     return changed
 
 
+_CHECKED = ("cpu", "memory", "ephemeral-storage")  # what admission checks besides extended resources
+_CHECKED_SET = frozenset(_CHECKED)
+
+
+class _NodeFacts:
+    """What the kubelet reads of its Node for every pod it starts, kept for one version of it: the
+    allocatable, parsed, and the node's InternalIP with the hostIPs list that every pod running
+    there reports (one list for all of them, as stored objects are never changed in place)."""
+
+    __slots__ = ("allocatable", "host_ip", "host_ips", "version")
+
+    def __init__(self, node: Obj) -> None:
+        self.version: str = node["metadata"].get("resourceVersion", "")
+        status = node.get("status") or {}
+        raw = status.get("allocatable") or status.get("capacity") or {}
+        self.allocatable = {k: resource_amount(k, v) for k, v in raw.items()}
+        addresses = status.get("addresses") or ()
+        self.host_ip: str | None = next(
+            (a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+        self.host_ips = [Shared(ip=self.host_ip)] if self.host_ip else []
+
+
 class _Admitted:
     """The pods one kubelet runs and the sum of their requests, which admission checks a new pod
     against without adding them up again."""
@@ -157,7 +174,7 @@ class Kubelets:
         self._probing: dict[str, Timer] = {}  # uid -> the next change of a container's readiness
         self._started: dict[str, dict[str, float]] = {}  # uid -> container -> when it (re)started
         self._admitted: dict[str, _Admitted] = {}  # by node
-        self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
+        self._nodes: dict[str, _NodeFacts] = {}  # what admission and a pod's start read of each node
         self.usage = UsageTracker()
         self._pending_usage: dict[str, list[tuple[dict[str, int], str | None]]] = {}  # uid -> before it runs
         # Pods whose claims cannot be prepared yet: uid -> (namespace, name, the claims they wait
@@ -292,7 +309,7 @@ class Kubelets:
             return
         if ev.old is None or ev.old["metadata"].get("annotations") is pod["metadata"].get("annotations"):
             return  # a status write keeps the annotations it had: no usage changed
-        now, before = _usage_annotations(pod), _usage_annotations(ev.old)
+        now, before = usage_annotations(pod), usage_annotations(ev.old)
         changed = {}
         for key, raw in now.items():
             if before.get(key) != raw:
@@ -434,10 +451,15 @@ class Kubelets:
         pod = self.api.store.get("Pod", ns, name)
         return pod if pod is not None and pod["metadata"].get("uid") == uid else None
 
-    def _host_ip(self, node_name: str) -> str | None:
+    def _node_facts(self, node_name: str) -> _NodeFacts | None:
+        """The node's allocatable and addresses, read again only when the node has changed."""
         node = self.api.store.get("Node", "", node_name)
-        addresses = ((node or {}).get("status") or {}).get("addresses") or ()
-        return next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+        if node is None:
+            return None
+        facts = self._nodes.get(node_name)
+        if facts is None or facts.version != node["metadata"].get("resourceVersion", ""):
+            facts = self._nodes[node_name] = _NodeFacts(node)
+        return facts
 
     def _start_pod(self, ns: str, name: str, uid: str) -> None:
         pod = self._current(ns, name, uid)
@@ -448,14 +470,16 @@ class Kubelets:
         if (pod["spec"].get("resourceClaims") or extended_claim_name(pod)) and not self._claims_prepared(pod):
             return
         requests = pod_requests(pod["spec"])
-        refusal = self.eviction.admit(pod, node) or self._admit(node, requests)
+        facts = self._node_facts(node)
+        refusal = self.eviction.admit(pod, node) or self._admit(node, facts, requests)
         if refusal is not None:
             self._reject(pod, *refusal)
             return
         self._admitted_on(node).add(uid, requests)
         now = self.api.timestamp()
         lines = timelines(pod)
-        self._started[uid] = dict.fromkeys(lines, self.clock.now())
+        if not all(line.at_once for line in lines.values()):  # otherwise when they started matters to nothing
+            self._started[uid] = dict.fromkeys(lines, self.clock.now())
 
         def running(status: Obj) -> None:
             status["phase"] = "Running"
@@ -466,10 +490,10 @@ class Kubelets:
             if any(x.get("restartPolicy") == "Always" for x in pod["spec"].get("initContainers") or ()):
                 _container_statuses(pod, status, True, now)
             self._readiness(pod, lines, status, now)
-            host_ip = self._host_ip(node)
-            if host_ip:
+            host_ip = facts.host_ip if facts is not None else None
+            if facts is not None and host_ip:
                 status["hostIP"] = host_ip
-                status["hostIPs"] = [{"ip": host_ip}]
+                status["hostIPs"] = facts.host_ips
             pod_ip = host_ip if pod["spec"].get("hostNetwork") else _pod_ip(uid)
             status["podIP"] = pod_ip
             status["podIPs"] = [{"ip": pod_ip}]
@@ -649,25 +673,20 @@ class Kubelets:
         if forget:
             self._started.pop(uid, None)
 
-    def _admit(self, node_name: str, requests: dict[str, int]) -> tuple[str, str] | None:
+    def _admit(self, node_name: str, facts: _NodeFacts | None, requests: dict[str, int]) -> tuple[str, str] | None:
         """The kubelet's own resource check at admission (GeneralPredicates): the pods it already
         runs (terminating ones too) plus this one must fit the node's allocatable. A scheduler that
         raced another one, or a pod bound by hand, can fail it. Returns (reason, message)."""
-        node = self.api.store.get("Node", "", node_name)
-        if node is None:
+        if facts is None:
             return None
-        version = node["metadata"].get("resourceVersion", "")
-        cached = self._allocatable.get(node_name)
-        if cached is None or cached[0] != version:
-            status = node.get("status") or {}
-            raw = status.get("allocatable") or status.get("capacity") or {}
-            cached = self._allocatable[node_name] = (version, {k: resource_amount(k, v) for k, v in raw.items()})
-        alloc = cached[1]
+        alloc = facts.allocatable
         running = self._admitted.get(node_name) or _Admitted()
         max_pods = alloc.get("pods", DEFAULT_MAX_PODS)
         if len(running.pods) + 1 > max_pods:
             return "OutOfpods", insufficient("pods", 1, len(running.pods), max_pods)
-        for name in ("cpu", "memory", "ephemeral-storage", *sorted(k for k in requests if "/" in k)):
+        names = _CHECKED if requests.keys() <= _CHECKED_SET else \
+            (*_CHECKED, *sorted(k for k in requests if "/" in k))
+        for name in names:
             want = requests.get(name, 0)
             if not want or (is_dra_extended_resource_name(name) and name not in alloc):
                 continue  # removeMissingExtendedResources: a resource the node does not publish is not its to count

@@ -70,6 +70,16 @@ SYSTEM_USAGE_PREFIX = "sim.kubesched.io/system-usage-"
 SYSTEM_KEYS = ("memory", "ephemeral-storage", "inodes", "pids", "images", "images-inodes")
 DEFAULT_PID_MAX = 4194304
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
+_USAGE_ANNOTATIONS = tuple((key, POD_USAGE_PREFIX + key) for key in USAGE_KEYS)
+
+
+def usage_annotations(pod: Obj) -> dict[str, str]:
+    """The pod's usage annotations by key: read for every pod that starts, most of which have
+    none (or no annotations at all), so the annotation names are not built again each time."""
+    annotations = pod["metadata"].get("annotations")
+    if not annotations:
+        return {}
+    return {key: annotations[name] for key, name in _USAGE_ANNOTATIONS if name in annotations}
 
 
 def amount(key: str, raw: Any) -> int:
@@ -227,8 +237,7 @@ def pod_usage(pod: Obj, node: str, seq: int, requests: dict[str, int] | None = N
                   int(spec.get("priority") or 0), spec.get("priorityClassName") or "",
                   spec.get("restartPolicy") or "Always", int(spec.get("terminationGracePeriodSeconds", 30)),
                   pod_requests(spec) if requests is None else requests, pod)
-    annotations = meta.get("annotations") or {}
-    usage = {key: annotations[POD_USAGE_PREFIX + key] for key in USAGE_KEYS if POD_USAGE_PREFIX + key in annotations}
+    usage = usage_annotations(pod)
     if not usage and not spec.get("resources"):
         containers = spec.get("containers") or ()
         if requests is not None and len(containers) == 1 and not spec.get("initContainers") \
