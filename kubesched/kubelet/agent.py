@@ -61,6 +61,7 @@ from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 DEFAULT_MAX_PODS = 110  # kubelet --max-pods
+MAX_SHAPES = 4096  # pod shapes whose requests are kept
 
 
 def insufficient(resource: str, requested: int, used: int, capacity: int) -> str:
@@ -113,6 +114,22 @@ def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None)
             cond["message"] = message
         changed = set_condition(status, cond) or changed
     return changed
+
+
+def _requests_shape(spec: Obj) -> tuple[Any, ...] | None:
+    """All that pod_requests reads of a spec without init containers, overhead or pod-level
+    resources: each container's requests and limits as written, in order. None for another spec."""
+    if spec.get("initContainers") or spec.get("overhead") or spec.get("resources") is not None:
+        return None
+    shape: list[Any] = []
+    for container in spec.get("containers") or ():
+        resources = container.get("resources")
+        if not resources:
+            shape.append(None)
+            continue
+        requests, limits = resources.get("requests"), resources.get("limits")
+        shape.append((tuple(requests.items()) if requests else None, tuple(limits.items()) if limits else None))
+    return tuple(shape)
 
 
 _CHECKED = ("cpu", "memory", "ephemeral-storage")  # what admission checks besides extended resources
@@ -175,6 +192,7 @@ class Kubelets:
         self._started: dict[str, dict[str, float]] = {}  # uid -> container -> when it (re)started
         self._admitted: dict[str, _Admitted] = {}  # by node
         self._nodes: dict[str, _NodeFacts] = {}  # what admission and a pod's start read of each node
+        self._by_shape: dict[tuple[Any, ...], dict[str, int]] = {}  # pod requests by _requests_shape
         self.usage = UsageTracker()
         self._pending_usage: dict[str, list[tuple[dict[str, int], str | None]]] = {}  # uid -> before it runs
         # Pods whose claims cannot be prepared yet: uid -> (namespace, name, the claims they wait
@@ -261,7 +279,7 @@ class Kubelets:
                 if not pod["metadata"].get("deletionTimestamp"):
                     self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
                     self._probe_snapshot(pod)
-                requests = pod_requests(pod.get("spec", {}))
+                requests = self._requests(pod.get("spec", {}))
                 admitted.add(uid, requests)
             self._track(ev, node, requests)
         meta = pod["metadata"]
@@ -451,6 +469,22 @@ class Kubelets:
         pod = self.api.store.get("Pod", ns, name)
         return pod if pod is not None and pod["metadata"].get("uid") == uid else None
 
+    def _requests(self, spec: Obj) -> dict[str, int]:
+        """pod_requests, worked out once for the pods of one shape (a workload's replicas): the
+        dict is shared, and read only, by the admission totals and the usage records."""
+        shape = _requests_shape(spec)
+        try:
+            requests = self._by_shape.get(shape) if shape is not None else None
+        except TypeError:  # a malformed amount (a list, a map) in a spec validation let through
+            return pod_requests(spec)
+        if requests is None:
+            requests = pod_requests(spec)
+            if shape is not None:
+                if len(self._by_shape) >= MAX_SHAPES:
+                    self._by_shape.clear()
+                self._by_shape[shape] = requests
+        return requests
+
     def _node_facts(self, node_name: str) -> _NodeFacts | None:
         """The node's allocatable and addresses, read again only when the node has changed."""
         node = self.api.store.get("Node", "", node_name)
@@ -469,7 +503,7 @@ class Kubelets:
         node = pod["spec"]["nodeName"]
         if (pod["spec"].get("resourceClaims") or extended_claim_name(pod)) and not self._claims_prepared(pod):
             return
-        requests = pod_requests(pod["spec"])
+        requests = self._requests(pod["spec"])
         facts = self._node_facts(node)
         refusal = self.eviction.admit(pod, node) or self._admit(node, facts, requests)
         if refusal is not None:
