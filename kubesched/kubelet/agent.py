@@ -84,14 +84,20 @@ def _container_statuses(pod: Obj, status: Obj, sidecar: bool, started: str) -> l
         spec = pod.get("spec") or {}
         running = [x for x in spec.get("initContainers") or () if x.get("restartPolicy") == "Always"] \
             if sidecar else spec.get("containers") or ()
-        statuses = status[key] = [
-            {"name": x.get("name", ""), "image": x.get("image", ""), "imageID": "", "containerID": "",
-             "ready": True, "started": True, "restartCount": 0,
-             "state": _running_since(started), "lastState": _NO_STATE} for x in running]
+        statuses = status[key] = [_running_status(x.get("name", ""), x.get("image", ""), started) for x in running]
     return statuses
 
 
 _NO_STATE = Shared()
+
+
+@functools.lru_cache(maxsize=1024)
+def _running_status(name: str, image: str, started: str) -> Shared:
+    """A container's status from its start until something changes it, kept once for every
+    container of that name and image started at that instant (a workload's replicas): a change
+    replaces it in its pod's list."""
+    return Shared(name=name, image=image, imageID="", containerID="", ready=True, started=True, restartCount=0,
+                  state=_running_since(started), lastState=_NO_STATE)
 
 
 @functools.lru_cache(maxsize=256)
@@ -396,17 +402,18 @@ class Kubelets:
         def record(status: Obj) -> None:
             started = status.get("startTime") or stamp
             statuses = _container_statuses(pod, status, c.sidecar, started)
-            cs = next((x for x in statuses if x["name"] == c.name), None)
-            if cs is None:
+            i = next((i for i, x in enumerate(statuses) if x["name"] == c.name), None)
+            if i is None:
                 return
+            cs = statuses[i]
             began = (cs.get("state") or {}).get("running", {}).get("startedAt", started)
             ended = {"exitCode": 137, "reason": "OOMKilled", "startedAt": began, "finishedAt": stamp}
             if restart:
-                cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
-                          state={"running": {"startedAt": stamp}})
+                statuses[i] = {**cs, "restartCount": cs.get("restartCount", 0) + 1, "lastState": {"terminated": ended},
+                               "state": {"running": {"startedAt": stamp}}}
                 self._started.setdefault(pu.uid, {})[c.name] = self.clock.now()
             else:
-                cs.update(state={"terminated": ended}, ready=False, started=False)
+                statuses[i] = {**cs, "state": {"terminated": ended}, "ready": False, "started": False}
             if failed:
                 status["phase"] = "Failed"
                 _not_ready(status, "PodFailed", stamp)
@@ -584,15 +591,16 @@ class Kubelets:
         starts = self._started.setdefault(uid, {})
 
         def exited(status: Obj) -> None:
-            for cs in _container_statuses(pod, status, False, status.get("startTime") or stamp):
+            statuses = _container_statuses(pod, status, False, status.get("startTime") or stamp)
+            for i, cs in enumerate(statuses):
                 began = ((cs.get("state") or {}).get("running") or {}).get("startedAt", stamp)
                 ended = {"exitCode": code, "reason": "Error", "startedAt": began, "finishedAt": stamp}
                 if restart:
-                    cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
-                              state={"running": {"startedAt": stamp}})
+                    statuses[i] = {**cs, "restartCount": cs.get("restartCount", 0) + 1,
+                                   "lastState": {"terminated": ended}, "state": {"running": {"startedAt": stamp}}}
                     starts[cs["name"]] = self.clock.now()
                 else:
-                    cs.update(state={"terminated": ended}, ready=False, started=False)
+                    statuses[i] = {**cs, "state": {"terminated": ended}, "ready": False, "started": False}
             if restart:
                 self._readiness(pod, lines, status, stamp)
             else:
@@ -625,7 +633,8 @@ class Kubelets:
         unready: list[str] = []
         changed = False
         for key in ("initContainerStatuses", "containerStatuses"):
-            for cs in status.get(key) or ():
+            statuses = status.get(key) or []
+            for i, cs in enumerate(statuses):
                 name = cs.get("name", "")
                 line = lines.get(name)
                 if line is None:
@@ -634,7 +643,7 @@ class Kubelets:
                 running = "running" in (cs.get("state") or {})
                 started, ready = line.state(now - start) if running and start is not None else (running, running)
                 if cs.get("started") != started or cs.get("ready") != ready:
-                    cs.update(started=started, ready=ready)
+                    statuses[i] = {**cs, "started": started, "ready": ready}
                     changed = True
                 if not ready:
                     unready.append(name)
