@@ -188,8 +188,10 @@ class EvictionManager:
         second only matters when the first holds."""
         obs = self.observations(node)
         met = self._met(obs, st)
-        # A pod at its requests (base kept) is within its limits: only the others are asked.
-        over_limit = any(self._storage_limit_message(node, p) for p in self.usage.on_node(node) if p.base is None)
+        # A pod at its requests (base kept) is within its limits: only the others (most often
+        # none, hence the list first) are asked.
+        unbased = [p for p in self.usage.on_node(node) if p.base is None]
+        over_limit = bool(unbased) and any(self._storage_limit_message(node, p) for p in unbased)
         need = bool(met or st.conditions or st.first_observed or st.thresholds_met or over_limit)
         if not need:
             return False, False
@@ -200,6 +202,8 @@ class EvictionManager:
     def _met(self, obs: dict[str, Observation], st: NodeState) -> list[Threshold]:
         """Thresholds met now, plus those met before whose minimum reclaim is not yet done."""
         met = thresholds_met(self.config.thresholds, obs, False)
+        if not st.thresholds_met:  # most nodes: none met before
+            return met
         for t in thresholds_met(st.thresholds_met, obs, True):
             if t not in met:
                 met.append(t)
