@@ -689,8 +689,10 @@ class Kubelets:
         a snapshot's pod reports now stands until then."""
         uid = pod["metadata"].get("uid", "")
         self._stop_probing(uid, forget=False)
+        starts = self._started.get(uid)
+        if not starts:  # its containers are Ready at once (see _start_pod): nothing to wait for
+            return
         now = self.clock.now()
-        starts = self._started.get(uid) or {}
         upcoming = [starts[name] + t for name, line in lines.items() if name in starts
                     for t in line.changes() if starts[name] + t > now]
         if upcoming:
