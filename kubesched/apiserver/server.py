@@ -8,6 +8,7 @@ server and the live mode are thin layers over this class.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from collections.abc import Callable, Collection
@@ -20,6 +21,7 @@ from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.api.objects import (
     DEFAULT_EPOCH,
     Obj,
+    Shared,
     deep_copy,
     merge_patch,
     namespaced,
@@ -585,11 +587,11 @@ class APIServer(StoreReads):
             "type": etype,
             "reason": reason,
             "message": message,
-            "source": {"component": source},
+            "source": _event_source(source),
             "firstTimestamp": now,
             "lastTimestamp": now,
             "count": 1,
-            "eventTime": now.replace("Z", ".000000Z"),  # MicroTime, which events.k8s.io/v1 requires
+            "eventTime": _micro_time(now),
             "reportingComponent": source,
         }
         # Events are stored like any object, so watchers (results, kubectl) see them in order.
@@ -602,6 +604,19 @@ def _group(obj: Obj) -> str:
     """The API group of an object's apiVersion ("" for the core group)."""
     api_version = obj.get("apiVersion")
     return api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
+
+
+@functools.lru_cache(maxsize=64)
+def _event_source(component: str) -> Shared:
+    """An Event's source: one object for all the Events a component records."""
+    return Shared(component=component)
+
+
+@functools.lru_cache(maxsize=16)
+def _micro_time(stamp: str) -> str:
+    """`stamp` as a MicroTime, which events.k8s.io/v1 requires: one text for all the Events of
+    that second (a large run records one per pod)."""
+    return stamp.replace("Z", ".000000Z")
 
 
 def _uuid4(bits: int) -> str:

@@ -49,28 +49,24 @@ from kubesched.kubelet.eviction import REASON, EvictionManager
 from kubesched.kubelet.oom import victim
 from kubesched.kubelet.prober import Timeline, timelines
 from kubesched.kubelet.usage import (
-    POD_USAGE_PREFIX,
     USAGE_KEYS,
     ContainerUsage,
     PodUsage,
     UsageTracker,
     amount,
+    usage_annotations,
 )
 from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.store.base import ADDED, DELETED, WatchEvent
 
 DEFAULT_MAX_PODS = 110  # kubelet --max-pods
+MAX_SHAPES = 4096  # pod shapes whose requests are kept
 
 
 def insufficient(resource: str, requested: int, used: int, capacity: int) -> str:
     """InsufficientResourceError's text; cpu in millicores, memory and storage in bytes."""
     return f"Node didn't have enough resource: {resource}, requested: {requested}, used: {used}, capacity: {capacity}"
-
-
-def _usage_annotations(pod: Obj) -> dict[str, str]:
-    annotations = pod["metadata"].get("annotations") or {}
-    return {key: annotations[POD_USAGE_PREFIX + key] for key in USAGE_KEYS if POD_USAGE_PREFIX + key in annotations}
 
 
 def _node_figures(node: Obj) -> tuple[Any, ...]:
@@ -88,14 +84,20 @@ def _container_statuses(pod: Obj, status: Obj, sidecar: bool, started: str) -> l
         spec = pod.get("spec") or {}
         running = [x for x in spec.get("initContainers") or () if x.get("restartPolicy") == "Always"] \
             if sidecar else spec.get("containers") or ()
-        statuses = status[key] = [
-            {"name": x.get("name", ""), "image": x.get("image", ""), "imageID": "", "containerID": "",
-             "ready": True, "started": True, "restartCount": 0,
-             "state": _running_since(started), "lastState": _NO_STATE} for x in running]
+        statuses = status[key] = [_running_status(x.get("name", ""), x.get("image", ""), started) for x in running]
     return statuses
 
 
 _NO_STATE = Shared()
+
+
+@functools.lru_cache(maxsize=1024)
+def _running_status(name: str, image: str, started: str) -> Shared:
+    """A container's status from its start until something changes it, kept once for every
+    container of that name and image started at that instant (a workload's replicas): a change
+    replaces it in its pod's list."""
+    return Shared(name=name, image=image, imageID="", containerID="", ready=True, started=True, restartCount=0,
+                  state=_running_since(started), lastState=_NO_STATE)
 
 
 @functools.lru_cache(maxsize=256)
@@ -118,6 +120,44 @@ def _not_ready(status: Obj, reason: str, stamp: str, message: str | None = None)
             cond["message"] = message
         changed = set_condition(status, cond) or changed
     return changed
+
+
+def _requests_shape(spec: Obj) -> tuple[Any, ...] | None:
+    """All that pod_requests reads of a spec without init containers, overhead or pod-level
+    resources: each container's requests and limits as written, in order. None for another spec."""
+    if spec.get("initContainers") or spec.get("overhead") or spec.get("resources") is not None:
+        return None
+    shape: list[Any] = []
+    for container in spec.get("containers") or ():
+        resources = container.get("resources")
+        if not resources:
+            shape.append(None)
+            continue
+        requests, limits = resources.get("requests"), resources.get("limits")
+        shape.append((tuple(requests.items()) if requests else None, tuple(limits.items()) if limits else None))
+    return tuple(shape)
+
+
+_CHECKED = ("cpu", "memory", "ephemeral-storage")  # what admission checks besides extended resources
+_CHECKED_SET = frozenset(_CHECKED)
+
+
+class _NodeFacts:
+    """What the kubelet reads of its Node for every pod it starts, kept for one version of it: the
+    allocatable, parsed, and the node's InternalIP with the hostIPs list that every pod running
+    there reports (one list for all of them, as stored objects are never changed in place)."""
+
+    __slots__ = ("allocatable", "host_ip", "host_ips", "version")
+
+    def __init__(self, node: Obj) -> None:
+        self.version: str = node["metadata"].get("resourceVersion", "")
+        status = node.get("status") or {}
+        raw = status.get("allocatable") or status.get("capacity") or {}
+        self.allocatable = {k: resource_amount(k, v) for k, v in raw.items()}
+        addresses = status.get("addresses") or ()
+        self.host_ip: str | None = next(
+            (a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+        self.host_ips = [Shared(ip=self.host_ip)] if self.host_ip else []
 
 
 class _Admitted:
@@ -157,7 +197,8 @@ class Kubelets:
         self._probing: dict[str, Timer] = {}  # uid -> the next change of a container's readiness
         self._started: dict[str, dict[str, float]] = {}  # uid -> container -> when it (re)started
         self._admitted: dict[str, _Admitted] = {}  # by node
-        self._allocatable: dict[str, tuple[str, dict[str, int]]] = {}  # node -> (resourceVersion, parsed)
+        self._nodes: dict[str, _NodeFacts] = {}  # what admission and a pod's start read of each node
+        self._by_shape: dict[tuple[Any, ...], dict[str, int]] = {}  # pod requests by _requests_shape
         self.usage = UsageTracker()
         self._pending_usage: dict[str, list[tuple[dict[str, int], str | None]]] = {}  # uid -> before it runs
         # Pods whose claims cannot be prepared yet: uid -> (namespace, name, the claims they wait
@@ -244,7 +285,7 @@ class Kubelets:
                 if not pod["metadata"].get("deletionTimestamp"):
                     self._run_for_duration(pod)  # running already when the kubelet first saw it (a snapshot)
                     self._probe_snapshot(pod)
-                requests = pod_requests(pod.get("spec", {}))
+                requests = self._requests(pod.get("spec", {}))
                 admitted.add(uid, requests)
             self._track(ev, node, requests)
         meta = pod["metadata"]
@@ -292,7 +333,7 @@ class Kubelets:
             return
         if ev.old is None or ev.old["metadata"].get("annotations") is pod["metadata"].get("annotations"):
             return  # a status write keeps the annotations it had: no usage changed
-        now, before = _usage_annotations(pod), _usage_annotations(ev.old)
+        now, before = usage_annotations(pod), usage_annotations(ev.old)
         changed = {}
         for key, raw in now.items():
             if before.get(key) != raw:
@@ -361,17 +402,18 @@ class Kubelets:
         def record(status: Obj) -> None:
             started = status.get("startTime") or stamp
             statuses = _container_statuses(pod, status, c.sidecar, started)
-            cs = next((x for x in statuses if x["name"] == c.name), None)
-            if cs is None:
+            i = next((i for i, x in enumerate(statuses) if x["name"] == c.name), None)
+            if i is None:
                 return
+            cs = statuses[i]
             began = (cs.get("state") or {}).get("running", {}).get("startedAt", started)
             ended = {"exitCode": 137, "reason": "OOMKilled", "startedAt": began, "finishedAt": stamp}
             if restart:
-                cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
-                          state={"running": {"startedAt": stamp}})
+                statuses[i] = {**cs, "restartCount": cs.get("restartCount", 0) + 1, "lastState": {"terminated": ended},
+                               "state": {"running": {"startedAt": stamp}}}
                 self._started.setdefault(pu.uid, {})[c.name] = self.clock.now()
             else:
-                cs.update(state={"terminated": ended}, ready=False, started=False)
+                statuses[i] = {**cs, "state": {"terminated": ended}, "ready": False, "started": False}
             if failed:
                 status["phase"] = "Failed"
                 _not_ready(status, "PodFailed", stamp)
@@ -434,10 +476,31 @@ class Kubelets:
         pod = self.api.store.get("Pod", ns, name)
         return pod if pod is not None and pod["metadata"].get("uid") == uid else None
 
-    def _host_ip(self, node_name: str) -> str | None:
+    def _requests(self, spec: Obj) -> dict[str, int]:
+        """pod_requests, worked out once for the pods of one shape (a workload's replicas): the
+        dict is shared, and read only, by the admission totals and the usage records."""
+        shape = _requests_shape(spec)
+        try:
+            requests = self._by_shape.get(shape) if shape is not None else None
+        except TypeError:  # a malformed amount (a list, a map) in a spec validation let through
+            return pod_requests(spec)
+        if requests is None:
+            requests = pod_requests(spec)
+            if shape is not None:
+                if len(self._by_shape) >= MAX_SHAPES:
+                    self._by_shape.clear()
+                self._by_shape[shape] = requests
+        return requests
+
+    def _node_facts(self, node_name: str) -> _NodeFacts | None:
+        """The node's allocatable and addresses, read again only when the node has changed."""
         node = self.api.store.get("Node", "", node_name)
-        addresses = ((node or {}).get("status") or {}).get("addresses") or ()
-        return next((a.get("address") for a in addresses if a.get("type") == "InternalIP"), None)
+        if node is None:
+            return None
+        facts = self._nodes.get(node_name)
+        if facts is None or facts.version != node["metadata"].get("resourceVersion", ""):
+            facts = self._nodes[node_name] = _NodeFacts(node)
+        return facts
 
     def _start_pod(self, ns: str, name: str, uid: str) -> None:
         pod = self._current(ns, name, uid)
@@ -447,15 +510,17 @@ class Kubelets:
         node = pod["spec"]["nodeName"]
         if (pod["spec"].get("resourceClaims") or extended_claim_name(pod)) and not self._claims_prepared(pod):
             return
-        requests = pod_requests(pod["spec"])
-        refusal = self.eviction.admit(pod, node) or self._admit(node, requests)
+        requests = self._requests(pod["spec"])
+        facts = self._node_facts(node)
+        refusal = self.eviction.admit(pod, node) or self._admit(node, facts, requests)
         if refusal is not None:
             self._reject(pod, *refusal)
             return
         self._admitted_on(node).add(uid, requests)
         now = self.api.timestamp()
         lines = timelines(pod)
-        self._started[uid] = dict.fromkeys(lines, self.clock.now())
+        if not all(line.at_once for line in lines.values()):  # otherwise when they started matters to nothing
+            self._started[uid] = dict.fromkeys(lines, self.clock.now())
 
         def running(status: Obj) -> None:
             status["phase"] = "Running"
@@ -466,10 +531,10 @@ class Kubelets:
             if any(x.get("restartPolicy") == "Always" for x in pod["spec"].get("initContainers") or ()):
                 _container_statuses(pod, status, True, now)
             self._readiness(pod, lines, status, now)
-            host_ip = self._host_ip(node)
-            if host_ip:
+            host_ip = facts.host_ip if facts is not None else None
+            if facts is not None and host_ip:
                 status["hostIP"] = host_ip
-                status["hostIPs"] = [{"ip": host_ip}]
+                status["hostIPs"] = facts.host_ips
             pod_ip = host_ip if pod["spec"].get("hostNetwork") else _pod_ip(uid)
             status["podIP"] = pod_ip
             status["podIPs"] = [{"ip": pod_ip}]
@@ -526,15 +591,16 @@ class Kubelets:
         starts = self._started.setdefault(uid, {})
 
         def exited(status: Obj) -> None:
-            for cs in _container_statuses(pod, status, False, status.get("startTime") or stamp):
+            statuses = _container_statuses(pod, status, False, status.get("startTime") or stamp)
+            for i, cs in enumerate(statuses):
                 began = ((cs.get("state") or {}).get("running") or {}).get("startedAt", stamp)
                 ended = {"exitCode": code, "reason": "Error", "startedAt": began, "finishedAt": stamp}
                 if restart:
-                    cs.update(restartCount=cs.get("restartCount", 0) + 1, lastState={"terminated": ended},
-                              state={"running": {"startedAt": stamp}})
+                    statuses[i] = {**cs, "restartCount": cs.get("restartCount", 0) + 1,
+                                   "lastState": {"terminated": ended}, "state": {"running": {"startedAt": stamp}}}
                     starts[cs["name"]] = self.clock.now()
                 else:
-                    cs.update(state={"terminated": ended}, ready=False, started=False)
+                    statuses[i] = {**cs, "state": {"terminated": ended}, "ready": False, "started": False}
             if restart:
                 self._readiness(pod, lines, status, stamp)
             else:
@@ -567,7 +633,8 @@ class Kubelets:
         unready: list[str] = []
         changed = False
         for key in ("initContainerStatuses", "containerStatuses"):
-            for cs in status.get(key) or ():
+            statuses = status.get(key) or []
+            for i, cs in enumerate(statuses):
                 name = cs.get("name", "")
                 line = lines.get(name)
                 if line is None:
@@ -576,7 +643,7 @@ class Kubelets:
                 running = "running" in (cs.get("state") or {})
                 started, ready = line.state(now - start) if running and start is not None else (running, running)
                 if cs.get("started") != started or cs.get("ready") != ready:
-                    cs.update(started=started, ready=ready)
+                    statuses[i] = {**cs, "started": started, "ready": ready}
                     changed = True
                 if not ready:
                     unready.append(name)
@@ -622,8 +689,10 @@ class Kubelets:
         a snapshot's pod reports now stands until then."""
         uid = pod["metadata"].get("uid", "")
         self._stop_probing(uid, forget=False)
+        starts = self._started.get(uid)
+        if not starts:  # its containers are Ready at once (see _start_pod): nothing to wait for
+            return
         now = self.clock.now()
-        starts = self._started.get(uid) or {}
         upcoming = [starts[name] + t for name, line in lines.items() if name in starts
                     for t in line.changes() if starts[name] + t > now]
         if upcoming:
@@ -649,25 +718,20 @@ class Kubelets:
         if forget:
             self._started.pop(uid, None)
 
-    def _admit(self, node_name: str, requests: dict[str, int]) -> tuple[str, str] | None:
+    def _admit(self, node_name: str, facts: _NodeFacts | None, requests: dict[str, int]) -> tuple[str, str] | None:
         """The kubelet's own resource check at admission (GeneralPredicates): the pods it already
         runs (terminating ones too) plus this one must fit the node's allocatable. A scheduler that
         raced another one, or a pod bound by hand, can fail it. Returns (reason, message)."""
-        node = self.api.store.get("Node", "", node_name)
-        if node is None:
+        if facts is None:
             return None
-        version = node["metadata"].get("resourceVersion", "")
-        cached = self._allocatable.get(node_name)
-        if cached is None or cached[0] != version:
-            status = node.get("status") or {}
-            raw = status.get("allocatable") or status.get("capacity") or {}
-            cached = self._allocatable[node_name] = (version, {k: resource_amount(k, v) for k, v in raw.items()})
-        alloc = cached[1]
+        alloc = facts.allocatable
         running = self._admitted.get(node_name) or _Admitted()
         max_pods = alloc.get("pods", DEFAULT_MAX_PODS)
         if len(running.pods) + 1 > max_pods:
             return "OutOfpods", insufficient("pods", 1, len(running.pods), max_pods)
-        for name in ("cpu", "memory", "ephemeral-storage", *sorted(k for k in requests if "/" in k)):
+        names = _CHECKED if requests.keys() <= _CHECKED_SET else \
+            (*_CHECKED, *sorted(k for k in requests if "/" in k))
+        for name in names:
             want = requests.get(name, 0)
             if not want or (is_dra_extended_resource_name(name) and name not in alloc):
                 continue  # removeMissingExtendedResources: a resource the node does not publish is not its to count

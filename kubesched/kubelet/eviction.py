@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubesched.api.objects import Obj, set_condition
 from kubesched.api.qos import BEST_EFFORT, qos_class
@@ -49,7 +50,13 @@ from kubesched.kubelet.signals import (
     summary,
     thresholds_met,
 )
-from kubesched.kubelet.usage import SYSTEM_CRITICAL_PRIORITY, NodeResources, PodUsage, UsageTracker
+from kubesched.kubelet.usage import (
+    SYSTEM_CRITICAL_PRIORITY,
+    NodeResources,
+    PodUsage,
+    UsageTracker,
+    node_figures,
+)
 from kubesched.runtime.clock import LATE, Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 
@@ -57,6 +64,7 @@ MONITORING_INTERVAL = 10.0  # housekeeping interval
 CLEANUP_POLL = 1.0  # podCleanupPollFreq: how soon after a kill the next sync can see the pod gone
 IMMEDIATE_GRACE_PERIOD = 1  # immediateEvictionGracePeriodSeconds, and the kubelet's minimum
 REASON = "Evicted"
+MAX_ALIKE = 1024  # node shapes whose resources are kept; a run has a few
 # Node condition -> (reason and message when True, when False, node events), as the kubelet's setters write them.
 _CONDITION_TEXT = {
     "MemoryPressure": (("KubeletHasInsufficientMemory", "kubelet has insufficient memory available"),
@@ -108,6 +116,7 @@ class EvictionManager:
         self._last_sync: dict[str, float] = {}
         self._resources: dict[str, NodeResources] = {}
         self._versions: dict[str, str] = {}  # node -> resourceVersion its resources were read at
+        self._alike: dict[tuple[Any, ...], NodeResources] = {}  # by node_figures
 
     # ---- what a node has --------------------------------------------------------------------
 
@@ -118,8 +127,21 @@ class EvictionManager:
         version = obj["metadata"].get("resourceVersion", "")
         if self._versions.get(node) != version:
             self._versions[node] = version
-            self._resources[node] = NodeResources.of(obj, self.config)
+            self._resources[node] = self._resources_of(obj)
         return self._resources[node]
+
+    def _resources_of(self, node: Obj) -> NodeResources:
+        """NodeResources.of, shared by the nodes that have the same figures."""
+        figures = node_figures(node)
+        try:
+            res = self._alike.get(figures)
+        except TypeError:  # a malformed figure (a list, a map): worked out for this node alone
+            return NodeResources.of(node, self.config)
+        if res is None:
+            if len(self._alike) >= MAX_ALIKE:
+                self._alike.clear()
+            res = self._alike[figures] = NodeResources.of(node, self.config)
+        return res
 
     def observations(self, node: str) -> dict[str, Observation]:
         res = self.resources(node)
@@ -166,8 +188,10 @@ class EvictionManager:
         second only matters when the first holds."""
         obs = self.observations(node)
         met = self._met(obs, st)
-        # A pod at its requests (base kept) is within its limits: only the others are asked.
-        over_limit = any(self._storage_limit_message(node, p) for p in self.usage.on_node(node) if p.base is None)
+        # A pod at its requests (base kept) is within its limits: only the others (most often
+        # none, hence the list first) are asked.
+        unbased = [p for p in self.usage.on_node(node) if p.base is None]
+        over_limit = bool(unbased) and any(self._storage_limit_message(node, p) for p in unbased)
         need = bool(met or st.conditions or st.first_observed or st.thresholds_met or over_limit)
         if not need:
             return False, False
@@ -178,6 +202,8 @@ class EvictionManager:
     def _met(self, obs: dict[str, Observation], st: NodeState) -> list[Threshold]:
         """Thresholds met now, plus those met before whose minimum reclaim is not yet done."""
         met = thresholds_met(self.config.thresholds, obs, False)
+        if not st.thresholds_met:  # most nodes: none met before
+            return met
         for t in thresholds_met(st.thresholds_met, obs, True):
             if t not in met:
                 met.append(t)

@@ -88,6 +88,11 @@ class Timeline:
     def changes(self) -> tuple[float, ...]:
         return tuple(t for t in (self.started, self.ready, self.unready) if t is not None)
 
+    @property
+    def at_once(self) -> bool:
+        """Started and Ready from its start on, for good: when it started changes nothing."""
+        return self.started == 0.0 and self.ready == 0.0 and self.unready is None
+
 
 def timeline(container: Obj, never_ready: bool, fails_after: float | None) -> Timeline:
     """When the container becomes started and Ready, and Not Ready again, by its probes."""

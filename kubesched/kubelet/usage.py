@@ -60,6 +60,7 @@ from kubesched.kubelet.config import (
 
 USAGE_KEYS = ("cpu", "memory", "ephemeral-storage", "inodes", "pids", "writable-layer", "writable-layer-inodes")
 REQUESTED_KEYS = ("cpu", "memory", "ephemeral-storage")  # the keys that default to the requests
+_REQUESTED = frozenset(REQUESTED_KEYS)
 METRICS_KEYS = ("cpu", "memory")  # what metrics-server reports
 POD_USAGE_PREFIX = "sim.kubesched.io/usage-"
 NODE_INODES = "sim.kubesched.io/inodes"
@@ -70,6 +71,16 @@ SYSTEM_USAGE_PREFIX = "sim.kubesched.io/system-usage-"
 SYSTEM_KEYS = ("memory", "ephemeral-storage", "inodes", "pids", "images", "images-inodes")
 DEFAULT_PID_MAX = 4194304
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
+_USAGE_ANNOTATIONS = tuple((key, POD_USAGE_PREFIX + key) for key in USAGE_KEYS)
+
+
+def usage_annotations(pod: Obj) -> dict[str, str]:
+    """The pod's usage annotations by key: read for every pod that starts, most of which have
+    none (or no annotations at all), so the annotation names are not built again each time."""
+    annotations = pod["metadata"].get("annotations")
+    if not annotations:
+        return {}
+    return {key: annotations[name] for key, name in _USAGE_ANNOTATIONS if name in annotations}
 
 
 def amount(key: str, raw: Any) -> int:
@@ -227,14 +238,14 @@ def pod_usage(pod: Obj, node: str, seq: int, requests: dict[str, int] | None = N
                   int(spec.get("priority") or 0), spec.get("priorityClassName") or "",
                   spec.get("restartPolicy") or "Always", int(spec.get("terminationGracePeriodSeconds", 30)),
                   pod_requests(spec) if requests is None else requests, pod)
-    annotations = meta.get("annotations") or {}
-    usage = {key: annotations[POD_USAGE_PREFIX + key] for key in USAGE_KEYS if POD_USAGE_PREFIX + key in annotations}
+    usage = usage_annotations(pod)
     if not usage and not spec.get("resources"):
         containers = spec.get("containers") or ()
         if requests is not None and len(containers) == 1 and not spec.get("initContainers") \
                 and not spec.get("overhead"):
             # One container and nothing beside it: its requests are the pod's (most pods).
-            pu.base = {key: requests[key] for key in REQUESTED_KEYS if key in requests}
+            pu.base = requests if requests.keys() <= _REQUESTED else \
+                {key: requests[key] for key in REQUESTED_KEYS if key in requests}
             return pu
         base: dict[str, int] = {}
         for c, _ in _running_containers(spec):
@@ -324,6 +335,21 @@ def _above(allocatable: int, threshold: ThresholdValue | None) -> int:
     while capacity - threshold.amount(capacity) < allocatable:
         capacity += 1
     return capacity
+
+
+_NODE_ANNOTATIONS = (NODE_INODES, NODE_PID_MAX, IMAGEFS_CAPACITY, IMAGEFS_INODES,
+                     *(SYSTEM_USAGE_PREFIX + key for key in SYSTEM_KEYS))
+
+
+def node_figures(node: Obj) -> tuple[Any, ...]:
+    """Everything `NodeResources.of` reads of a node, as they are written: nodes alike in these
+    (a fleet of one machine type) have alike resources, worked out once for all of them."""
+    status = node.get("status") or {}
+    capacity, allocatable = status.get("capacity") or {}, status.get("allocatable") or {}
+    annotations = node["metadata"].get("annotations")
+    return (capacity.get("memory"), capacity.get("ephemeral-storage"), allocatable.get("memory"),
+            allocatable.get("ephemeral-storage"),
+            tuple(annotations.get(key) for key in _NODE_ANNOTATIONS) if annotations else None)
 
 
 @dataclass(frozen=True)
