@@ -379,7 +379,8 @@ class Scheduler:
         if not status.ok:
             return Failure(status.message(), Code.ERROR)
         feasible_slots = slots[outcome.positions]
-        totals, detail = profile.run_score(state, pod, outcome.feasible, feasible_slots, self.cache.table)
+        totals, detail = profile.run_score(state, pod, outcome.feasible, feasible_slots, self.cache.table,
+                                           detail=rec is not None)
         winner = outcome.feasible[select_host(totals)].name
         if rec is not None:
             rec.skipped = sorted(state.skip_filter | state.skip_score)
