@@ -33,15 +33,15 @@ ORDINARY = 2**46
 @dataclass
 class _Sums:
     sums: np.ndarray  # per slot, the weighted sum of the plugins' scores
-    valid: np.ndarray  # per slot, whether `sums` is current there
+    valid: np.ndarray  # per slot, whether `sums` is current there (only ever a node's slot)
     seen: int  # how far into the log of touched nodes `sums` has been brought
+    count: int = 0  # slots valid: when every node's is, a cycle need not look for missing ones
 
 
 def ordinary(ni: NodeInfo) -> bool:
     """Whether every amount of `ni` is small enough for score() to equal score_many()."""
-    return (0 <= ni.nonzero_cpu < ORDINARY and 0 <= ni.nonzero_memory < ORDINARY
-            and all(0 <= v < ORDINARY for v in ni.allocatable.values())
-            and all(0 <= v < ORDINARY for v in ni.requested.values()))
+    amounts = (ni.nonzero_cpu, ni.nonzero_memory, *ni.allocatable.values(), *ni.requested.values())
+    return min(amounts) >= 0 and max(amounts) < ORDINARY
 
 
 class NodeLocalScores:
@@ -78,27 +78,39 @@ class NodeLocalScores:
             if kept.seen < logged:
                 self._catch_up(kept, plugins, state, pod)
                 kept.seen = logged
-        missing = np.flatnonzero(~kept.valid.take(slots))
-        if len(missing):
-            picked = slots.take(missing)
-            kept.sums[picked] = self._score(plugins, state, pod, [nodes[k] for k in missing.tolist()], picked,
-                                            table)
-            kept.valid[picked] = True
+        if kept.count < len(self.cache.nodes):
+            missing = np.flatnonzero(~kept.valid.take(slots))
+            if len(missing):
+                picked = slots.take(missing)
+                kept.sums[picked] = self._score(plugins, state, pod, [nodes[k] for k in missing.tolist()], picked,
+                                                table)
+                kept.valid[picked] = True
+                kept.count += len(picked)
         return kept.sums.take(slots)
 
     def _catch_up(self, kept: _Sums, plugins: list[tuple[Any, int]], state: Any, pod: PodInfo) -> None:
-        """Rescore the nodes touched since `kept` was last brought up to date, one by one; a node
-        removed leaves its slot to be rescored when it is next asked for."""
-        nodes = self.cache.nodes
+        """Rescore the nodes touched since `kept` was last brought up to date, one by one. A node
+        removed leaves a slot that is not known: all are scored again as they are asked for."""
+        nodes, sums, valid = self.cache.nodes, kept.sums, kept.valid
         for name in set(self._touched[kept.seen - self._dropped:]):
             ni = nodes.get(name)
             if ni is None:
-                continue  # its slot, if reused, belongs to a node added later: touched too
+                valid[:] = False
+                kept.count = 0
+                continue
+            slot = ni.slot
+            was = valid[slot]
             if ordinary(ni):
-                kept.sums[ni.slot] = sum(weight * pl.score(state, pod, ni) for pl, weight in plugins)
-                kept.valid[ni.slot] = True
-            else:
-                kept.valid[ni.slot] = False
+                total = 0
+                for pl, weight in plugins:
+                    total += weight * pl.score(state, pod, ni)
+                sums[slot] = total
+                if not was:
+                    valid[slot] = True
+                    kept.count += 1
+            elif was:
+                valid[slot] = False
+                kept.count -= 1
 
     @staticmethod
     def _score(plugins: list[tuple[Any, int]], state: Any, pod: PodInfo, nodes: list[NodeInfo],

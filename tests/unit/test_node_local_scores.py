@@ -1,4 +1,4 @@
-"""Scores kept across cycles (nodescores.py) choose as scoring every node afresh does.
+"""Scores kept across cycles (nodescores.py), and host selection, choose as scoring every node afresh does.
 
 A cluster fills up with pods of a few shapes while nodes change under it (allocatable raised,
 a node deleted and another added, a node with amounts too large for the kept path); after
@@ -110,3 +110,12 @@ def test_a_run_places_pods_as_with_every_node_rescored() -> None:
     assert kept == fresh
     assert len(set(kept.values())) > 1
     assert np.all([v for v in kept.values()])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 300), min_size=1, max_size=600), st.sampled_from([2**61, -(2**61), 2**40]))
+def test_host_selection_ignores_a_constant_however_large(totals: list[int], shift: int) -> None:
+    """Scores far from zero take select_host's other way to the same winner: a constant added to
+    every node changes nothing."""
+    base = np.array(totals, dtype=np.int64)
+    assert select_host(base + shift) == select_host(base)
