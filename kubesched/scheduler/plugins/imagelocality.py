@@ -49,7 +49,8 @@ class ImageLocality(ScorePlugin):
 
     def _anywhere(self, pod: PodInfo) -> bool:
         """Whether some node has one of the pod's images: if not, every node scores 0."""
-        return any(image in self.handle.cache.image_states for image in self._images(pod))
+        states = self.handle.cache.image_states
+        return bool(states) and any(image in states for image in self._images(pod))
 
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                    table: NodeTable) -> np.ndarray | None:
