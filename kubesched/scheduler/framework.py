@@ -23,7 +23,18 @@ from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.dramanager import DRAManager
 from kubesched.scheduler.nodescores import ORDINARY, NodeLocalScores
 from kubesched.scheduler.nominator import Nominator
-from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.types import (
+    SKIP,
+    SKIP_CODE,
+    SUCCESS,
+    SUCCESS_CODE,
+    UNRESOLVABLE_CODE,
+    UNSCHEDULABLE_CODE,
+    Code,
+    NodeInfo,
+    PodInfo,
+    Status,
+)
 
 if TYPE_CHECKING:
     from kubesched.apiserver.interface import API
@@ -427,14 +438,15 @@ class Profile:
         rejected: Status | None = None
         for pl in self.at("preFilter"):
             res, status = pl.pre_filter(state, pod, nodes)
-            if status.code == Code.SKIP:
+            code = status.code
+            if code == SKIP_CODE:
                 state.skip_filter.add(pl.name)
                 continue
-            if not status.ok:
+            if code != SUCCESS_CODE:
                 status = status if status.plugin else Status(status.code, status.reasons, pl.name)
-                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                if code == UNRESOLVABLE_CODE:
                     return result, status, {pl.name}
-                if status.code != Code.UNSCHEDULABLE:
+                if code != UNSCHEDULABLE_CODE:
                     return result, status, set()
                 rejected = status  # keep going: the last Unschedulable status wins
                 continue
@@ -494,9 +506,9 @@ class Profile:
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         for pl in self.at("preScore"):
             status = pl.pre_score(state, pod, nodes)
-            if status.code == Code.SKIP:
+            if status.code == SKIP_CODE:
                 state.skip_score.add(pl.name)
-            elif not status.ok:
+            elif status.code != SUCCESS_CODE:
                 return status
         return SUCCESS
 
