@@ -520,7 +520,7 @@ class Profile:
         Without `detail` only the winner matters: the per-plugin scores are not returned, the
         totals leave out plugins whose scores are the same everywhere (a constant less on every
         node, so the same winner) and take node-local plugins' scores from those kept."""
-        total = np.zeros(len(nodes), dtype=np.int64)
+        total: np.ndarray | None = None  # made by the first plugin that adds to it
         scores: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
         local: list[tuple[ScorePlugin, int]] = []
         keys: list[tuple[str, tuple[int, ...]]] = []
@@ -543,13 +543,22 @@ class Profile:
             norm = pl.normalize(state, pod, raw)
             if not pl.normalized_in_range and len(norm) and (norm.min() < 0 or norm.max() > MAX_NODE_SCORE):
                 raise ValueError(f"plugin {pl.name} returned a score outside 0..{MAX_NODE_SCORE}")
-            total += norm if weight == 1 else norm * weight
+            weighted = norm if weight == 1 else norm * weight
+            if total is None:
+                total = weighted.astype(np.int64, copy=weighted is norm)  # never the plugin's own
+            else:
+                total += weighted
             if detail:
                 scores[pl.name] = (raw, norm, weight)
         if local:
             if self._local is None:
                 self._local = NodeLocalScores(self.handle.cache)
-            total += self._local.totals(local, tuple(keys), state, pod, nodes, slots, table)
+            kept = self._local.totals(local, tuple(keys), state, pod, nodes, slots, table)
+            if total is not None:
+                kept += total
+            total = kept
+        if total is None:
+            total = np.zeros(len(nodes), dtype=np.int64)
         return total, scores
 
 __all__ = ["SKIP", "SUCCESS", "Code", "Status", "PodInfo", "NodeInfo"]
