@@ -72,7 +72,7 @@ class NodeTable:
 
     def set_flag(self, name: str, slot: int, value: bool) -> None:
         flags = self.flags[name]
-        if flags[slot] != value:
+        if flags.item(slot) != value:  # item(): a Python bool, not a numpy scalar to compare
             flags[slot] = value
             self.flagged[name] += 1 if value else -1
 

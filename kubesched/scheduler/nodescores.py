@@ -99,7 +99,7 @@ class NodeLocalScores:
                 kept.count = 0
                 continue
             slot = ni.slot
-            was = valid[slot]
+            was = valid.item(slot)
             if ordinary(ni):
                 total = 0
                 for pl, weight in plugins:
