@@ -561,4 +561,5 @@ class Profile:
             total = np.zeros(len(nodes), dtype=np.int64)
         return total, scores
 
+
 __all__ = ["SKIP", "SUCCESS", "Code", "Status", "PodInfo", "NodeInfo"]
