@@ -45,6 +45,7 @@ class NodeTable:
         # cycle learns that no node is cordoned or tainted without looking at any row.
         self.flags: dict[str, np.ndarray] = {}
         self.flag_defs: dict[str, NodeFlag] = {}
+        self._pod_flags: list[NodeFlag] = []  # those of flag_defs set with a node's usage
         self.flagged: dict[str, int] = {}
         self.used = 0  # slots below this have been handed out
         self.freed: list[int] = []  # slots below `used` whose node was removed, the latest last
@@ -63,13 +64,15 @@ class NodeTable:
         if flag.name in self.flag_defs:
             return False
         self.flag_defs[flag.name] = flag
+        if flag.with_pods:
+            self._pod_flags.append(flag)
         self.flags[flag.name] = np.zeros(self.alloc.shape[0], dtype=bool)
         self.flagged[flag.name] = 0
         return True
 
     def set_flag(self, name: str, slot: int, value: bool) -> None:
         flags = self.flags[name]
-        if flags[slot] != value:
+        if flags.item(slot) != value:  # item(): a Python bool, not a numpy scalar to compare
             flags[slot] = value
             self.flagged[name] += 1 if value else -1
 
@@ -181,11 +184,13 @@ class NodeTable:
     def set_usage(self, ni: NodeInfo) -> None:
         s = ni.slot
         # A node's pods may sum past int64 (Go wraps); column() may grow the arrays.
-        cells = [(self.column(name), min(amount, INT64_MAX)) for name, amount in ni.requested.items()]
-        row = [0] * len(self.columns)  # written to the array at once: an item at a time costs more
+        columns = self.columns
+        cells = [(columns[name] if name in columns else self.column(name), min(amount, INT64_MAX))
+                 for name, amount in ni.requested.items()]
+        row = [0] * len(columns)  # written to the array at once: an item at a time costs more
         for col, amount in cells:
             row[col] = amount
-        row[self.columns[PODS]] = len(ni.pods)
+        row[columns[PODS]] = len(ni.pods)
         self.req[s] = row
         self._mirrors["req"][1][:, s] = row
         ceiling = self._req_ceiling
@@ -198,9 +203,8 @@ class NodeTable:
         nonzero = self._mirrors["nonzero"][1]
         nonzero[0, s] = cpu
         nonzero[1, s] = memory
-        for flag in self.flag_defs.values():
-            if flag.with_pods:
-                self.set_flag(flag.name, s, flag.of(ni))
+        for flag in self._pod_flags:
+            self.set_flag(flag.name, s, flag.of(ni))
 
     def clear(self, slot: int) -> None:
         self.freed.append(slot)

@@ -12,7 +12,7 @@ import enum
 import functools
 import random
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -21,8 +21,20 @@ from kubesched.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from kubesched.runtime.clock import Clock, Timer
 from kubesched.runtime.observer import NULL_OBSERVER, Observer
 from kubesched.scheduler.dramanager import DRAManager
+from kubesched.scheduler.nodescores import ORDINARY, NodeLocalScores
 from kubesched.scheduler.nominator import Nominator
-from kubesched.scheduler.types import SKIP, SUCCESS, Code, NodeInfo, PodInfo, Status
+from kubesched.scheduler.types import (
+    SKIP,
+    SKIP_CODE,
+    SUCCESS,
+    SUCCESS_CODE,
+    UNRESOLVABLE_CODE,
+    UNSCHEDULABLE_CODE,
+    Code,
+    NodeInfo,
+    PodInfo,
+    Status,
+)
 
 if TYPE_CHECKING:
     from kubesched.apiserver.interface import API
@@ -326,6 +338,19 @@ class ScorePlugin(Plugin):
         """NormalizeScore; the default is none (scores are already 0..100)."""
         return scores
 
+    def uniform(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        """Whether this attempt's normalised scores are certain to be the same on every node,
+        after PreScore: they then cannot change which node wins, and are left out when nobody
+        reads the plugin's own scores."""
+        return False
+
+    def node_local_key(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
+        """The pod's amounts (non-negative) that this plugin's score reads, if the score depends
+        on nothing else but the node's own allocatable and pods, `score()` and `score_many()`
+        agree, and NormalizeScore leaves it as it is: the framework may then keep a node's score
+        for pods with the same key until the node changes (nodescores.py). None: it may not."""
+        return None
+
 
 class ReservePlugin(Plugin):
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
@@ -397,6 +422,7 @@ class Profile:
     plugins: dict[str, list[Plugin]]
     score_weights: dict[str, int]
     percentage_of_nodes_to_score: int | None = None
+    _local: NodeLocalScores | None = field(default=None, init=False, repr=False)  # made on first use
 
     def at(self, point: str) -> list[Any]:
         return self.plugins.get(point, [])
@@ -412,14 +438,15 @@ class Profile:
         rejected: Status | None = None
         for pl in self.at("preFilter"):
             res, status = pl.pre_filter(state, pod, nodes)
-            if status.code == Code.SKIP:
+            code = status.code
+            if code == SKIP_CODE:
                 state.skip_filter.add(pl.name)
                 continue
-            if not status.ok:
+            if code != SUCCESS_CODE:
                 status = status if status.plugin else Status(status.code, status.reasons, pl.name)
-                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                if code == UNRESOLVABLE_CODE:
                     return result, status, {pl.name}
-                if status.code != Code.UNSCHEDULABLE:
+                if code != UNSCHEDULABLE_CODE:
                     return result, status, set()
                 rejected = status  # keep going: the last Unschedulable status wins
                 continue
@@ -479,30 +506,60 @@ class Profile:
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status:
         for pl in self.at("preScore"):
             status = pl.pre_score(state, pod, nodes)
-            if status.code == Code.SKIP:
+            if status.code == SKIP_CODE:
                 state.skip_score.add(pl.name)
-            elif not status.ok:
+            elif status.code != SUCCESS_CODE:
                 return status
         return SUCCESS
 
     def run_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], slots: np.ndarray,
-                  table: NodeTable) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
-        """Total weighted score per node, and per plugin (raw, normalised, weight)."""
-        total = np.zeros(len(nodes), dtype=np.int64)
-        detail: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+                  table: NodeTable, detail: bool = True
+                  ) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, np.ndarray, int]]]:
+        """Total weighted score per node, and per plugin (raw, normalised, weight).
+
+        Without `detail` only the winner matters: the per-plugin scores are not returned, the
+        totals leave out plugins whose scores are the same everywhere (a constant less on every
+        node, so the same winner) and take node-local plugins' scores from those kept."""
+        total: np.ndarray | None = None  # made by the first plugin that adds to it
+        scores: dict[str, tuple[np.ndarray, np.ndarray, int]] = {}
+        local: list[tuple[ScorePlugin, int]] = []
+        keys: list[tuple[str, tuple[int, ...]]] = []
+        own = not detail and table is self.handle.cache.table
         for pl in self.at("score"):
             if pl.name in state.skip_score:
                 continue
+            weight = self.score_weights.get(pl.name, 1)
+            if not detail:
+                if pl.uniform(state, pod, table):
+                    continue
+                key = pl.node_local_key(state, pod) if own else None
+                if key is not None and all(0 <= v < ORDINARY for v in key):
+                    local.append((pl, weight))
+                    keys.append((pl.name, key))
+                    continue
             raw = pl.score_many(state, pod, nodes, slots, table)
             if raw is None:
                 raw = np.fromiter((pl.score(state, pod, ni) for ni in nodes), dtype=np.int64, count=len(nodes))
             norm = pl.normalize(state, pod, raw)
             if not pl.normalized_in_range and len(norm) and (norm.min() < 0 or norm.max() > MAX_NODE_SCORE):
                 raise ValueError(f"plugin {pl.name} returned a score outside 0..{MAX_NODE_SCORE}")
-            weight = self.score_weights.get(pl.name, 1)
-            total += norm if weight == 1 else norm * weight
-            detail[pl.name] = (raw, norm, weight)
-        return total, detail
+            weighted = norm if weight == 1 else norm * weight
+            if total is None:
+                total = weighted.astype(np.int64, copy=weighted is norm)  # never the plugin's own
+            else:
+                total += weighted
+            if detail:
+                scores[pl.name] = (raw, norm, weight)
+        if local:
+            if self._local is None:
+                self._local = NodeLocalScores(self.handle.cache)
+            kept = self._local.totals(local, tuple(keys), state, pod, nodes, slots, table)
+            if total is not None:
+                kept += total
+            total = kept
+        if total is None:
+            total = np.zeros(len(nodes), dtype=np.int64)
+        return total, scores
 
 
 __all__ = ["SKIP", "SUCCESS", "Code", "Status", "PodInfo", "NodeInfo"]

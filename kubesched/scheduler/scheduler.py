@@ -11,6 +11,7 @@ objects are watched for the cluster events the volume plugins' pods wait on.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -60,6 +61,20 @@ def num_feasible_nodes_to_find(percentage: int | None, num_nodes: int) -> int:
     return max(num_nodes * min(pct, 100) // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+@functools.lru_cache(maxsize=4)
+def _preorder(size: int) -> np.ndarray:
+    """Per heap index below `size`, a number that is larger the earlier a preorder walk of the
+    heap's tree (children of i: 2i+1, then 2i+2) meets it."""
+    keys = [0] * size
+    stack, left = [0], size
+    while stack:
+        t = stack.pop()
+        left -= 1
+        keys[t] = left
+        stack.extend(c for c in (2 * t + 2, 2 * t + 1) if c < size)
+    return np.array(keys, dtype=np.int64)
+
+
 def select_host(totals: np.ndarray) -> int:
     """Index of the winner as Go's container/heap leaves it after heap.Init (no extenders: no randomizer).
 
@@ -68,21 +83,22 @@ def select_host(totals: np.ndarray) -> int:
     left subtree's winner unless only the right one holds the maximum: so the root ends with the top
     score met first in a preorder walk of the heap's tree, which is found without replaying it.
     """
-    best = int(totals.argmax())
-    top = np.flatnonzero(totals == totals[best])
-    if len(top) == 1:
-        return best  # a unique maximum is always the heap's root
-    # 1-based heap numbers: the bits after the leading 1 spell the path from the root (0 left).
-    # Left-aligned to one width they order by preorder, an ancestor (shorter) before its leftmost line.
-    if len(top) <= 16:  # a few ties: plain integers beat the array calls
-        width = int(top[-1] + 1).bit_length()
-        return min(top.tolist(), key=lambda t: (((t + 1) << (width - (t + 1).bit_length())) << 6)
-                   + (t + 1).bit_length())
-    # Many: the path read as a binary fraction is the heap number's mantissa, which orders by
-    # preorder; among equal ones (a node and its leftmost descendants) the first, smallest number
-    # is the ancestor.
-    mantissa, _ = np.frexp(top + 1.0)
-    return int(top[mantissa.argmin()])
+    # Preorder among indices below n is the same in any larger tree: one table of a power-of-two
+    # size serves every length up to it. The score, scaled past every preorder number, and that
+    # number make one key whose maximum is the winner.
+    n = len(totals)
+    size = 1 << max(n - 1, 1).bit_length()
+    best = int(totals.argmax())  # argmax and argmin cost a fraction of max() and min()
+    lo, hi = int(totals[totals.argmin()]), int(totals[best])
+    if lo == hi:
+        return 0  # all equal: the root
+    bound = 2**62 // size
+    if -bound < lo and hi < bound:
+        key = totals * size
+        key += _preorder(size)[:n]
+        return int(key.argmax())
+    top = np.flatnonzero(totals == hi)
+    return int(top[_preorder(size).take(top).argmax()])
 
 
 def format_go_duration(seconds: float) -> str:
@@ -379,7 +395,8 @@ class Scheduler:
         if not status.ok:
             return Failure(status.message(), Code.ERROR)
         feasible_slots = slots[outcome.positions]
-        totals, detail = profile.run_score(state, pod, outcome.feasible, feasible_slots, self.cache.table)
+        totals, detail = profile.run_score(state, pod, outcome.feasible, feasible_slots, self.cache.table,
+                                           detail=rec is not None)
         winner = outcome.feasible[select_host(totals)].name
         if rec is not None:
             rec.skipped = sorted(state.skip_filter | state.skip_score)

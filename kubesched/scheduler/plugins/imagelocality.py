@@ -44,8 +44,16 @@ class ImageLocality(ScorePlugin):
         total = min(max(total, MIN_THRESHOLD), max_threshold)
         return MAX_NODE_SCORE * (total - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
+    def uniform(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return not self._anywhere(pod)
+
+    def _anywhere(self, pod: PodInfo) -> bool:
+        """Whether some node has one of the pod's images: if not, every node scores 0."""
+        states = self.handle.cache.image_states
+        return bool(states) and any(image in states for image in self._images(pod))
+
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                    table: NodeTable) -> np.ndarray | None:
-        if not any(image in self.handle.cache.image_states for image in self._images(pod)):
-            return np.zeros(len(nodes), dtype=np.int64)  # no node has any of the images
+        if not self._anywhere(pod):
+            return np.zeros(len(nodes), dtype=np.int64)
         return None

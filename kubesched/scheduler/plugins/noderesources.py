@@ -206,6 +206,8 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
         self.strategy = strategy.get("type", "LeastAllocated")
         self.resources = _resources(strategy.get("resources"))
         self._cpu_memory = [name for name, _ in self.resources] == [CPU, MEMORY]
+        # Scoring "pods", score_many() reads the table's pod count, which score() does not know.
+        self._node_local = all(name != PODS for name, _ in self.resources)
         _validate_fit_args(self.args)
         self.shape: list[tuple[int, int]] | None = None
         if self.strategy == "RequestedToCapacityRatio":
@@ -371,6 +373,11 @@ class NodeResourcesFit(PreFilterPlugin, FilterPlugin, PreScorePlugin, ScorePlugi
                 weights = weights + np.where(valid, weight, 0)
         return np.where(weights > 0, total // np.where(weights > 0, weights, 1), 0)
 
+    def node_local_key(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
+        if not self._node_local:
+            return None
+        return tuple(self._pod_request(pod, name) for name, _ in self.resources)
+
     def _score_non_zero(self, pod: PodInfo, allocs: np.ndarray, nonzero: np.ndarray, table: NodeTable
                         ) -> np.ndarray | None:
         """score_many when cpu and memory are what is scored (the default) and every node has both:
@@ -484,6 +491,7 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
         # the default, are the table's first two columns.
         self._vectorised = len(self.resources) == 2 and not any(_is_scalar(n) for n in self.resources)
         self._cpu_memory = self.resources == [CPU, MEMORY]
+        self._node_local = PODS not in self.resources  # as NodeResourcesFit's
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status:
         if not any(pod.requests.get(name) for name in self.resources):
@@ -508,6 +516,9 @@ class NodeResourcesBalancedAllocation(PreScorePlugin, ScorePlugin):
             mean = sum(fractions) / len(fractions)
             std = math.sqrt(sum((f - mean) * (f - mean) for f in fractions) / len(fractions))
         return int((1 - std) * float(MAX_NODE_SCORE))
+
+    def node_local_key(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
+        return tuple(pod.requests.get(name, 0) for name in self.resources) if self._node_local else None
 
     def score_many(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], slots: np.ndarray,
                    table: NodeTable) -> np.ndarray | None:

@@ -82,6 +82,9 @@ class TaintToleration(FilterPlugin, PreScorePlugin, ScorePlugin):
             scores[k] = self._count(tolerations, nodes[k])
         return scores
 
+    def uniform(self, state: CycleState, pod: PodInfo, table: NodeTable) -> bool:
+        return not table.flagged["prefer_taints"]  # every node scores 0, normalised to 100
+
     def normalize(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
         if state.get(NONE_KEY):  # every score is 0, so every node gets the full score
             return np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)

@@ -330,6 +330,14 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, nodes: list
     # pods nominated to a node change the verdicts of those reading requests only.
     own = adjusted is None and not nominated  # the requests are the cache's, as they stand
     filters = [pl for pl in filters if not ((own or not pl.uses_requests) and pl.passes_all(state, pod, table))]
+    if not filters and has_nominated is None and not nominated:
+        # Every node passes: the walk keeps the next `want` and stops at the one after them.
+        count = min(want, n)
+        positions = np.arange(start, start + count)
+        if start + count > n:
+            positions %= n
+        return FilterOutcome(statuses, Picked(nodes, positions, start, handle.cache.ordered_array(nodes)),
+                             positions, count)
     found: list[np.ndarray] = []
     num_found = 0
     pos = 0
