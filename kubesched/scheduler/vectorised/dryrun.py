@@ -260,8 +260,11 @@ class FixedVerdicts:
         self.index = np.full(table.req.shape[0], -1, dtype=np.int64)  # slot -> node position
         self.index[slots] = np.arange(n)
         for i, pl in enumerate(filters):
+            # A filter every node of the table passes (nothing tainted or cordoned) rejects none here.
+            if pl.uses_requests or pl.passes_all(state, pod, table):
+                continue
             live = np.flatnonzero(self.at == none)
-            if pl.uses_requests or not len(live):
+            if not len(live):
                 continue
             codes = pl.filter_many(state, pod, nodes, live, slots[live], table)
             if codes is None:
