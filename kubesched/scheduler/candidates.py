@@ -5,6 +5,7 @@ pickOneNodeForPreemption's criteria (framework/preemption upstream)."""
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -158,24 +159,28 @@ def _scores(c: Candidate, now: float) -> tuple[float, ...]:
     return values
 
 
+_SCORES = operator.attrgetter("scores")
+
+
 def pick_one_node(candidates: Sequence[Candidate], now: float) -> tuple[Candidate, str]:
     """pickOneNodeForPreemption: apply the criteria in order until one candidate is left; the
     second value names the criterion that decided ("only candidate", or "first of the rest").
 
     Applying them in turn keeps the candidates best on every criterion so far, so the winner is the
     first candidate whose values are the greatest in CRITERIA's order; comparing whole tuples finds
-    it in one pass, and the criterion that decided is the first that no other candidate ties on."""
+    it in one pass. The criterion that decided is the first on which the runner-up (the greatest
+    of the others) differs from the winner: any other candidate shares a shorter prefix of values
+    with the winner, so it was gone by then."""
     if len(candidates) == 1:
         return candidates[0], "only candidate"
-    # Most candidates come back from the Evaluator's cache with their values: one pass reads them.
-    values = [c.scores or _scores(c, now) for c in candidates]
+    # Most candidates come back from the Evaluator's cache with their values: read in one pass.
+    values = list(map(_SCORES, candidates))
+    if None in values:
+        values = [v or _scores(c, now) for v, c in zip(values, candidates, strict=True)]
     best = max(values)
-    winner = candidates[values.index(best)]
+    at = values.index(best)
     if values.count(best) > 1:
-        return winner, "first of the candidates left"
-    remaining = values
-    for i, (name, _) in enumerate(CRITERIA):
-        remaining = [v for v in remaining if v[i] == best[i]]
-        if len(remaining) == 1:
-            return winner, name
-    raise AssertionError("a unique best differs from every other candidate on some criterion")
+        return candidates[at], "first of the candidates left"
+    runner_up = max(values[:at] + values[at + 1:])
+    return candidates[at], next(name for (name, _), mine, theirs in zip(CRITERIA, best, runner_up, strict=True)
+                                if mine != theirs)

@@ -10,6 +10,7 @@ as nominations come and go (`RequestsDelta`), so a cycle costs nothing per nomin
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -17,13 +18,32 @@ import numpy as np
 from kubesched.scheduler.types import PODS, PodInfo
 
 
-class AllNominated(dict[str, list[PodInfo]]):
+class AllNominated(Mapping[str, list[PodInfo]]):
     """`Nominator.relevant`'s answer when it holds every nominated pod except, possibly, the asking
-    pod itself (`excluded`): its requests can then be read from the running sums."""
+    pod itself (`excluded`): its requests can then be read from the running sums. A view of the
+    nominator's lists rather than a copy: a cycle reads the pods of a node or two, if any (a
+    preemptor retrying on the node it nominated would otherwise copy every nomination)."""
 
     def __init__(self, owner: Nominator, excluded: PodInfo | None = None) -> None:
-        super().__init__()
         self.owner, self.excluded = owner, excluded
+        self._own = owner.node_of(excluded.uid) if excluded is not None else None
+
+    def __getitem__(self, node: str) -> list[PodInfo]:
+        pods = self.owner._lists[node]
+        if node == self._own:
+            assert self.excluded is not None
+            pods = [p for p in pods if p.uid != self.excluded.uid]
+            if not pods:
+                raise KeyError(node)
+        return pods
+
+    def __iter__(self) -> Iterator[str]:
+        lists, own = self.owner._lists, self._own
+        return (node for node in lists if node != own or len(lists[node]) > 1)
+
+    def __len__(self) -> int:
+        lists, own = self.owner._lists, self._own
+        return len(lists) - (own is not None and len(lists[own]) == 1)
 
 
 class RequestsDelta:
@@ -94,7 +114,8 @@ class Nominator:
     def __init__(self) -> None:
         self._node_of: dict[str, str] = {}  # uid -> node
         self._pods: dict[str, dict[str, PodInfo]] = {}  # node -> uid -> pod, in nomination order
-        self._lists = AllNominated(self)  # node -> its pods as a list, kept in step
+        self._lists: dict[str, list[PodInfo]] = {}  # node -> its pods as a list, kept in step
+        self._all = AllNominated(self)
         self._priorities: dict[int, int] = {}  # priority -> number of nominated pods having it
         self._changed: set[str] = set()  # nodes whose nominations changed since `delta` last read them
         self.delta = RequestsDelta()
@@ -164,21 +185,11 @@ class Nominator:
         """The pods nominated to `node` that `pod` must make room for: priority >= its own, not itself."""
         return [p for p in self._lists.get(node, ()) if p.priority >= pod.priority and p.uid != pod.uid]
 
-    def relevant(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
+    def relevant(self, pod: PodInfo) -> Mapping[str, list[PodInfo]]:
         """Per node, the nominated pods `pod` must make room for: priority >= its own, not itself.
         The result is shared and must not be changed."""
         if min(self._priorities, default=pod.priority) >= pod.priority:  # every other nominated pod counts
-            own = self._node_of.get(pod.uid)
-            if own is None:
-                return self._lists
-            out = AllNominated(self, pod)
-            out.update(self._lists)
-            rest = [p for p in self._lists[own] if p.uid != pod.uid]
-            if rest:
-                out[own] = rest
-            else:
-                del out[own]
-            return out
+            return self._all if pod.uid not in self._node_of else AllNominated(self, pod)
         out: dict[str, list[PodInfo]] = {}
         for node in self._lists:
             chosen = self.relevant_on(pod, node)

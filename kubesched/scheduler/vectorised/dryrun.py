@@ -4,6 +4,7 @@ node-by-node dry run in kubesched.scheduler.preemption, with the same candidates
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from itertools import compress
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from kubesched.scheduler.framework import CycleState, Handle, Profile
 
 ROW_KEY = "preemption/requestsRow"  # PodInfo.extra: (table columns, requests as a table row)
+_VICTIMS = operator.attrgetter("victims")
 
 
 class TotalsWhatIf(WhatIf):
@@ -258,8 +260,11 @@ class FixedVerdicts:
         self.index = np.full(table.req.shape[0], -1, dtype=np.int64)  # slot -> node position
         self.index[slots] = np.arange(n)
         for i, pl in enumerate(filters):
+            # A filter every node of the table passes (nothing tainted or cordoned) rejects none here.
+            if pl.uses_requests or pl.passes_all(state, pod, table):
+                continue
             live = np.flatnonzero(self.at == none)
-            if pl.uses_requests or not len(live):
+            if not len(live):
                 continue
             codes = pl.filter_many(state, pod, nodes, live, slots[live], table)
             if codes is None:
@@ -618,7 +623,9 @@ class BatchedDryRun:
                 pos += len(chunk)
                 side = [k for k in chunk if not v.inexact[k]] if any_inexact else chunk
                 made = self._select_victims_batch(state, pod, potential, v, side, budgets) if side else []
-                if not any_inexact and all(c.victims and not c.num_pdb_violations for c in made):
+                # Without budgets no candidate violates one: whether each has victims is read in C.
+                if not any_inexact and (all(map(_VICTIMS, made)) if not budgets else
+                                        all(c.victims and not c.num_pdb_violations for c in made)):
                     # The usual stretch: every node a clean candidate; taken as the walk would.
                     take = min(len(made), max(want - found, 1))
                     clean += made[:take]

@@ -87,7 +87,7 @@ class _Undecoded:
     state: CycleState
     codes: np.ndarray
 
-    def __getitem__(self, which: np.ndarray) -> _Undecoded:
+    def __getitem__(self, which: np.ndarray | slice) -> _Undecoded:
         return _Undecoded(self.plugin, self.state, self.codes[which])
 
 
@@ -408,16 +408,18 @@ def find_feasible(profile: Profile, state: CycleState, pod: PodInfo, nodes: list
             grow = 1
         found.append(chunk[ok[:need]])
         num_found += min(count, need)
+        # Each failure's offsets are in increasing order: a block's are a slice of them.
         if len(failed) > 1 and cut > block:
-            for at in range(0, cut, block):
-                for offsets, which in failed:
-                    within = (offsets >= at) & (offsets < min(at + block, cut))
-                    if within.any():
-                        statuses.add_many(chunk[offsets[within]], which[within])
+            edges = list(range(0, cut, block)) + [cut]
+            bounds = [np.searchsorted(offsets, edges).tolist() for offsets, _ in failed]
+            for b in range(len(edges) - 1):
+                for (offsets, which), bound in zip(failed, bounds, strict=True):
+                    if bound[b + 1] > bound[b]:
+                        statuses.add_many(chunk[offsets[bound[b]:bound[b + 1]]], which[bound[b]:bound[b + 1]])
         else:
             for offsets, which in failed:
-                within = offsets < cut
-                statuses.add_many(chunk[offsets[within]], which[within])
+                end = int(np.searchsorted(offsets, cut))
+                statuses.add_many(chunk[offsets[:end]], which[:end])
         pos += cut
     if len(found) == 1:
         positions = found[0]
