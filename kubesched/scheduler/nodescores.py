@@ -28,6 +28,9 @@ KEYS_KEPT = 32  # request keys whose sums are kept at once (least recently used 
 # score() and score_many() agree as long as the int64 arithmetic of the latter cannot overflow:
 # a node with a larger amount, or a negative one, is rescored through score_many.
 ORDINARY = 2**46
+# Past this many nodes touched since a key's last cycle, one vectorised pass over the nodes asked
+# for costs less than rescoring the touched ones one by one.
+SCALAR_CATCH_UP = 16
 
 
 @dataclass
@@ -82,22 +85,25 @@ class NodeLocalScores:
             missing = np.flatnonzero(~kept.valid.take(slots))
             if len(missing):
                 picked = slots.take(missing)
-                kept.sums[picked] = self._score(plugins, state, pod, [nodes[k] for k in missing.tolist()], picked,
-                                                table)
+                asked = nodes if len(missing) == len(slots) else [nodes[k] for k in missing.tolist()]
+                kept.sums[picked] = self._score(plugins, state, pod, asked, picked, table)
                 kept.valid[picked] = True
                 kept.count += len(picked)
         return kept.sums.take(slots)
 
     def _catch_up(self, kept: _Sums, plugins: list[tuple[Any, int]], state: Any, pod: PodInfo) -> None:
-        """Rescore the nodes touched since `kept` was last brought up to date, one by one. A node
-        removed leaves a slot that is not known: all are scored again as they are asked for."""
+        """Rescore the nodes touched since `kept` was last brought up to date, one by one; when
+        there are many (pods of other shapes went meanwhile) or a node was removed (its slot is
+        not known), forget them all, for totals() to score the nodes asked for at once."""
         nodes, sums, valid = self.cache.nodes, kept.sums, kept.valid
-        for name in set(self._touched[kept.seen - self._dropped:]):
-            ni = nodes.get(name)
-            if ni is None:
-                valid[:] = False
-                kept.count = 0
-                continue
+        since = kept.seen - self._dropped
+        touched = set(self._touched[since:]) if len(self._touched) - since <= 4 * SCALAR_CATCH_UP else set()
+        if not touched or len(touched) > SCALAR_CATCH_UP or not touched <= nodes.keys():
+            valid[:] = False
+            kept.count = 0
+            return
+        for name in touched:
+            ni = nodes[name]
             slot = ni.slot
             was = valid.item(slot)
             if ordinary(ni):
@@ -113,7 +119,7 @@ class NodeLocalScores:
                 kept.count -= 1
 
     @staticmethod
-    def _score(plugins: list[tuple[Any, int]], state: Any, pod: PodInfo, nodes: list[NodeInfo],
+    def _score(plugins: list[tuple[Any, int]], state: Any, pod: PodInfo, nodes: Sequence[NodeInfo],
                slots: np.ndarray, table: NodeTable) -> np.ndarray:
         total = np.zeros(len(nodes), dtype=np.int64)
         for pl, weight in plugins:
