@@ -7,14 +7,16 @@ import base64
 import contextlib
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from kubernetes import client
+import pytest
+from kubernetes import client, config
 
 from kubesched.server.tls import self_signed
+from tests.serve.harness import Served
 
 Answer = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -86,3 +88,37 @@ def register(api: client.ApiClient, kind: str, *webhooks: dict[str, Any]) -> Non
         admission.create_validating_webhook_configuration(body)
 
 
+
+
+# The fixtures of a test module that drives serve through this hook (it imports them): one hook
+# and one serve per module, every webhook configuration removed after each test.
+
+@pytest.fixture(scope="module", name="hook")
+def hook_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdmissionHook]:
+    h = AdmissionHook(tmp_path_factory.mktemp("hook"))
+    yield h
+    h.server.shutdown()
+
+
+@pytest.fixture(scope="module", name="cluster")
+def cluster_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    server = Served(tmp_path_factory.mktemp("admission")).start()
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture(scope="module", name="api")
+def api_fixture(cluster: Served) -> client.ApiClient:
+    return config.new_client_from_config(cluster.kubeconfig)
+
+
+@pytest.fixture(name="served")
+def served_fixture(cluster: Served, hook: AdmissionHook, api: client.ApiClient) -> Iterator[Served]:
+    hook.requests.clear()
+    hook.answers.clear()
+    yield cluster
+    admission = client.AdmissionregistrationV1Api(api)
+    admission.delete_collection_validating_webhook_configuration()
+    admission.delete_collection_mutating_webhook_configuration()

@@ -7,7 +7,6 @@ ends in apierrors.NewConflict's answer. A webhook server of the test's own on 12
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,39 +14,16 @@ import yaml
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from tests.serve.admissionhook import AdmissionHook, deny, register
+from tests.serve.admissionhook import (  # noqa: F401
+    AdmissionHook,
+    api_fixture,
+    cluster_fixture,
+    deny,
+    hook_fixture,
+    register,
+    served_fixture,
+)
 from tests.serve.harness import Served
-
-
-@pytest.fixture(scope="module")
-def hook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdmissionHook]:
-    h = AdmissionHook(tmp_path_factory.mktemp("hook"))
-    yield h
-    h.server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = Served(tmp_path_factory.mktemp("eviction-admission")).start()
-    try:
-        yield server
-    finally:
-        server.kill()
-
-
-@pytest.fixture(scope="module")
-def api(cluster: Served) -> client.ApiClient:
-    return config.new_client_from_config(cluster.kubeconfig)
-
-
-@pytest.fixture
-def served(cluster: Served, hook: AdmissionHook, api: client.ApiClient) -> Iterator[Served]:
-    hook.requests.clear()
-    hook.answers.clear()
-    yield cluster
-    admission = client.AdmissionregistrationV1Api(api)
-    admission.delete_collection_validating_webhook_configuration()
-    admission.delete_collection_mutating_webhook_configuration()
 
 
 def _pod(name: str) -> str:

@@ -7,46 +7,23 @@ over HTTPS, `kubectl scale` and the official client."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 import yaml
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from tests.serve.admissionhook import AdmissionHook, deny, patch, register
+from tests.serve.admissionhook import (  # noqa: F401
+    AdmissionHook,
+    api_fixture,
+    cluster_fixture,
+    deny,
+    hook_fixture,
+    patch,
+    register,
+    served_fixture,
+)
 from tests.serve.harness import Served
-
-
-@pytest.fixture(scope="module")
-def hook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdmissionHook]:
-    h = AdmissionHook(tmp_path_factory.mktemp("hook"))
-    yield h
-    h.server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    server = Served(tmp_path_factory.mktemp("scale-admission")).start()
-    try:
-        yield server
-    finally:
-        server.kill()
-
-
-@pytest.fixture(scope="module")
-def api(cluster: Served) -> client.ApiClient:
-    return config.new_client_from_config(cluster.kubeconfig)
-
-
-@pytest.fixture
-def served(cluster: Served, hook: AdmissionHook, api: client.ApiClient) -> Iterator[Served]:
-    hook.requests.clear()
-    hook.answers.clear()
-    yield cluster
-    admission = client.AdmissionregistrationV1Api(api)
-    admission.delete_collection_validating_webhook_configuration()
-    admission.delete_collection_mutating_webhook_configuration()
 
 
 def _replicas(served: Served, kind: str, name: str) -> int:
