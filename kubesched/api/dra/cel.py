@@ -109,14 +109,6 @@ def _semver(text: Any, normalize: Any = False) -> Semver:
     return Semver(_normalized(str(text)) if normalize else str(text))
 
 
-def _is_semver(text: Any, normalize: Any = False) -> celtypes.BoolType:
-    try:
-        _semver(text, normalize)
-    except CELError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
-
-
 @total_ordering
 class Semver:
     """A semantic version inside CEL, ordered as semver 2.0.0 orders them (build metadata ignored)."""
@@ -165,14 +157,6 @@ def _quantity(text: Any) -> Quantity:
         raise CELError(f"quantities must match the regular expression: {e}") from None
 
 
-def _is_quantity(text: Any) -> celtypes.BoolType:
-    try:
-        parse_quantity(str(text))
-    except QuantityError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
-
-
 def _q(x: Any) -> Quantity:
     if not isinstance(x, Quantity):
         raise CELError(f"no such overload for {type(x).__name__}")
@@ -183,9 +167,9 @@ _FUNCTIONS: dict[str, Any] = {
     **cellib.FUNCTIONS,
     "format": format_string,
     "quantity": _quantity,
-    "isQuantity": _is_quantity,
+    "isQuantity": cellib.valid(lambda text: parse_quantity(str(text)), QuantityError),
     "semver": _semver,
-    "isSemver": _is_semver,
+    "isSemver": cellib.valid(_semver, CELError),
     "compareTo": _compare,
     "isGreaterThan": lambda a, b: celtypes.BoolType(_compare(a, b) > 0),
     "isLessThan": lambda a, b: celtypes.BoolType(_compare(a, b) < 0),

@@ -335,11 +335,13 @@ def _cidr(value: Any) -> CIDR:
         raise LibraryError(f"network address parse error during conversion from string: {e}") from None
 
 
-def _valid(parse: Callable[[str], Any]) -> Callable[[Any], celtypes.BoolType]:
-    def run(value: Any) -> celtypes.BoolType:
+def valid(parse: Callable[..., Any], error: type[Exception] = ValueError) -> Callable[..., celtypes.BoolType]:
+    """The libraries' is* tests (isIP, isCIDR, isQuantity, isSemver): whether `parse` takes the
+    arguments, its `error` never raised."""
+    def run(*args: Any) -> celtypes.BoolType:
         try:
-            parse(_str(value))
-        except ValueError:
+            parse(*args)
+        except error:
             return celtypes.BoolType(False)
         return celtypes.BoolType(True)
     return run
@@ -649,12 +651,12 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isSorted": _is_sorted, "sum": _sum, "max": _max, "slice": _slice, "flatten": _flatten,
     "distinct": _distinct, "sort": _sort, "reverse": _reverse, "lists.range": _range,
     "sets.contains": _contains, "sets.equivalent": _equivalent, "sets.intersects": _intersects,
-    "ip": _ip, "isIP": _valid(_parse_addr), "ip.isCanonical": _is_canonical,
+    "ip": _ip, "isIP": valid(lambda v: _parse_addr(_str(v))), "ip.isCanonical": _is_canonical,
     "family": lambda v: celtypes.IntType(_addr_of(v).version),
     "isUnspecified": _ip_test(lambda a: a.is_unspecified), "isLoopback": _ip_test(lambda a: a.is_loopback),
     "isLinkLocalMulticast": _ip_test(_link_local_multicast), "isLinkLocalUnicast": _ip_test(_link_local_unicast),
     "isGlobalUnicast": _ip_test(_global_unicast),
-    "cidr": _cidr, "isCIDR": _valid(_parse_cidr), "containsIP": _contains_ip, "containsCIDR": _contains_cidr,
+    "cidr": _cidr, "isCIDR": valid(lambda v: _parse_cidr(_str(v))), "containsIP": _contains_ip, "containsCIDR": _contains_cidr,
     "masked": _masked, "prefixLength": lambda v: celtypes.IntType(_cidr_of(v).bits),
     "url": _url, "isURL": lambda v: celtypes.BoolType(_request_uri_error(_str(v)) is None),
     "getScheme": lambda v: celtypes.StringType(_url_of(v).scheme),
